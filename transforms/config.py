@@ -1,0 +1,76 @@
+"""A schedule as IREE's `#iree_codegen.compilation_info`: the one attribute every delivery route carries.
+
+The tuning spec (ROCm) hands it to the matched contraction; the CUDA route sets it on the linalg op directly.
+Everything a schedule asks of IREE's TileAndFuse pipeline is encoded here and nowhere else: tile sizes in the
+units IREE expects, the MMA intrinsic, LDS promotion with its swizzle or DMA copy, prefetch depth, workgroup
+order and LLVM's waves-per-EU. Attributes with a Python class are built with it; the rest are parsed.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen, iree_gpu
+
+from .problem import Gemm
+from .schedule import Schedule, k_tiles, subgroup_tiles, swizzle_params, workgroup_size
+
+
+def _i64_array(values) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in values])
+
+
+def _per_loop(gemm: Gemm, m: int, n: int, k: int) -> list[int]:
+    """One entry per loop of the contraction; the batch loop is tiled by 1 (workgroup) or not at all."""
+    return ([1 if m or n else 0] if gemm.batched else []) + [m, n, k]
+
+
+def promotion_type(schedule: Schedule, gemm: Gemm) -> ir.Attribute | None:
+    """How A and B are copied into LDS, or None for IREE's default (thread copies, padded rows)."""
+    dma, lds = schedule.staging.direct_to_lds, schedule.swizzle.lds
+    if not dma and lds not in ("xor", "rotate"):
+        return None
+    copy = "#iree_gpu.use_global_load_dma" if dma else "#iree_gpu.derived_thread_config"
+    if lds not in ("xor", "rotate"):
+        return ir.Attribute.parse(copy)
+    row, access = swizzle_params(schedule, gemm)
+    swizzle = f"#iree_codegen.{'xor_shuffle' if lds == 'xor' else 'rotate_rows'}<{row}, {access}>"
+    return ir.Attribute.parse(f"#iree_gpu.swizzle_operand<copy_config = {copy}, swizzle = {swizzle}>")
+
+
+def lowering_config(schedule: Schedule, gemm: Gemm, target) -> ir.Attribute:
+    tile = schedule.tile
+    sub_m, sub_n = subgroup_tiles(schedule)
+    entries = {
+        "workgroup": _i64_array(_per_loop(gemm, *tile.workgroup, 0)),
+        "reduction": _i64_array(_per_loop(gemm, 0, 0, k_tiles(schedule))),
+        "subgroup": _i64_array(_per_loop(gemm, sub_m, sub_n, 0)),
+        "mma_kind": iree_gpu.MMAAttr.get(getattr(iree_gpu.MMAIntrinsic, tile.mma)),
+        "promote_operands": _i64_array([0, 1]),
+    }
+    promotion = promotion_type(schedule, gemm)
+    if promotion is not None:
+        entries["promotion_types"] = ir.ArrayAttr.get([promotion, promotion])
+    if schedule.swizzle.workgroup_order == "xcd":
+        entries["workgroup_reordering_strategy"] = ir.Attribute.parse(
+            f"#iree_gpu.conditional_transpose<{target.xcds}, {target.cus_per_xcd}>")
+    return iree_gpu.LoweringConfigAttr.get(ir.DictAttr.get(entries))
+
+
+def translation_info(schedule: Schedule, target) -> ir.Attribute:
+    options = {"gpu_pipeline_options": iree_gpu.PipelineOptionsAttr.get(
+        prefetch_num_stages=schedule.staging.prefetch_stages,
+        no_reduce_shared_memory_bank_conflicts=schedule.swizzle.lds != "pad")}
+    if schedule.warp_groups.waves_per_eu is not None:
+        options["llvm_func_attrs"] = ir.DictAttr.get(
+            {"amdgpu-waves-per-eu": ir.StringAttr.get(str(schedule.warp_groups.waves_per_eu))})
+    return iree_codegen.TranslationInfoAttr.get(
+        iree_gpu.PipelineAttr.get(iree_gpu.LoweringPipeline.TileAndFuse),
+        workgroup_size=[workgroup_size(schedule, target.wave_size), 1, 1],
+        subgroup_size=target.wave_size,
+        configuration=ir.DictAttr.get(options))
+
+
+def compilation_info(schedule: Schedule, gemm: Gemm, target) -> ir.Attribute:
+    return iree_codegen.CompilationInfoAttr.get(lowering_config(schedule, gemm, target),
+                                                translation_info(schedule, target))

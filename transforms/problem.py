@@ -1,0 +1,261 @@
+"""GEMM problems and the linalg IR that states them.
+
+A `Gemm` is plain data: sizes, element type, operand layout, optional batch and epilogue. `build_module` turns it
+into a `func.func @gemm` made of `linalg.fill` + `linalg.matmul` (or `linalg.batch_matmul`) + at most one
+elementwise `linalg.generic` epilogue, which IREE fuses into the GEMM dispatch. `gemms_from_mlir` goes the other
+way for user files: it reads every linalg contraction of a module back into `Gemm`s so that schedules can be
+chosen and checked for them. IR is built with the MLIR Python bindings inside the caller's `ir.Context`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, func, linalg, math as math_d, tensor
+
+# Element types of A and B, spelled as MLIR spells them. Accumulation is always f32.
+DTYPES = ("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
+# Short names accepted on the command line.
+DTYPE_ALIASES = {
+    "f16": "f16", "bf16": "bf16",
+    "f8e4m3fnuz": "f8E4M3FNUZ", "f8e5m2fnuz": "f8E5M2FNUZ", "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2",
+}
+ACC_DTYPE = "f32"
+# Operand layouts: the first letter says whether A is stored M×K (n) or K×M (t), the second whether B is stored
+# K×N (n) or N×K (t, as LLM weights are).
+LAYOUTS = ("nn", "nt", "tn")
+EPILOGUES = ("none", "alpha-beta", "bias-relu", "bias-gelu")
+
+
+class ProblemError(ValueError):
+    """A GEMM problem or input file that cannot be expressed; the message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What happens to the f32 accumulator before it is stored.
+
+    alpha-beta: D = alpha·AB + beta·C with C an extra f32 input; bias-relu / bias-gelu: D = act(AB + bias[n]).
+    """
+
+    kind: str = "none"
+    alpha: float = 1.0
+    beta: float = 1.0
+
+    def __post_init__(self):
+        if self.kind not in EPILOGUES:
+            raise ProblemError(f"unknown epilogue '{self.kind}'; choose one of {', '.join(EPILOGUES)}.")
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """D[b?, m, n] (f32) = epilogue(A · B) for static sizes."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str = "bf16"
+    layout: str = "nn"
+    batch: int | None = None
+    epilogue: Epilogue = Epilogue()
+
+    def __post_init__(self):
+        for name in ("m", "n", "k") + (("batch",) if self.batch is not None else ()):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ProblemError(f"size {name.upper()}={value} must be a positive integer.")
+        if self.dtype not in DTYPES:
+            raise ProblemError(f"unknown element type '{self.dtype}'; choose one of {', '.join(DTYPES)}.")
+        if self.layout not in LAYOUTS:
+            raise ProblemError(f"unknown layout '{self.layout}'; choose one of {', '.join(LAYOUTS)}.")
+
+    @property
+    def batched(self) -> bool:
+        return self.batch is not None
+
+    @property
+    def flops(self) -> int:
+        return 2 * (self.batch or 1) * self.m * self.n * self.k
+
+    @property
+    def shape_name(self) -> str:
+        mnk = f"{self.m}x{self.n}x{self.k}"
+        return f"{self.batch}x{mnk}" if self.batched else mnk
+
+    @property
+    def loop_sizes(self) -> tuple[int, ...]:
+        """Sizes of the contraction's loops in iteration order: (batch,) m, n, k."""
+        return ((self.batch,) if self.batched else ()) + (self.m, self.n, self.k)
+
+    @property
+    def a_shape(self) -> tuple[int, ...]:
+        return self._lead() + ((self.k, self.m) if self.layout == "tn" else (self.m, self.k))
+
+    @property
+    def b_shape(self) -> tuple[int, ...]:
+        return self._lead() + ((self.n, self.k) if self.layout == "nt" else (self.k, self.n))
+
+    @property
+    def c_shape(self) -> tuple[int, ...]:
+        return self._lead() + (self.m, self.n)
+
+    def _lead(self) -> tuple[int, ...]:
+        return (self.batch,) if self.batched else ()
+
+    def operand_dims(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """Loop positions read by A, B and the result, i.e. the indexing maps as tuples of dimension indices."""
+        lead = (0,) if self.batched else ()
+        m, n, k = (d + len(lead) for d in (0, 1, 2))
+        a = lead + ((k, m) if self.layout == "tn" else (m, k))
+        b = lead + ((n, k) if self.layout == "nt" else (k, n))
+        return a, b, lead + (m, n)
+
+    def indexing_maps(self) -> list[ir.AffineMap]:
+        rank = len(self.loop_sizes)
+        return [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in self.operand_dims()]
+
+    def with_(self, **changes) -> Gemm:
+        return dataclasses.replace(self, **changes)
+
+
+def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
+    """Shapes of the arguments of `@gemm`, in order: A, B, then C (alpha-beta) or bias (bias-*)."""
+    shapes = [gemm.a_shape, gemm.b_shape]
+    if gemm.epilogue.kind == "alpha-beta":
+        shapes.append(gemm.c_shape)
+    elif gemm.epilogue.kind != "none":
+        shapes.append((gemm.n,))
+    return shapes
+
+
+def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None) -> ir.Module:
+    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction."""
+    elem, acc = ir.Type.parse(gemm.dtype), ir.F32Type.get()
+    arg_types = [ir.RankedTensorType.get(shape, elem) for shape in (gemm.a_shape, gemm.b_shape)]
+    arg_types += [ir.RankedTensorType.get(shape, acc) for shape in input_shapes(gemm)[2:]]
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+
+        @func.FuncOp.from_py_func(*arg_types, name="gemm")
+        def gemm_fn(*args):
+            zero = arith.ConstantOp(acc, 0.0)
+            init = linalg.fill(zero, outs=[tensor.EmptyOp(list(gemm.c_shape), acc)])
+            contract = linalg.batch_matmul if gemm.batched else linalg.matmul
+            product = contract(args[0], args[1], outs=[init], indexing_maps=gemm.indexing_maps())
+            if compilation_info is not None:
+                product.owner.attributes["compilation_info"] = compilation_info
+            if gemm.epilogue.kind == "none":
+                return product
+            return _epilogue(gemm, product, args[2])
+
+    return module
+
+
+def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:
+    """One elementwise linalg.generic over the accumulator, so IREE fuses it into the GEMM dispatch."""
+    f32 = ir.F32Type.get()
+    rank = len(gemm.c_shape)
+    identity = ir.AffineMap.get_identity(rank)
+    extra_map = identity if gemm.epilogue.kind == "alpha-beta" else ir.AffineMap.get(
+        rank, 0, [ir.AffineDimExpr.get(rank - 1)])
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    out = tensor.EmptyOp(list(gemm.c_shape), f32)
+    op = linalg.GenericOp(
+        result_tensors=[product.type], inputs=[product, extra], outputs=[out.result],
+        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (identity, extra_map, identity)]),
+        iterator_types=ir.ArrayAttr.get([parallel] * rank))
+    block = op.regions[0].blocks.append(f32, f32, f32)
+    with ir.InsertionPoint(block):
+        acc, other = block.arguments[0], block.arguments[1]
+        const = lambda value: arith.ConstantOp(f32, float(value)).result  # noqa: E731
+        if gemm.epilogue.kind == "alpha-beta":
+            scaled = arith.MulFOp(const(gemm.epilogue.alpha), acc).result
+            result = arith.AddFOp(scaled, arith.MulFOp(const(gemm.epilogue.beta), other).result).result
+        else:
+            x = arith.AddFOp(acc, other).result
+            if gemm.epilogue.kind == "bias-relu":
+                result = arith.MaximumFOp(x, const(0.0)).result
+            else:  # bias-gelu, the erf form: x/2 · (1 + erf(x/√2))
+                erf = math_d.ErfOp(arith.MulFOp(x, const(1 / math.sqrt(2))).result).result
+                result = arith.MulFOp(arith.MulFOp(x, const(0.5)).result,
+                                      arith.AddFOp(erf, const(1.0)).result).result
+        linalg.YieldOp([result])
+    return op.result
+
+
+def linalg_source(gemm: Gemm, compilation_info: ir.Attribute | None = None) -> str:
+    module = build_module(gemm, compilation_info)
+    module.operation.verify()
+    return str(module)
+
+
+# --- Reading user files ------------------------------------------------------------------------------------
+
+
+def parse_module(text: str, source: str) -> ir.Module:
+    """Parse `text` in the current context, turning MLIR diagnostics into one sentence."""
+    with ir.Location.unknown():
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as err:
+            first = err.error_diagnostics[0].message if err.error_diagnostics else str(err)
+            raise ProblemError(f"{source} is not valid MLIR: {first.splitlines()[0]}.") from None
+    return module
+
+
+def contraction_ops(module: ir.Module) -> list[ir.Operation]:
+    found = []
+
+    def visit(op):
+        if op.name.startswith("linalg.") and linalg.isa_contraction_op(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def gemms_from_mlir(module: ir.Module, source: str) -> list[tuple[ir.Operation, Gemm]]:
+    """Every linalg contraction of `module` as a `Gemm`, or a ProblemError naming what is not supported."""
+    ops = contraction_ops(module)
+    if not ops:
+        raise ProblemError(f"{source} holds no linalg contraction (linalg.matmul, batch_matmul or a contraction "
+                           "generic).")
+    return [(op, _gemm_of(op, source)) for op in ops]
+
+
+def _gemm_of(op: ir.Operation, source: str) -> Gemm:
+    a, b, c = (v.type for v in list(op.operands)[:3])
+    types = [ir.RankedTensorType(t) for t in (a, b, c)]
+    if any(not t.has_static_shape for t in types):
+        raise ProblemError(f"{op.name} in {source} has dynamic sizes; only static shapes are supported.")
+    if str(types[0].element_type) != str(types[1].element_type):
+        raise ProblemError(f"{op.name} in {source} mixes element types {types[0].element_type} and "
+                           f"{types[1].element_type}; A and B must match.")
+    if str(types[2].element_type) != ACC_DTYPE:
+        raise ProblemError(f"{op.name} in {source} accumulates in {types[2].element_type}; only f32 is supported.")
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    dims = linalg.infer_contraction_dimensions(op)
+    if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1 or len(dims.batch) > 1:
+        raise ProblemError(f"{op.name} in {source} is not a single-M, single-N, single-K contraction.")
+    sizes = _loop_sizes(maps, types)
+    batch = sizes[dims.batch[0]] if dims.batch else None
+    base = dict(m=sizes[dims.m[0]], n=sizes[dims.n[0]], k=sizes[dims.k[0]], batch=batch,
+                dtype=str(types[0].element_type))
+    for layout in LAYOUTS:
+        candidate = Gemm(layout=layout, **base)
+        if [str(m) for m in candidate.indexing_maps()] == [str(m) for m in maps]:
+            return candidate
+    raise ProblemError(f"{op.name} in {source} has indexing maps {', '.join(str(m) for m in maps)}, which are "
+                       "not an NN, NT or TN (batch) matmul.")
+
+
+def _loop_sizes(maps: list[ir.AffineMap], types: list[ir.RankedTensorType]) -> list[int]:
+    sizes = [0] * maps[0].n_dims
+    for amap, ttype in zip(maps, types):
+        for expr, size in zip(amap.results, ttype.shape):
+            sizes[ir.AffineDimExpr(expr).position] = size
+    return sizes

@@ -1,0 +1,241 @@
+"""Schedules: how a GEMM is tiled, staged, swizzled and spread over waves, as small frozen dataclasses.
+
+A `Schedule` is plain, hashable data in the hardware's vocabulary. This module also owns the arithmetic derived
+from it (waves, intrinsic counts, LDS plan, accumulator registers) and `check`, the one place where a schedule is
+validated against a problem and a target before anything is compiled. A target is any object with the fields
+of `pipelines.targets.Target` (name, backend, wave_size, lds_bytes, vgprs_per_lane, mma, dma, xcds); this module
+does not import the target table, it is handed one entry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .problem import Gemm
+
+LDS_LAYOUTS = ("pad", "xor", "rotate", "none")
+WORKGROUP_ORDERS = ("row", "xcd")
+# IREE 3.13 pads each promoted row by 64 bits when bank-conflict padding is on.
+LDS_ROW_PADDING_BYTES = 8
+# prefetch_num_stages = 4 is accepted by IREE 3.13 but behaves like 3 (register prefetch) or like 1 (with
+# global->LDS DMA on gfx950); we refuse it instead of compiling something else.
+MAX_PREFETCH_STAGES = 3
+# Bytes one swizzled LDS row spans: 32 banks × 4 B, one full pass over gfx942's banks (IREE's own gfx950 default,
+# xor_shuffle<64, 8> for bf16, spans the same 128 B).
+SWIZZLE_ROW_BYTES = 128
+# Widest LDS access per lane (ds_read_b128).
+LDS_ACCESS_BYTES = 16
+
+
+class ScheduleError(ValueError):
+    """A schedule that does not fit its problem or target; the message is one sentence naming value and limit."""
+
+
+@dataclass(frozen=True)
+class Tile:
+    """Workgroup tile (M×N elements), K step (elements), wave grid over the tile (M×N) and MMA intrinsic."""
+
+    workgroup: tuple[int, int]
+    k: int
+    warps: tuple[int, int]
+    mma: str
+
+
+@dataclass(frozen=True)
+class Staging:
+    """Software pipelining: IREE's prefetch_num_stages, and gfx950 direct global->LDS loads (real LDS buffers)."""
+
+    prefetch_stages: int = 2
+    direct_to_lds: bool = False
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """LDS layout (row padding, XOR or row-rotate swizzle, or neither) and workgroup order (row-major or XCD-aware)."""
+
+    lds: str = "pad"
+    workgroup_order: str = "row"
+
+
+@dataclass(frozen=True)
+class WarpGroups:
+    """Threads per workgroup (derived from the wave grid when None) and the occupancy asked of LLVM."""
+
+    workgroup_size: int | None = None
+    waves_per_eu: int | None = None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    tile: Tile
+    staging: Staging = field(default_factory=Staging)
+    swizzle: Swizzle = field(default_factory=Swizzle)
+    warp_groups: WarpGroups = field(default_factory=WarpGroups)
+
+    @property
+    def waves(self) -> int:
+        return self.tile.warps[0] * self.tile.warps[1]
+
+    def describe(self) -> str:
+        t = self.tile
+        parts = [f"tile {t.workgroup[0]}x{t.workgroup[1]}x{t.k}", f"warps {t.warps[0]}x{t.warps[1]}", t.mma,
+                 f"prefetch {self.staging.prefetch_stages}", f"lds {self.swizzle.lds}",
+                 f"order {self.swizzle.workgroup_order}"]
+        if self.staging.direct_to_lds:
+            parts.append("direct-to-lds")
+        if self.warp_groups.waves_per_eu:
+            parts.append(f"waves/eu {self.warp_groups.waves_per_eu}")
+        return ", ".join(parts)
+
+
+def mma_shape(mma: str) -> tuple[int, int, int]:
+    """(M, N, K) of one intrinsic, read from IREE's name for it (e.g. MFMA_F32_32x32x8_BF16 -> 32, 32, 8)."""
+    found = re.search(r"_(\d+)x(\d+)x(\d+)_", mma + "_")
+    if not found:
+        raise ScheduleError(f"cannot read the M×N×K shape of MMA intrinsic '{mma}'.")
+    return tuple(int(x) for x in found.groups())  # type: ignore[return-value]
+
+
+def element_bytes(dtype: str) -> int:
+    return 1 if dtype.startswith("f8") else 2
+
+
+def subgroup_tiles(schedule: Schedule) -> tuple[int, int]:
+    """MMA tiles each wave owns along M and N: IREE's `subgroup` lowering-config entry."""
+    mm, mn, _ = mma_shape(schedule.tile.mma)
+    (wm, wn), (gm, gn) = schedule.tile.workgroup, schedule.tile.warps
+    return wm // (gm * mm), wn // (gn * mn)
+
+
+def k_tiles(schedule: Schedule) -> int:
+    """MMA steps per K step: IREE's `reduction` lowering-config entry."""
+    return schedule.tile.k // mma_shape(schedule.tile.mma)[2]
+
+
+def workgroup_size(schedule: Schedule, wave_size: int) -> int:
+    return schedule.warp_groups.workgroup_size or schedule.waves * wave_size
+
+
+def mma_per_k_step(schedule: Schedule) -> int:
+    """Intrinsic instructions one wave issues per K step."""
+    sm, sn = subgroup_tiles(schedule)
+    return sm * sn * k_tiles(schedule)
+
+
+def operand_tiles(schedule: Schedule, gemm: Gemm) -> list[tuple[int, int]]:
+    """(rows, row elements) of the A and B tiles as they sit in LDS, in the operands' stored layouts."""
+    (wm, wn), k = schedule.tile.workgroup, schedule.tile.k
+    a = (k, wm) if gemm.layout == "tn" else (wm, k)
+    b = (wn, k) if gemm.layout == "nt" else (k, wn)
+    return [a, b]
+
+
+def swizzle_params(schedule: Schedule, gemm: Gemm) -> tuple[int, int]:
+    """(row elements, access elements) of the LDS swizzle: a 128 B row cut into 16 B accesses."""
+    eb = element_bytes(gemm.dtype)
+    return SWIZZLE_ROW_BYTES // eb, LDS_ACCESS_BYTES // eb
+
+
+def lds_plan_bytes(schedule: Schedule, gemm: Gemm) -> int:
+    """LDS bytes the schedule should allocate: A and B tiles, padded rows, one buffer per DMA stage."""
+    eb = element_bytes(gemm.dtype)
+    tiles = operand_tiles(schedule, gemm)
+    total = sum(rows * cols * eb for rows, cols in tiles)
+    if schedule.swizzle.lds == "pad":
+        total += sum(rows for rows, _ in tiles) * LDS_ROW_PADDING_BYTES
+    if schedule.staging.direct_to_lds:
+        total *= max(1, schedule.staging.prefetch_stages)
+    return total
+
+
+def accumulator_vgprs(schedule: Schedule, wave_size: int) -> int:
+    """32-bit registers per lane that hold the f32 accumulator tile of one wave."""
+    wm, wn = schedule.tile.workgroup
+    return wm * wn // schedule.waves // wave_size
+
+
+def operand_vgprs(schedule: Schedule, gemm: Gemm, wave_size: int) -> int:
+    """32-bit registers per lane holding one K step of A and B fragments (the register-prefetch copy)."""
+    mm, mn, mk = mma_shape(schedule.tile.mma)
+    sm, sn = subgroup_tiles(schedule)
+    fragment_elems = (sm * mm + sn * mn) * schedule.tile.k
+    return fragment_elems * element_bytes(gemm.dtype) // 4 // wave_size
+
+
+def check(schedule: Schedule, gemm: Gemm, target) -> None:
+    """Raise ScheduleError with one sentence if `schedule` cannot run `gemm` on `target` as asked."""
+    tile, name = schedule.tile, target.name
+    if target.backend == "cpu":
+        raise ScheduleError("the cpu target compiles with IREE's own CPU pipeline; GPU schedules do not apply to it.")
+    if tile.mma not in target.mma:
+        raise ScheduleError(f"{name} has no MMA intrinsic {tile.mma}; it offers {', '.join(target.mma)}.")
+    if target.mma[tile.mma].operand != gemm.dtype:
+        raise ScheduleError(f"{tile.mma} multiplies {target.mma[tile.mma].operand}, but the problem's inputs are "
+                            f"{gemm.dtype}.")
+    mm, mn, mk = mma_shape(tile.mma)
+    for axis, size, warps, mma_size in (("M", tile.workgroup[0], tile.warps[0], mm),
+                                        ("N", tile.workgroup[1], tile.warps[1], mn)):
+        if warps <= 0 or size <= 0 or size % (warps * mma_size):
+            raise ScheduleError(f"workgroup tile {axis}={size} is not a multiple of {warps} waves × the "
+                                f"intrinsic's {axis}={mma_size}.")
+    if tile.k <= 0 or tile.k % mk:
+        raise ScheduleError(f"K tile {tile.k} is not a multiple of {tile.mma}'s K={mk}.")
+
+    wave = target.wave_size
+    threads = schedule.waves * wave
+    requested = schedule.warp_groups.workgroup_size
+    if requested is not None and requested != threads:
+        raise ScheduleError(f"workgroup size {requested} does not match the {tile.warps[0]}x{tile.warps[1]} wave "
+                            f"grid, which needs {threads} threads at wave size {wave}.")
+    if threads > target.max_workgroup_threads:
+        raise ScheduleError(f"{tile.warps[0]}x{tile.warps[1]} waves make {threads} threads per workgroup; {name} "
+                            f"allows at most {target.max_workgroup_threads}.")
+
+    stages = schedule.staging.prefetch_stages
+    if not 0 <= stages <= MAX_PREFETCH_STAGES:
+        raise ScheduleError(f"prefetch stages {stages} is outside 0..{MAX_PREFETCH_STAGES}; IREE 3.13 silently "
+                            "degrades deeper pipelines.")
+    if schedule.staging.direct_to_lds and not target.dma:
+        raise ScheduleError(f"direct global->LDS loads are not available on {name} (IREE 3.13 enables them on "
+                            "gfx950 only).")
+    if schedule.staging.direct_to_lds and schedule.swizzle.lds == "pad":
+        raise ScheduleError("direct global->LDS loads write whole rows, so they cannot use padded LDS rows; "
+                            "choose --lds xor, rotate or none.")
+    if schedule.swizzle.lds not in LDS_LAYOUTS:
+        raise ScheduleError(f"unknown LDS layout '{schedule.swizzle.lds}'; choose one of {', '.join(LDS_LAYOUTS)}.")
+    if schedule.swizzle.lds in ("xor", "rotate"):
+        if target.backend != "rocm":
+            raise ScheduleError(f"LDS swizzles are verified on ROCm targets only, not on {name}.")
+        _check_swizzle(schedule, gemm)
+    if schedule.swizzle.workgroup_order not in WORKGROUP_ORDERS:
+        raise ScheduleError(f"unknown workgroup order '{schedule.swizzle.workgroup_order}'; choose one of "
+                            f"{', '.join(WORKGROUP_ORDERS)}.")
+    if schedule.swizzle.workgroup_order == "xcd" and target.xcds <= 1:
+        raise ScheduleError(f"XCD-aware workgroup order needs several XCDs; {name} has {target.xcds}.")
+
+    lds = lds_plan_bytes(schedule, gemm)
+    if lds > target.lds_bytes:
+        raise ScheduleError(f"tile {tile.workgroup[0]}x{tile.workgroup[1]}x{tile.k} {gemm.dtype} needs {lds} B of "
+                            f"LDS; {name} has {target.lds_bytes}.")
+    regs = accumulator_vgprs(schedule, wave) + operand_vgprs(schedule, gemm, wave)
+    if regs > target.vgprs_per_lane:
+        raise ScheduleError(f"each lane needs {regs} registers for its accumulator and one K step of operands; "
+                            f"{name} has {target.vgprs_per_lane}.")
+
+    waves_per_eu = schedule.warp_groups.waves_per_eu
+    if waves_per_eu is not None:
+        if target.backend != "rocm":
+            raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
+        if not 1 <= waves_per_eu <= target.max_waves_per_simd:
+            raise ScheduleError(f"waves per EU {waves_per_eu} is outside 1..{target.max_waves_per_simd} on {name}.")
+
+
+def _check_swizzle(schedule: Schedule, gemm: Gemm) -> None:
+    from iree.compiler.dialects import iree_gpu  # the validity rule lives in IREE; ask it rather than copy it
+
+    row, access = swizzle_params(schedule, gemm)
+    for operand, (rows, cols) in zip("AB", operand_tiles(schedule, gemm)):
+        if not iree_gpu.is_xor_shuffle_valid(row, access, rows * cols):
+            raise ScheduleError(f"a {row}-element swizzle row does not tile operand {operand}'s {rows}x{cols} LDS "
+                                "tile; use a larger tile or --lds pad.")

@@ -1,0 +1,74 @@
+"""The ROCm delivery route: a transform-dialect tuning spec that plain `iree-compile` accepts.
+
+`tuning_spec` builds a module with one matcher per GEMM (`transform.iree.match.contraction` on element types and
+indexing maps, then `dims_equal` on every loop size), one shared action that annotates the matched op with its
+`compilation_info` and the marker `__tuning_spec_applied__`, and the entry point `@__kernel_config`
+(`iree_codegen.tuning_spec_entrypoint`) that runs them with `transform.foreach_match`. Pass the printed module
+to `iree-compile --iree-codegen-tuning-spec-path=FILE`.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import preprocessing_transform as match
+from iree.compiler.dialects import transform
+
+from .problem import ACC_DTYPE, Gemm
+
+APPLIED_MARKER = "__tuning_spec_applied__"
+ENTRY_POINT = "__kernel_config"
+
+
+def _readonly() -> dict:
+    return {"transform.readonly": ir.UnitAttr.get()}
+
+
+def _build_action() -> None:
+    any_op, any_param = transform.AnyOpType.get(), transform.AnyParamType.get()
+    action = transform.NamedSequenceOp("apply_compilation_info", [any_op, any_param], [],
+                                       arg_attrs=[_readonly(), _readonly()])
+    with ir.InsertionPoint(action.body):
+        transform.AnnotateOp(action.bodyTarget, "compilation_info", param=action.bodyExtraArgs[0])
+        transform.AnnotateOp(action.bodyTarget, APPLIED_MARKER)
+        transform.YieldOp([])
+
+
+def _build_matcher(name: str, gemm: Gemm, info: ir.Attribute) -> None:
+    any_op, any_param = transform.AnyOpType.get(), transform.AnyParamType.get()
+    matcher = transform.NamedSequenceOp(name, [any_op], [any_op, any_param], arg_attrs=[_readonly()])
+    with ir.InsertionPoint(matcher.body):
+        op = matcher.bodyTarget
+        # Leave ops alone that another spec or IREE's own ukernel patterns already configured.
+        ir.Operation.create("transform.iree.match.has_no_lowering_config", operands=[op])
+        elem = ir.Type.parse(gemm.dtype)
+        contraction = match.MatchContractionOp(op, elem, elem, ir.Type.parse(ACC_DTYPE),
+                                               indexing_maps=gemm.indexing_maps())
+        batch, m, n, k = contraction.results
+        if gemm.batched:
+            match.MatchDimsEqualOp(batch, [gemm.batch])
+        for dims, size in ((m, gemm.m), (n, gemm.n), (k, gemm.k)):
+            match.MatchDimsEqualOp(dims, [size])
+        config = transform.ParamConstantOp(any_param, info)
+        transform.YieldOp([op, config.result])
+
+
+def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]]) -> ir.Module:
+    """A tuning spec giving each (GEMM, compilation_info) pair's contraction that configuration."""
+    module = ir.Module.create()
+    module.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    names = [f"match_gemm_{i}_{gemm.shape_name}_{gemm.layout}_{gemm.dtype}" for i, (gemm, _) in enumerate(entries)]
+    with ir.InsertionPoint(module.body):
+        _build_action()
+        for name, (gemm, info) in zip(names, entries):
+            _build_matcher(name, gemm, info)
+        any_op = transform.AnyOpType.get()
+        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op],
+                                          arg_attrs=[{"transform.consumed": ir.UnitAttr.get()}])
+        entry.operation.attributes["iree_codegen.tuning_spec_entrypoint"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(entry.body):
+            symbols = lambda items: ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(s) for s in items])  # noqa: E731
+            foreach = transform.ForeachMatchOp(any_op, [], entry.bodyTarget, [], symbols(names),
+                                               symbols(["apply_compilation_info"] * len(names)))
+            transform.YieldOp([foreach.updated])
+    module.operation.verify()
+    return module
