@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen, iree_gpu
 
 from .problem import Gemm
-from .schedule import Schedule, k_tiles, subgroup_tiles, swizzle_params, workgroup_size
+from .schedule import Schedule, k_contiguous, k_tiles, subgroup_tiles, swizzle_params, workgroup_size
 
 
 def _i64_array(values) -> ir.ArrayAttr:
@@ -25,13 +25,19 @@ def _per_loop(gemm: Gemm, m: int, n: int, k: int) -> list[int]:
     return ([1 if m or n else 0] if gemm.batched else []) + [m, n, k]
 
 
-def promotion_type(schedule: Schedule, gemm: Gemm) -> ir.Attribute | None:
+def promotion_types(schedule: Schedule, gemm: Gemm) -> list[ir.Attribute] | None:
     """How A and B are copied into LDS, or None for IREE's default (thread copies, padded rows)."""
     dma, lds = schedule.staging.direct_to_lds, schedule.swizzle.lds
     if not dma and lds not in ("xor", "rotate"):
         return None
-    copy = "#iree_gpu.use_global_load_dma" if dma else "#iree_gpu.derived_thread_config"
-    if lds not in ("xor", "rotate"):
+    swizzled = k_contiguous(gemm) if lds in ("xor", "rotate") else (False, False)
+    return [_promotion(schedule, gemm, on) for on in swizzled]
+
+
+def _promotion(schedule: Schedule, gemm: Gemm, swizzled: bool) -> ir.Attribute:
+    copy = "#iree_gpu.use_global_load_dma" if schedule.staging.direct_to_lds else "#iree_gpu.derived_thread_config"
+    lds = schedule.swizzle.lds
+    if not swizzled:
         return ir.Attribute.parse(copy)
     row, access = swizzle_params(schedule, gemm)
     swizzle = f"#iree_codegen.{'xor_shuffle' if lds == 'xor' else 'rotate_rows'}<{row}, {access}>"
@@ -48,9 +54,9 @@ def lowering_config(schedule: Schedule, gemm: Gemm, target) -> ir.Attribute:
         "mma_kind": iree_gpu.MMAAttr.get(getattr(iree_gpu.MMAIntrinsic, tile.mma)),
         "promote_operands": _i64_array([0, 1]),
     }
-    promotion = promotion_type(schedule, gemm)
-    if promotion is not None:
-        entries["promotion_types"] = ir.ArrayAttr.get([promotion, promotion])
+    promotions = promotion_types(schedule, gemm)
+    if promotions is not None:
+        entries["promotion_types"] = ir.ArrayAttr.get(promotions)
     if schedule.swizzle.workgroup_order == "xcd":
         entries["workgroup_reordering_strategy"] = ir.Attribute.parse(
             f"#iree_gpu.conditional_transpose<{target.xcds}, {target.cus_per_xcd}>")

@@ -131,6 +131,13 @@ def operand_tiles(schedule: Schedule, gemm: Gemm) -> list[tuple[int, int]]:
     return [a, b]
 
 
+def k_contiguous(gemm: Gemm) -> tuple[bool, bool]:
+    """Whether A's and B's LDS rows run along K. Only those are swizzled: the MMA reads 16 B slices of K from
+    one row, which is the access an XOR or rotate of 16 B chunks spreads over banks (IREE's own gfx950 default
+    swizzles exactly these operands, and rejects a DMA swizzle on the others)."""
+    return gemm.layout != "tn", gemm.layout == "nt"
+
+
 def swizzle_params(schedule: Schedule, gemm: Gemm) -> tuple[int, int]:
     """(row elements, access elements) of the LDS swizzle: a 128 B row cut into 16 B accesses."""
     eb = element_bytes(gemm.dtype)
@@ -156,11 +163,17 @@ def accumulator_vgprs(schedule: Schedule, wave_size: int) -> int:
 
 
 def operand_vgprs(schedule: Schedule, gemm: Gemm, wave_size: int) -> int:
-    """32-bit registers per lane holding one K step of A and B fragments (the register-prefetch copy)."""
+    """32-bit registers per lane for operands: one intrinsic K slice of A and B fragments, plus the copy of the
+    next A and B tiles that register prefetch keeps in flight (none when loads go straight to LDS)."""
     mm, mn, mk = mma_shape(schedule.tile.mma)
     sm, sn = subgroup_tiles(schedule)
-    fragment_elems = (sm * mm + sn * mn) * schedule.tile.k
-    return fragment_elems * element_bytes(gemm.dtype) // 4 // wave_size
+    eb = element_bytes(gemm.dtype)
+    fragments = (sm * mm + sn * mn) * mk * eb // 4 // wave_size
+    staged = 0
+    if schedule.staging.prefetch_stages >= 2 and not schedule.staging.direct_to_lds:
+        (wm, wn), k = schedule.tile.workgroup, schedule.tile.k
+        staged = (wm + wn) * k * eb // 4 // (schedule.waves * wave_size)
+    return fragments + staged
 
 
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
@@ -196,6 +209,9 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if not 0 <= stages <= MAX_PREFETCH_STAGES:
         raise ScheduleError(f"prefetch stages {stages} is outside 0..{MAX_PREFETCH_STAGES}; IREE 3.13 silently "
                             "degrades deeper pipelines.")
+    if stages >= 2 and target.backend != "rocm":
+        raise ScheduleError(f"prefetch stages {stages} would be ignored on {name}: IREE 3.13 pipelines shared "
+                            "memory on ROCm only (its PTX is identical for 0 and 3); use 0 or 1.")
     if schedule.staging.direct_to_lds and not target.dma:
         raise ScheduleError(f"direct global->LDS loads are not available on {name} (IREE 3.13 enables them on "
                             "gfx950 only).")
@@ -235,7 +251,11 @@ def _check_swizzle(schedule: Schedule, gemm: Gemm) -> None:
     from iree.compiler.dialects import iree_gpu  # the validity rule lives in IREE; ask it rather than copy it
 
     row, access = swizzle_params(schedule, gemm)
-    for operand, (rows, cols) in zip("AB", operand_tiles(schedule, gemm)):
-        if not iree_gpu.is_xor_shuffle_valid(row, access, rows * cols):
+    swizzled = k_contiguous(gemm)
+    if not any(swizzled):
+        raise ScheduleError(f"layout {gemm.layout} stores neither operand with K contiguous, so an LDS swizzle has "
+                            "nothing to apply to; use --lds pad or none.")
+    for operand, (rows, cols), on in zip("AB", operand_tiles(schedule, gemm), swizzled):
+        if on and not iree_gpu.is_xor_shuffle_valid(row, access, rows * cols):
             raise ScheduleError(f"a {row}-element swizzle row does not tile operand {operand}'s {rows}x{cols} LDS "
                                 "tile; use a larger tile or --lds pad.")

@@ -1,0 +1,1 @@
+"""Targets, named pipelines, the compiler driver and the `pipelines` command line."""

@@ -1,0 +1,245 @@
+"""The `pipelines` command: compile, inspect, list and spec.
+
+Parses flags into a problem (a `Gemm` or a user `.mlir`), a target and a schedule (a named pipeline, optionally
+overridden field by field with schedule flags), hands them to `flow`, and prints the report. Every error a user
+can cause reaches `main` as one of the project's error types and is printed as one sentence with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from iree.compiler import ir
+
+from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
+    parse_module
+from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
+    WarpGroups
+
+from . import flow
+from .compiler import CompileError
+from .inspect import inspect_dump
+from .named import PIPELINES, get_pipeline, pipelines_for
+from .targets import TARGETS, TargetError, get_target
+from .verify import FallbackError
+
+USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError)
+
+
+class UsageError(ValueError):
+    """A malformed flag value; the message is one sentence."""
+
+
+def _dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"{what} '{text}' is not of the form {'x'.join('N' * n for n in count[:1])}.") from None
+    if len(values) not in count:
+        forms = " or ".join("x".join(["N"] * n) for n in count)
+        raise UsageError(f"{what} '{text}' must have the form {forms}.")
+    return values
+
+
+def _problem_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("problem (either --shape or --input)")
+    group.add_argument("--shape", help="MxNxK or BxMxNxK (batch matmul)")
+    group.add_argument("--dtype", default="bf16", help="f16, bf16, f8e4m3fnuz, f8e5m2fnuz, f8e4m3fn, f8e5m2")
+    group.add_argument("--layout", default="nn", choices=LAYOUTS, help="nn, nt (B stored NxK) or tn (A stored KxM)")
+    group.add_argument("--epilogue", default="none", choices=EPILOGUES)
+    group.add_argument("--alpha", type=float, default=1.0, help="alpha of the alpha-beta epilogue")
+    group.add_argument("--beta", type=float, default=1.0, help="beta of the alpha-beta epilogue")
+    group.add_argument("--input", type=Path, help="a .mlir file with linalg contractions, instead of --shape")
+
+
+def _schedule_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", required=True, help=", ".join(TARGETS))
+    parser.add_argument("--pipeline", default=None, help=f"{', '.join(PIPELINES)} (default: default)")
+    group = parser.add_argument_group("schedule flags (override the named pipeline's schedule)")
+    group.add_argument("--tile", help="workgroup tile MxNxK in elements, e.g. 256x128x64")
+    group.add_argument("--warps", help="wave grid over the tile, e.g. 2x4")
+    group.add_argument("--mma", help="MMA intrinsic, e.g. MFMA_F32_16x16x16_BF16 (see `pipelines list`)")
+    group.add_argument("--prefetch", type=int, help="pipeline depth (prefetch stages) 0..3")
+    group.add_argument("--dma", action="store_true", default=None, help="direct global->LDS loads (gfx950)")
+    group.add_argument("--lds", choices=LDS_LAYOUTS, help="LDS rows padded, XOR- or rotate-swizzled, or neither")
+    group.add_argument("--order", choices=WORKGROUP_ORDERS, help="workgroup order: row-major or XCD-aware")
+    group.add_argument("--workgroup-size", type=int, help="threads per workgroup (must match --warps)")
+    group.add_argument("--waves-per-eu", type=int, help="occupancy asked of LLVM (amdgpu-waves-per-eu)")
+
+
+_SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "workgroup_size", "waves_per_eu")
+
+
+def _gemm(args) -> Gemm:
+    if args.shape is None:
+        raise UsageError("give the problem as --shape MxNxK (or BxMxNxK) or as --input FILE.mlir.")
+    dims = _dims(args.shape, (3, 4), "shape")
+    dtype = DTYPE_ALIASES.get(args.dtype.lower())
+    if dtype is None:
+        raise UsageError(f"unknown --dtype '{args.dtype}'; choose one of {', '.join(DTYPE_ALIASES)}.")
+    batch, (m, n, k) = (dims[0], dims[1:]) if len(dims) == 4 else (None, dims)
+    return Gemm(m, n, k, dtype, args.layout, batch, Epilogue(args.epilogue, args.alpha, args.beta))
+
+
+def _schedule(args, gemm: Gemm, target) -> Schedule | None:
+    pipeline = get_pipeline(args.pipeline or "default")
+    base = pipeline.choose(gemm, target)
+    if not any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+        return base
+    if base is None and (args.tile is None or args.mma is None):
+        raise UsageError("schedule flags without a named pipeline need at least --tile and --mma.")
+    tile = base.tile if base else Tile((0, 0), 0, (2, 2), "")
+    if args.tile:
+        m, n, k = _dims(args.tile, (3,), "tile")
+        tile = dataclasses.replace(tile, workgroup=(m, n), k=k)
+    if args.warps:
+        tile = dataclasses.replace(tile, warps=_dims(args.warps, (2,), "warps"))
+    if args.mma:
+        tile = dataclasses.replace(tile, mma=args.mma)
+    staging = base.staging if base else Staging()
+    staging = Staging(staging.prefetch_stages if args.prefetch is None else args.prefetch,
+                      staging.direct_to_lds if args.dma is None else args.dma)
+    swizzle = base.swizzle if base else Swizzle()
+    swizzle = Swizzle(args.lds or swizzle.lds, args.order or swizzle.workgroup_order)
+    groups = base.warp_groups if base else WarpGroups()
+    groups = WarpGroups(args.workgroup_size or groups.workgroup_size,
+                        args.waves_per_eu if args.waves_per_eu is not None else groups.waves_per_eu)
+    return Schedule(tile, staging, swizzle, groups)
+
+
+def _job(args) -> flow.Job:
+    target = get_target(args.target)
+    if target.backend == "cpu" and args.pipeline not in (None, "default"):
+        raise TargetError(f"the cpu target has only the 'default' pipeline (IREE's CPU codegen), not "
+                          f"'{args.pipeline}'.")
+    pipeline = args.pipeline or "default"
+    if any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+        pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
+    if args.input is not None:
+        if args.shape is not None:
+            raise UsageError("give either --shape or --input, not both.")
+        if not args.input.is_file():
+            raise UsageError(f"input file {args.input} does not exist.")
+        text = args.input.read_text()
+        with ir.Context(), ir.Location.unknown():
+            gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
+        schedules = [_schedule(args, g, target) for g in gemms]
+        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text)
+    gemm = _gemm(args)
+    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
+
+
+def cmd_compile(args) -> int:
+    prepared = flow.prepare(_job(args))
+    report = flow.compile_job(prepared, args.output)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"wrote {args.output}/ ({report['files']['vmfb']}, {flow.SOURCE_FILE}"
+              f"{', ' + flow.SPEC_FILE if report['files']['spec'] else ''}, {flow.REPORT_FILE})")
+        print(render_report(report))
+    return 0
+
+
+def cmd_spec(args) -> int:
+    prepared = flow.prepare(_job(args))
+    if prepared.spec is None:
+        raise UsageError("this pipeline schedules nothing (IREE's default heuristic), so there is no transform "
+                         "script; name a pipeline such as 'tuned' or give schedule flags.")
+    if args.output:
+        args.output.write_text(prepared.spec)
+    else:
+        sys.stdout.write(prepared.spec)
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    report_path = args.folder / flow.REPORT_FILE
+    if not report_path.is_file():
+        raise UsageError(f"{args.folder} is not a folder written by `pipelines compile` (no {flow.REPORT_FILE}).")
+    report = json.loads(report_path.read_text())
+    target = get_target(report["target"])
+    report["dispatches"] = [k.as_dict() for k in inspect_dump(args.folder / report["files"]["dump"], target)]
+    print(json.dumps(report, indent=2) if args.json else render_report(report))
+    return 0
+
+
+def cmd_list(args) -> int:
+    rows = []
+    for target in TARGETS.values():
+        rows.append({"target": target.name, "backend": target.backend, "description": target.description,
+                     "wave_size": target.wave_size, "lds_bytes": target.lds_bytes, "dtypes": list(target.dtypes),
+                     "pipelines": pipelines_for(target), "mma": {k: v.opcode for k, v in target.mma.items()},
+                     "peak_tflops": target.peak_tflops, "sources": list(target.sources)})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        print(f"{row['target']} ({row['backend']}): {row['description']}")
+        print(f"  wave {row['wave_size']}, LDS {row['lds_bytes']} B, inputs {', '.join(row['dtypes'])}, "
+              f"peak {row['peak_tflops'] or 'n/a'} TFLOP/s")
+        print(f"  pipelines: {', '.join(row['pipelines'])}")
+        for name, opcode in row["mma"].items():
+            print(f"  {name:34s} -> {opcode}")
+    print("\npipelines:")
+    for p in PIPELINES.values():
+        print(f"  {p.name:8s} {p.summary}")
+    return 0
+
+
+def render_report(report: dict) -> str:
+    lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
+    for problem, summary in zip(report["problems"], report["schedule_summary"]):
+        shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
+        lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
+                     f"{problem['epilogue']['kind']}: {summary}")
+    lines.append("  verified: every requested choice found in the output" if report["verified"]
+                 else "  verified: nothing requested (IREE's own choices)")
+    for k in report["dispatches"]:
+        mma = ", ".join(f"{n}x {op}" for op, n in k["mma"].items()) or "none"
+        lines.append(f"  {k['dispatch']}: mma {mma}")
+        lines.append(f"    LDS {k['lds_bytes']} B, VGPR {k['vgpr_count']}, AGPR {k['agpr_count']}, "
+                     f"SGPR {k['sgpr_count']}, spills {k['spill_count']}, occupancy {k['occupancy']} waves/SIMD, "
+                     f"workgroup {k['workgroup_size']}")
+        lines.append(f"    global loads {k['global_loads']} (direct-to-LDS {k['dma_loads']}), stores "
+                     f"{k['global_stores']}, LDS reads {k['lds_reads']}, writes {k['lds_writes']}, barriers "
+                     f"{k['barriers']}, s_setprio {k['setprio']}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pipelines", description="Compile linalg GEMMs for AMD (and NVIDIA, CPU) "
+                                     "GPUs with schedules built in Python.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
+    _problem_args(p)
+    _schedule_args(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
+    p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
+    p.set_defaults(run=cmd_compile)
+    p = sub.add_parser("spec", help="print only the transform script (tuning spec)")
+    _problem_args(p)
+    _schedule_args(p)
+    p.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
+    p.set_defaults(run=cmd_spec)
+    p = sub.add_parser("inspect", help="statistics of a compiled folder")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_inspect)
+    p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (*USER_ERRORS, UsageError) as err:
+        print(f"pipelines: error: {err}", file=sys.stderr)
+        return 2

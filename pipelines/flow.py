@@ -1,0 +1,138 @@
+"""One compile, end to end: problem -> schedule -> delivery route -> iree-compile -> inspect -> verify -> report.
+
+A `Job` says what to compile (GEMMs, each with a schedule or None for IREE's heuristic, and the source they
+come from). `prepare` validates everything and builds the linalg source and transform script in memory;
+`compile_job` writes them, compiles into a staged folder, checks every requested choice in the output and
+writes `report.json`. Nothing reaches the output folder unless all of that succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from iree.compiler import ir
+from iree.compiler import version as iree_version
+
+from transforms import config, schedule as sched
+from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
+from transforms.tuning_spec import tuning_spec
+
+from .compiler import DUMP_DIR, run_iree_compile, staged_folder
+from .inspect import KernelStats, inspect_dump
+from .targets import Target, check_dtype
+from .verify import FallbackError, verify_dispatch
+
+SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
+
+
+@dataclass(frozen=True)
+class Job:
+    target: Target
+    pipeline: str
+    gemms: tuple[Gemm, ...]
+    schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
+    user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
+
+
+@dataclass(frozen=True)
+class Prepared:
+    job: Job
+    source: str
+    spec: str | None  # the transform script (tuning spec), for every GPU job that schedules something
+    infos: tuple[str | None, ...]  # compilation_info per GEMM, printed
+
+
+def _key(gemm: Gemm) -> Gemm:
+    return gemm.with_(epilogue=type(gemm.epilogue)())
+
+
+def prepare(job: Job) -> Prepared:
+    """Validate the job against its target and build source and transform script (nothing is written)."""
+    for gemm, schedule in zip(job.gemms, job.schedules):
+        check_dtype(job.target, gemm.dtype)
+        if schedule is not None:
+            sched.check(schedule, gemm, job.target)
+    with ir.Context(), ir.Location.unknown():
+        infos = [config.compilation_info(s, g, job.target) if s is not None else None
+                 for g, s in zip(job.gemms, job.schedules)]
+        scheduled = [(g, i) for g, i in zip(job.gemms, infos) if i is not None]
+        spec = str(tuning_spec(scheduled)) if scheduled else None
+        on_op = job.target.backend == "cuda"  # CUDA reads compilation_info from the op, not from specs
+        if job.user_source is None:
+            module = build_module(job.gemms[0], infos[0] if on_op else None)
+        else:
+            module = parse_module(job.user_source, "the input file")
+            if on_op:
+                for op, info in zip(contraction_ops(module), infos):
+                    if info is not None:
+                        op.attributes["compilation_info"] = info
+        module.operation.verify()
+        return Prepared(job, str(module), spec, tuple(str(i) if i is not None else None for i in infos))
+
+
+def compile_job(prepared: Prepared, out: Path) -> dict:
+    job = prepared.job
+    with staged_folder(out) as folder:
+        source = folder / SOURCE_FILE
+        source.write_text(prepared.source)
+        spec_path = None
+        if prepared.spec is not None:
+            (folder / SPEC_FILE).write_text(prepared.spec)
+            spec_path = folder / SPEC_FILE if job.target.backend == "rocm" else None
+        evidence = job.target.backend == "rocm" and prepared.spec is not None
+        compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence)
+        stats = inspect_dump(compiled.dump, job.target)
+        if job.target.backend != "cpu":
+            _verify(prepared, compiled.dump, stats)
+        report = _report(prepared, stats, folder, compiled.command)
+        (folder / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+    job = prepared.job
+    wanted = {_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos) if s is not None}
+    seen = set()
+    with ir.Context(), ir.Location.unknown():
+        for kernel in stats:
+            configured = dump / f"configured_{kernel.dispatch}.mlir"
+            module = parse_module(configured.read_text(), configured.name)
+            found = gemms_from_mlir(module, configured.name) if contraction_ops(module) else []
+            for _, gemm in found:
+                if _key(gemm) in wanted:
+                    schedule, info = wanted[_key(gemm)]
+                    verify_dispatch(kernel.dispatch, configured, kernel, schedule, gemm,
+                                    ir.Attribute.parse(info), job.target)
+                    seen.add(_key(gemm))
+    missing = [g for g in wanted if g not in seen]
+    if missing:
+        raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
+                            f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
+
+
+def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command: tuple[str, ...]) -> dict:
+    job = prepared.job
+    main = max(stats, key=lambda s: (s.mma_count, s.lds_bytes)) if stats else KernelStats("none", "")
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    return {
+        "target": job.target.name,
+        "pipeline": job.pipeline,
+        "problems": [dict(asdict(g), flops=g.flops) for g in job.gemms],
+        "schedules": [asdict(s) if s is not None else None for s in job.schedules],
+        "schedule_summary": [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules],
+        "lds_bytes": main.lds_bytes,
+        "vgpr_count": main.vgpr_count,
+        "agpr_count": main.agpr_count,
+        "spill_count": main.spill_count,
+        "mma_count": main.mma_count,
+        "mma": main.mma,
+        "occupancy": main.occupancy,
+        "verified": job.target.backend != "cpu" and any(s is not None for s in job.schedules),
+        "dispatches": [k.as_dict() for k in stats],
+        "files": {"source": SOURCE_FILE, "spec": SPEC_FILE if prepared.spec else None, "vmfb": "gemm.vmfb",
+                  "dump": DUMP_DIR, "all": files},
+        "iree_compiler": iree_version.VERSION,
+        "command": " ".join(command),
+    }

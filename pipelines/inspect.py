@@ -1,0 +1,155 @@
+"""Reading compiled kernels: instruction and resource statistics from AMDGPU ISA and NVIDIA PTX.
+
+`inspect_dump` walks a `--iree-hal-dump-executable-files-to` folder and returns one `KernelStats` per dispatch:
+MMA instructions by opcode, LDS bytes, registers, spills, occupancy (computed from the target's register file
+and LDS, since the ISA does not print it), global and LDS traffic, barriers and `s_setprio`. Counts are static:
+every copy of an instruction in the text (prologue, loop and epilogue) counts once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .targets import Target
+
+
+@dataclass
+class KernelStats:
+    dispatch: str
+    isa_file: str
+    mma: dict[str, int] = field(default_factory=dict)
+    lds_bytes: int = 0
+    vgpr_count: int | None = None
+    agpr_count: int | None = None
+    sgpr_count: int | None = None
+    allocated_vgprs: int | None = None
+    spill_count: int | None = None
+    scratch_bytes: int | None = None
+    wave_size: int | None = None
+    workgroup_size: int | None = None
+    occupancy: int | None = None  # waves per SIMD
+    global_loads: int = 0
+    global_stores: int = 0
+    dma_loads: int = 0  # global->LDS loads (no VGPR round trip)
+    lds_reads: int = 0
+    lds_writes: int = 0
+    barriers: int = 0
+    setprio: int = 0
+    async_copies: int = 0  # cp.async (PTX)
+    ldmatrix: int = 0  # ldmatrix (PTX)
+
+    @property
+    def mma_count(self) -> int:
+        return sum(self.mma.values())
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), mma_count=self.mma_count)
+
+
+def _count(pattern: str, text: str) -> int:
+    return len(re.findall(pattern, text, re.M))
+
+
+def _metadata(name: str, text: str) -> int | None:
+    found = re.search(rf"^\s+(?:-\s+)?\.{name}:\s+(\d+)", text, re.M)
+    return int(found.group(1)) if found else None
+
+
+def amdgpu_stats(dispatch: str, path: Path, target: Target) -> KernelStats:
+    text = path.read_text()
+    stats = KernelStats(dispatch, path.name)
+    for opcode in re.findall(r"^\s+(v_(?:mfma|wmma|smfmac)\w*)", text, re.M):
+        stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
+    stats.lds_bytes = _metadata("group_segment_fixed_size", text) or 0
+    stats.vgpr_count = _metadata("vgpr_count", text)
+    stats.agpr_count = _metadata("agpr_count", text)
+    stats.sgpr_count = _metadata("sgpr_count", text)
+    stats.spill_count = (_metadata("vgpr_spill_count", text) or 0) + (_metadata("sgpr_spill_count", text) or 0)
+    stats.scratch_bytes = _metadata("private_segment_fixed_size", text)
+    stats.wave_size = _metadata("wavefront_size", text)
+    stats.workgroup_size = _metadata("max_flat_workgroup_size", text)
+    allocated = re.search(r"\.amdhsa_next_free_vgpr\s+(\d+)", text)
+    stats.allocated_vgprs = int(allocated.group(1)) if allocated else stats.vgpr_count
+    stats.dma_loads = _count(r"^\s+(?:buffer|global)_load\w*\s.*\blds\b", text) + _count(
+        r"^\s+global_load_lds_\w+", text)
+    stats.global_loads = _count(r"^\s+(?:buffer|global)_load\w*", text) - stats.dma_loads
+    stats.global_stores = _count(r"^\s+(?:buffer|global)_store\w*", text)
+    stats.lds_reads = _count(r"^\s+ds_(?:read|load)\w*", text)
+    stats.lds_writes = _count(r"^\s+ds_(?:write|store)\w*", text)
+    stats.barriers = _count(r"^\s+s_barrier\b", text)
+    stats.setprio = _count(r"^\s+s_setprio\b", text)
+    stats.occupancy = occupancy(stats, target)
+    return stats
+
+
+def occupancy(stats: KernelStats, target: Target) -> int | None:
+    """Waves per SIMD allowed by the register file and by LDS (whichever is tighter)."""
+    if not stats.allocated_vgprs or not stats.workgroup_size or not stats.wave_size:
+        return None
+    granule = target.vgpr_granule
+    per_wave = -(-stats.allocated_vgprs // granule) * granule
+    waves = min(target.max_waves_per_simd, target.vgpr_file_per_lane // per_wave)
+    if stats.lds_bytes:
+        workgroups_per_cu = target.lds_per_cu // stats.lds_bytes
+        waves_per_workgroup = -(-stats.workgroup_size // stats.wave_size)
+        waves = min(waves, workgroups_per_cu * waves_per_workgroup // target.simds_per_cu)
+    return waves
+
+
+_LLVM_TYPE_BYTES = {"i8": 1, "half": 2, "bfloat": 2, "i16": 2, "float": 4, "i32": 4, "double": 8, "i64": 8}
+
+
+def shared_memory_bytes(linked_ll: Path) -> int:
+    """Bytes of the workgroup (addrspace 3) globals: IREE's CUDA kernels size dynamic shared memory from them."""
+    total = 0
+    for type_text in re.findall(r"^@\S+ = \S+ addrspace\(3\) global (\[.*\])\s+(?:undef|poison|zeroinitializer)", linked_ll.read_text(), re.M):
+        counts = [int(n) for n in re.findall(r"(\d+) x", type_text)]
+        element = re.search(r"x (\w+)\]", type_text).group(1)
+        size = _LLVM_TYPE_BYTES.get(element, 0)
+        for n in counts:
+            size *= n
+        total += size
+    return total
+
+
+def ptx_stats(dispatch: str, path: Path) -> KernelStats:
+    text = path.read_text()
+    stats = KernelStats(dispatch, path.name, wave_size=32)
+    for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*)", text, re.M):
+        opcode = opcode.rstrip(";")
+        stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
+    linked = path.with_name(path.name.removesuffix(".ptx") + ".linked.ll")
+    stats.lds_bytes = shared_memory_bytes(linked) if linked.exists() else 0
+    stats.global_loads = _count(r"^\s+ld\.global\S*", text)
+    stats.global_stores = _count(r"^\s+st\.global\S*", text)
+    stats.lds_reads = _count(r"^\s+ld\.shared\S*", text)
+    stats.lds_writes = _count(r"^\s+st\.shared\S*", text)
+    stats.async_copies = _count(r"^\s+cp\.async\.c\S*", text)
+    stats.ldmatrix = _count(r"^\s+ldmatrix\S*", text)
+    stats.barriers = _count(r"^\s+bar\.sync\b", text)
+    found = re.search(r"\.(?:reqntid|maxntid)\s+(\d+),\s*(\d+),\s*(\d+)", text)
+    if found:
+        x, y, z = (int(v) for v in found.groups())
+        stats.workgroup_size = x * y * z
+    return stats
+
+
+def cpu_stats(dispatch: str, path: Path) -> KernelStats:
+    return KernelStats(dispatch, path.name)
+
+
+def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
+    """One KernelStats per dispatch found in an IREE executable dump folder."""
+    found = []
+    for configured in sorted(dump.glob("configured_*.mlir")):
+        dispatch = configured.stem.removeprefix("configured_")
+        if target.backend == "rocm":
+            isa = sorted(dump.glob(f"{dispatch}_*.rocmasm"))
+            found.extend(amdgpu_stats(dispatch, p, target) for p in isa)
+        elif target.backend == "cuda":
+            found.extend(ptx_stats(dispatch, p) for p in sorted(dump.glob(f"{dispatch}_*.ptx")))
+        else:
+            found.append(cpu_stats(dispatch, configured))
+    return found

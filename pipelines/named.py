@@ -1,0 +1,123 @@
+"""Named pipelines: which schedule a target uses for a problem when the user names a pipeline, not a schedule.
+
+- `default`: IREE's own heuristic (no schedule, no tuning spec): the baseline every other pipeline is compared to.
+- `tuned`: one schedule per target and input-type family, taken from the kernels the seed documents describe
+  (HipKittens' 256×256 8-wave tile with swizzled, unpadded LDS on CDNA; the 128×64 tile that was fastest on
+  gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route).
+- `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small and skinny
+  problems are not left with a handful of huge tiles (the adaptive selection of seed 002).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from transforms.problem import Gemm
+from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, k_contiguous, mma_shape
+
+from .targets import Target, TargetError
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    summary: str
+    choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
+
+
+def _family(dtype: str) -> str:
+    return "fp8" if dtype.startswith("f8") else "16bit"
+
+
+def _intrinsic(pattern: str, dtype: str) -> str:
+    return pattern.format(T=dtype.upper())
+
+
+# (target, input family) -> (intrinsic pattern, schedule without its intrinsic)
+_TUNED: dict[tuple[str, str], tuple[str, Schedule]] = {
+    # 256×256×64 spills 4 VGPRs for NN on gfx942 (LLVM keeps the accumulator out of AGPRs); K 32 does not.
+    ("gfx942", "16bit"): ("MFMA_F32_16x16x16_{T}", Schedule(
+        Tile((256, 256), 32, (2, 4), ""), Staging(2), Swizzle("xor", "xcd"), WarpGroups(waves_per_eu=2))),
+    ("gfx942", "fp8"): ("MFMA_F32_16x16x32_{T}", Schedule(
+        Tile((256, 256), 64, (2, 4), ""), Staging(2), Swizzle("xor", "xcd"), WarpGroups(waves_per_eu=2))),
+    ("gfx950", "16bit"): ("MFMA_F32_16x16x32_{T}", Schedule(
+        Tile((256, 256), 64, (2, 4), ""), Staging(2, direct_to_lds=True), Swizzle("xor", "xcd"))),
+    # The 16x16x128 fp8 intrinsic spills 30 VGPRs for NN at this tile; 32x32x64 needs fewer fragment registers.
+    ("gfx950", "fp8"): ("MFMA_F32_32x32x64_{T}", Schedule(
+        Tile((256, 256), 128, (2, 4), ""), Staging(2, direct_to_lds=True), Swizzle("xor", "xcd"))),
+    ("gfx1151", "16bit"): ("WMMAR3_F32_16x16x16_{T}", Schedule(
+        Tile((128, 64), 32, (4, 2), ""), Staging(2), Swizzle("pad"))),
+    # IREE 3.13 does not pipeline shared memory on CUDA (see transforms.schedule.check), hence prefetch 0.
+    ("sm_80", "16bit"): ("NV_MMA_SYNC_F32_16x8x16_{T}", Schedule(Tile((128, 128), 64, (2, 2), ""), Staging(0))),
+    ("sm_89", "16bit"): ("NV_MMA_SYNC_F32_16x8x16_{T}", Schedule(Tile((128, 128), 64, (2, 2), ""), Staging(0))),
+    ("sm_89", "fp8"): ("NV_MMA_SYNC_F32_16x8x32_{T}", Schedule(Tile((128, 128), 128, (2, 2), ""), Staging(0))),
+}
+
+# Smallest intrinsic per target and family, used by `auto` (small tiles need small intrinsics).
+_AUTO_INTRINSIC = {
+    ("gfx942", "16bit"): "MFMA_F32_16x16x16_{T}", ("gfx942", "fp8"): "MFMA_F32_16x16x32_{T}",
+    ("gfx950", "16bit"): "MFMA_F32_16x16x32_{T}", ("gfx950", "fp8"): "MFMA_F32_16x16x128_{T}",
+    ("gfx1151", "16bit"): "WMMAR3_F32_16x16x16_{T}",
+    ("sm_80", "16bit"): "NV_MMA_SYNC_F32_16x8x16_{T}", ("sm_89", "16bit"): "NV_MMA_SYNC_F32_16x8x16_{T}",
+    ("sm_89", "fp8"): "NV_MMA_SYNC_F32_16x8x32_{T}",
+}
+
+# (workgroup tile M×N, wave grid), largest first.
+_AUTO_LADDER = [((256, 256), (2, 4)), ((256, 128), (2, 2)), ((128, 128), (2, 2)), ((128, 64), (2, 2)),
+                ((64, 64), (2, 2)), ((32, 64), (1, 2)), ((16, 64), (1, 2))]
+
+
+def _tuned(gemm: Gemm, target: Target) -> Schedule:
+    key = (target.name, _family(gemm.dtype))
+    if key not in _TUNED:
+        raise TargetError(f"pipeline 'tuned' has no schedule for {gemm.dtype} on {target.name}.")
+    pattern, schedule = _TUNED[key]
+    return _with_mma(schedule, _intrinsic(pattern, gemm.dtype))
+
+
+def _auto(gemm: Gemm, target: Target) -> Schedule:
+    key = (target.name, _family(gemm.dtype))
+    if key not in _AUTO_INTRINSIC:
+        raise TargetError(f"pipeline 'auto' has no schedule for {gemm.dtype} on {target.name}.")
+    mma = _intrinsic(_AUTO_INTRINSIC[key], gemm.dtype)
+    mm, mn, mk = mma_shape(mma)
+    k_tile = max(mk, (128 if gemm.dtype.startswith("f8") else 64) if gemm.k >= 256 else mk * 2)
+    fitting = [(tile, warps) for tile, warps in _AUTO_LADDER
+               if tile[0] % (warps[0] * mm) == 0 and tile[1] % (warps[1] * mn) == 0]
+    for tile, warps in fitting:
+        workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)
+        if workgroups >= target.compute_units:
+            break
+    # Large LDS-hungry tiles stay with the tuned schedule's LDS layout; small ones keep IREE's padding.
+    swizzle = "xor" if tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(
+        k_contiguous(gemm)) else "pad"
+    staging = Staging(2 if target.backend == "rocm" else 0, direct_to_lds=target.dma)
+    if staging.direct_to_lds and swizzle == "pad":
+        swizzle = "none"
+    return Schedule(Tile(tile, k_tile, warps, mma), staging, Swizzle(swizzle))
+
+
+def _with_mma(schedule: Schedule, mma: str) -> Schedule:
+    t = schedule.tile
+    return Schedule(Tile(t.workgroup, t.k, t.warps, mma), schedule.staging, schedule.swizzle, schedule.warp_groups)
+
+
+PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
+    Pipeline("default", "IREE 3.13's own heuristic (no tuning spec)", lambda gemm, target: None),
+    Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
+    Pipeline("auto", "largest tile that still fills every compute unit", _auto),
+)}
+
+
+def get_pipeline(name: str) -> Pipeline:
+    if name not in PIPELINES:
+        raise TargetError(f"unknown pipeline '{name}'; choose one of {', '.join(PIPELINES)}.")
+    return PIPELINES[name]
+
+
+def pipelines_for(target: Target) -> list[str]:
+    if target.backend == "cpu":
+        return ["default"]
+    return list(PIPELINES)

@@ -1,0 +1,168 @@
+"""The target table: every per-target fact the project uses, in one place.
+
+Wave size, LDS, register file, MMA intrinsics (IREE's name → operand type and the instruction it becomes),
+peak FLOP/s per input type, XCD layout and the iree-compile flags that select the target. The MMA opcodes were
+read from ISA/PTX that IREE 3.13 produced for each intrinsic; peaks and sizes carry their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class TargetError(ValueError):
+    """An unknown target or a problem the target cannot run; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class Mma:
+    operand: str  # element type of A and B (MLIR spelling); the accumulator is f32
+    opcode: str  # the instruction in the ISA (AMD) or PTX (NVIDIA)
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    name: str
+    backend: str  # "rocm" | "cuda" | "cpu"
+    description: str
+    compile_flags: tuple[str, ...]
+    dtypes: tuple[str, ...]  # input element types this target runs
+    wave_size: int = 64
+    lds_bytes: int = 0  # per workgroup
+    lds_per_cu: int = 0  # shared by the workgroups resident on one CU (WGP on gfx1151)
+    lds_banks: int = 32
+    vgprs_per_lane: int = 512  # addressable by one wave (VGPR + AGPR on CDNA)
+    vgpr_file_per_lane: int = 512  # per SIMD, shared by its waves
+    vgpr_granule: int = 8
+    max_waves_per_simd: int = 8
+    simds_per_cu: int = 4
+    max_workgroup_threads: int = 1024
+    mma: dict[str, Mma] = field(default_factory=dict)
+    dma: bool = False  # direct global->LDS loads that IREE 3.13 will use
+    compute_units: int = 1  # CUs (AMD) or SMs (NVIDIA): workgroups needed to fill the chip once
+    xcds: int = 1
+    cus_per_xcd: int = 0
+    peak_tflops: dict[str, float] = field(default_factory=dict)  # dense, by input type family: "16bit", "fp8"
+    sources: tuple[str, ...] = ()
+
+    @property
+    def fp8_types(self) -> tuple[str, ...]:
+        return tuple(t for t in self.dtypes if t.startswith("f8"))
+
+    def peak(self, dtype: str) -> float | None:
+        return self.peak_tflops.get("fp8" if dtype.startswith("f8") else "16bit")
+
+    def intrinsics_for(self, dtype: str) -> list[str]:
+        return [name for name, mma in self.mma.items() if mma.operand == dtype]
+
+
+def _mfma(shapes_and_types: list[tuple[str, str, str]]) -> dict[str, Mma]:
+    return {name: Mma(operand, opcode) for name, operand, opcode in shapes_and_types}
+
+
+_GFX942_MMA = _mfma([
+    ("MFMA_F32_16x16x16_BF16", "bf16", "v_mfma_f32_16x16x16_bf16"),
+    ("MFMA_F32_32x32x8_BF16", "bf16", "v_mfma_f32_32x32x8_bf16"),
+    ("MFMA_F32_16x16x16_F16", "f16", "v_mfma_f32_16x16x16_f16"),
+    ("MFMA_F32_32x32x8_F16", "f16", "v_mfma_f32_32x32x8_f16"),
+    ("MFMA_F32_16x16x32_F8E4M3FNUZ", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8"),
+    ("MFMA_F32_32x32x16_F8E4M3FNUZ", "f8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
+    ("MFMA_F32_16x16x32_F8E5M2FNUZ", "f8E5M2FNUZ", "v_mfma_f32_16x16x32_bf8_bf8"),
+    ("MFMA_F32_32x32x16_F8E5M2FNUZ", "f8E5M2FNUZ", "v_mfma_f32_32x32x16_bf8_bf8"),
+])
+
+_GFX950_MMA = _mfma([
+    ("MFMA_F32_16x16x32_BF16", "bf16", "v_mfma_f32_16x16x32_bf16"),
+    ("MFMA_F32_32x32x16_BF16", "bf16", "v_mfma_f32_32x32x16_bf16"),
+    ("MFMA_F32_16x16x32_F16", "f16", "v_mfma_f32_16x16x32_f16"),
+    ("MFMA_F32_32x32x16_F16", "f16", "v_mfma_f32_32x32x16_f16"),
+    ("MFMA_F32_16x16x16_BF16", "bf16", "v_mfma_f32_16x16x16_bf16"),
+    ("MFMA_F32_32x32x8_BF16", "bf16", "v_mfma_f32_32x32x8_bf16"),
+    ("MFMA_F32_16x16x16_F16", "f16", "v_mfma_f32_16x16x16_f16"),
+    ("MFMA_F32_32x32x8_F16", "f16", "v_mfma_f32_32x32x8_f16"),
+    ("MFMA_F32_16x16x128_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_16x16x128_f8f6f4"),
+    ("MFMA_F32_32x32x64_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_32x32x64_f8f6f4"),
+    ("MFMA_F32_16x16x128_F8E5M2", "f8E5M2", "v_mfma_f32_16x16x128_f8f6f4"),
+    ("MFMA_F32_32x32x64_F8E5M2", "f8E5M2", "v_mfma_f32_32x32x64_f8f6f4"),
+    ("MFMA_F32_16x16x32_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8"),
+    ("MFMA_F32_32x32x16_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_32x32x16_fp8_fp8"),
+    ("MFMA_F32_16x16x32_F8E5M2", "f8E5M2", "v_mfma_f32_16x16x32_bf8_bf8"),
+    ("MFMA_F32_32x32x16_F8E5M2", "f8E5M2", "v_mfma_f32_32x32x16_bf8_bf8"),
+])
+
+_GFX1151_MMA = _mfma([
+    ("WMMAR3_F32_16x16x16_BF16", "bf16", "v_wmma_f32_16x16x16_bf16"),
+    ("WMMAR3_F32_16x16x16_F16", "f16", "v_wmma_f32_16x16x16_f16"),
+])
+
+_SM80_MMA = _mfma([
+    ("NV_MMA_SYNC_F32_16x8x16_BF16", "bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ("NV_MMA_SYNC_F32_16x8x16_F16", "f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+])
+
+_SM89_MMA = dict(_SM80_MMA, **_mfma([
+    ("NV_MMA_SYNC_F32_16x8x32_F8E4M3FN", "f8E4M3FN", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+    ("NV_MMA_SYNC_F32_16x8x32_F8E5M2", "f8E5M2", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"),
+]))
+
+_HIP = ("--iree-hal-target-device=hip",)
+_CUDA = ("--iree-hal-target-device=cuda",)
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target(
+        "gfx942", "rocm", "AMD CDNA3: MI300X / MI325X", _HIP + ("--iree-rocm-target=gfx942",),
+        dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
+        lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
+        peak_tflops={"16bit": 1307.4, "fp8": 2614.9},
+        sources=("AMD Instinct MI300X data sheet (304 CUs, 8 XCDs, 1307.4 TFLOP/s bf16/f16 and 2614.9 fp8, dense)",
+                 "IREE 3.13 target description for gfx942 (65536 B workgroup memory, 32 banks, wave64)")),
+    Target(
+        "gfx950", "rocm", "AMD CDNA4: MI350X / MI355X", _HIP + ("--iree-rocm-target=gfx950",),
+        dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
+        lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8, cus_per_xcd=32,
+        peak_tflops={"16bit": 2500.0, "fp8": 5000.0},
+        sources=("AMD Instinct MI355X data sheet (256 CUs, 8 XCDs, 2.5 PFLOP/s bf16/f16 and 5.0 fp8, dense)",
+                 "IREE 3.13 target description for gfx950 (163840 B workgroup memory, 64 banks, DMA sizes 32/128)")),
+    Target(
+        "gfx1151", "rocm", "AMD RDNA3.5: Strix Halo (Radeon 8060S)", _HIP + ("--iree-rocm-target=gfx1151",),
+        dtypes=("f16", "bf16"), wave_size=32,
+        lds_bytes=65536, lds_per_cu=131072, lds_banks=32, vgprs_per_lane=256, vgpr_file_per_lane=1536,
+        vgpr_granule=24, max_waves_per_simd=16, simds_per_cu=4, mma=_GFX1151_MMA, compute_units=40,
+        peak_tflops={"16bit": 59.4},
+        sources=("40 CUs × 2.9 GHz × 512 FLOP/clk/CU = 59.4 TFLOP/s f16/bf16 WMMA (Strix Halo, llm-tracker.info)",
+                 "LLVM AMDGPU: gfx1151 has FeatureGFX11FullVGPRs (1536 VGPRs per SIMD in wave32, granule 24)",
+                 "IREE 3.13 target description for gfx1151 (65536 B workgroup memory, wave32 preferred)")),
+    Target(
+        "sm_80", "cuda", "NVIDIA Ampere (A100); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_80",),
+        dtypes=("f16", "bf16"), wave_size=32, lds_bytes=166912, lds_per_cu=167936, vgprs_per_lane=255,
+        vgpr_file_per_lane=65536 // 32, mma=_SM80_MMA, compute_units=108, peak_tflops={"16bit": 312.0},
+        sources=("NVIDIA A100 data sheet (108 SMs, 312 TFLOP/s bf16/f16 tensor core, dense)",
+                 "IREE 3.13 target description for sm_80 (166912 B workgroup memory)")),
+    Target(
+        "sm_89", "cuda", "NVIDIA Ada (L40S); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_89",),
+        dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"), wave_size=32, lds_bytes=101376, lds_per_cu=102400,
+        vgprs_per_lane=255, vgpr_file_per_lane=65536 // 32, mma=_SM89_MMA, compute_units=142,
+        peak_tflops={"16bit": 362.05, "fp8": 733.0},
+        sources=("NVIDIA L40S data sheet (142 SMs, 362.05 TFLOP/s bf16/f16, 733 fp8 tensor core, dense)",
+                 "IREE 3.13 target description for sm_89 (101376 B workgroup memory)")),
+    Target(
+        "cpu", "cpu", "host CPU through IREE's llvm-cpu backend (numerics)",
+        ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+         "--iree-llvmcpu-target-cpu=host"),
+        dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2"), wave_size=1,
+        sources=("IREE llvm-cpu backend; peak depends on the host",)),
+)}
+
+
+def get_target(name: str) -> Target:
+    if name not in TARGETS:
+        raise TargetError(f"unknown target '{name}'; choose one of {', '.join(TARGETS)}.")
+    return TARGETS[name]
+
+
+def check_dtype(target: Target, dtype: str) -> None:
+    if dtype not in target.dtypes:
+        kind = "fp8 matrix instructions" if dtype.startswith("f8") else f"{dtype} support"
+        other = f" (its fp8 types are {', '.join(target.fp8_types)})" if target.fp8_types else ""
+        raise TargetError(f"{target.name} has no {dtype}: it lacks {kind}{other}; it runs "
+                          f"{', '.join(target.dtypes)}.")

@@ -1,0 +1,121 @@
+"""Silent fallbacks are errors: after compiling, prove that every requested schedule choice took effect.
+
+For each dispatch whose contraction we scheduled, `verify_dispatch` reads the configured IR, the IR printed
+before swizzle hints are resolved, and the ISA/PTX statistics, and raises `FallbackError` naming the first
+choice that did not survive: the compilation_info itself, the MMA instruction, the workgroup size, LDS bytes as
+planned, direct-to-LDS loads, the LDS swizzle, the prefetch depth and the requested waves per EU.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen
+
+from transforms.problem import Gemm, contraction_ops, parse_module
+from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
+    workgroup_size
+from transforms.tuning_spec import APPLIED_MARKER
+
+from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
+from .inspect import KernelStats
+from .targets import Target
+
+
+class FallbackError(RuntimeError):
+    """A requested schedule choice that the compiled output does not show; the message names the choice."""
+
+
+def _attr_text(op: ir.Operation, name: str) -> str | None:
+    return str(op.attributes[name]) if name in op.attributes else None
+
+
+def _enclosing_function(op: ir.Operation) -> ir.Operation:
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def _fail(dispatch: str, choice: str, detail: str) -> None:
+    raise FallbackError(f"{dispatch}: requested {choice} did not take effect: {detail}.")
+
+
+def verify_dispatch(dispatch: str, configured: Path, stats: KernelStats, schedule: Schedule, gemm: Gemm,
+                    expected_info: ir.Attribute, target: Target) -> None:
+    module = parse_module(configured.read_text(), configured.name)
+    ops = contraction_ops(module)
+    op = ops[0] if ops else None
+    lowering = _attr_text(op, "lowering_config") if op is not None else None
+    expected_lowering = str(iree_codegen.CompilationInfoAttr(expected_info).lowering_config)
+    if lowering != expected_lowering:
+        _fail(dispatch, "compilation_info", f"the contraction carries {lowering}, not {expected_lowering}")
+    translation = _attr_text(_enclosing_function(op), "translation_info")
+    expected_translation = str(iree_codegen.CompilationInfoAttr(expected_info).translation_info)
+    if translation != expected_translation:
+        _fail(dispatch, "translation_info", f"the dispatch function carries {translation}, not "
+              f"{expected_translation}")
+    if target.backend == "rocm" and APPLIED_MARKER not in op.attributes:
+        _fail(dispatch, "tuning spec", f"the contraction lacks the {APPLIED_MARKER} marker")
+
+    opcode = target.mma[schedule.tile.mma].opcode
+    others = sorted(set(stats.mma) - {opcode})
+    if stats.mma.get(opcode, 0) == 0 or others:
+        found = ", ".join(f"{n}× {o}" for o, n in sorted(stats.mma.items())) or "no MMA instructions"
+        _fail(dispatch, f"MMA intrinsic {schedule.tile.mma}", f"expected only {opcode}, found {found}")
+
+    threads = workgroup_size(schedule, target.wave_size)
+    if stats.workgroup_size != threads:
+        _fail(dispatch, f"workgroup size {threads}", f"the kernel is built for {stats.workgroup_size} threads")
+
+    if stats.spill_count:
+        _fail(dispatch, "register budget", f"the kernel spills {stats.spill_count} registers at "
+              f"{stats.vgpr_count} VGPRs")
+
+    planned = lds_plan_bytes(schedule, gemm)
+    if stats.lds_bytes != planned:
+        _fail(dispatch, f"LDS layout '{schedule.swizzle.lds}'",
+              f"planned {planned} B of LDS, the kernel allocates {stats.lds_bytes} B")
+
+    if schedule.staging.direct_to_lds and stats.dma_loads == 0:
+        _fail(dispatch, "direct global->LDS loads", "the ISA has no load with the lds modifier")
+
+    if target.backend == "rocm":
+        pass_ir = (configured.parent / IR_DUMPS).read_text()
+        if schedule.swizzle.lds in ("xor", "rotate"):
+            _verify_swizzle(dispatch, pass_ir, schedule, gemm)
+        _verify_prefetch(dispatch, pass_ir, schedule)
+
+    wanted = schedule.warp_groups.waves_per_eu
+    if wanted is not None and (stats.occupancy is None or stats.occupancy < wanted):
+        _fail(dispatch, f"waves per EU {wanted}", f"registers and LDS allow {stats.occupancy} waves per SIMD")
+
+
+def _verify_swizzle(dispatch: str, pass_ir: str, schedule: Schedule, gemm: Gemm) -> None:
+    row, access = swizzle_params(schedule, gemm)
+    kind = "xor_shuffle" if schedule.swizzle.lds == "xor" else "rotate_rows"
+    wanted = sum(k_contiguous(gemm))
+    text = "".join(pass_ir_sections(pass_ir, SWIZZLE_PASS, dispatch))
+    hints = re.findall(r"iree_codegen\.swizzle_hint %\S+\[(#iree_codegen\.[^\]]*)\]", text)
+    ours = f"#iree_codegen.{kind}<{row}, {access}>"
+    # Multi-buffered (DMA) allocations carry one hint per stage buffer, so count at least one per operand.
+    if len(hints) < wanted or any(h != ours for h in hints):
+        found = ", ".join(sorted(set(hints))) or "none"
+        _fail(dispatch, f"LDS swizzle {ours}", f"{len(hints)} swizzle hints ({found}) survive to the resolve "
+              f"pass, expected at least {wanted}, all {ours}")
+
+
+def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
+    stages = schedule.staging.prefetch_stages
+    sections = pass_ir_sections(pass_ir, PREFETCH_PASS, dispatch)
+    if stages < 2:
+        if sections:
+            _fail(dispatch, f"prefetch stages {stages}", "IREE's prefetch pass still rotated the K loop")
+        return
+    mma_ops = len(re.findall(r"\bamdgpu\.(?:mfma|wmma|scaled_mfma)\b", "".join(sections)))
+    expected = mma_per_k_step(schedule) * stages
+    if mma_ops != expected:
+        _fail(dispatch, f"prefetch stages {stages}",
+              f"after IREE's prefetch pass the kernel has {mma_ops} MMA ops, expected {expected} "
+              f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
