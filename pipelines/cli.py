@@ -35,14 +35,21 @@ class UsageError(ValueError):
 
 
 def _dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
+    forms = " or ".join("x".join(["N"] * n) for n in count)
     try:
         values = tuple(int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise UsageError(f"{what} '{text}' is not of the form {'x'.join('N' * n for n in count[:1])}.") from None
+        raise UsageError(f"{what} '{text}' must be integers of the form {forms}.") from None
     if len(values) not in count:
-        forms = " or ".join("x".join(["N"] * n) for n in count)
         raise UsageError(f"{what} '{text}' must have the form {forms}.")
     return values
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and exit code 2, like every other user error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help).\n")
 
 
 def _problem_args(parser: argparse.ArgumentParser) -> None:
@@ -212,9 +219,9 @@ def render_report(report: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pipelines", description="Compile linalg GEMMs for AMD (and NVIDIA, CPU) "
+    parser = _Parser(prog="pipelines", description="Compile linalg GEMMs for AMD (and NVIDIA, CPU) "
                                      "GPUs with schedules built in Python.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
     _problem_args(p)
     _schedule_args(p)

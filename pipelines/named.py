@@ -3,19 +3,23 @@
 - `default`: IREE's own heuristic (no schedule, no tuning spec): the baseline every other pipeline is compared to.
 - `tuned`: one schedule per target and input-type family, taken from the kernels the seed documents describe
   (HipKittens' 256×256 8-wave tile with swizzled, unpadded LDS on CDNA; the 128×64 tile that was fastest on
-  gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route).
+  gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route). Problems that are not whole
+  multiples of that tile get `auto`'s choice. Not measured on AMD hardware: chosen from the seeds and checked
+  for zero spills and the planned LDS in the ISA.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small and skinny
   problems are not left with a handful of huge tiles (the adaptive selection of seed 002).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, k_contiguous, mma_shape
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, accumulator_vgprs, \
+    aligned, check, k_contiguous, mma_shape
 
 from .targets import Target, TargetError
 
@@ -74,29 +78,44 @@ def _tuned(gemm: Gemm, target: Target) -> Schedule:
     if key not in _TUNED:
         raise TargetError(f"pipeline 'tuned' has no schedule for {gemm.dtype} on {target.name}.")
     pattern, schedule = _TUNED[key]
-    return _with_mma(schedule, _intrinsic(pattern, gemm.dtype))
+    schedule = _with_mma(schedule, _intrinsic(pattern, gemm.dtype))
+    if not aligned(schedule, gemm):
+        return _auto(gemm, target)  # tuned tiles are for whole multiples; padded ones spill on gfx1151
+    if gemm.batched and schedule.swizzle.workgroup_order == "xcd":
+        schedule = dataclasses.replace(schedule, swizzle=Swizzle(schedule.swizzle.lds, "row"))
+    return schedule
 
 
 def _auto(gemm: Gemm, target: Target) -> Schedule:
+    """The largest ladder tile that fits the problem, passes `check` with the accumulator in at most half of
+    the registers, and still gives every compute unit a workgroup; else the smallest valid one."""
     key = (target.name, _family(gemm.dtype))
     if key not in _AUTO_INTRINSIC:
         raise TargetError(f"pipeline 'auto' has no schedule for {gemm.dtype} on {target.name}.")
     mma = _intrinsic(_AUTO_INTRINSIC[key], gemm.dtype)
     mm, mn, mk = mma_shape(mma)
-    k_tile = max(mk, (128 if gemm.dtype.startswith("f8") else 64) if gemm.k >= 256 else mk * 2)
-    fitting = [(tile, warps) for tile, warps in _AUTO_LADDER
-               if tile[0] % (warps[0] * mm) == 0 and tile[1] % (warps[1] * mn) == 0]
-    for tile, warps in fitting:
+    k_tile = (128 if gemm.dtype.startswith("f8") else 64) if gemm.k >= 256 else mk
+    staging = Staging(2 if target.backend == "rocm" else 0, direct_to_lds=target.dma)
+    valid = []
+    for tile, (gm, gn) in _AUTO_LADDER:
+        if target.wave_size == 32 and tile[0] % (2 * gm * mm) == 0:
+            gm *= 2  # wave32 lanes hold twice the accumulator: spread the tile over twice the waves
+        big = tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(k_contiguous(gemm))
+        lds = "xor" if big else ("none" if staging.direct_to_lds else "pad")
+        schedule = Schedule(Tile(tile, min(k_tile, gemm.k), (gm, gn), mma), staging, Swizzle(lds))
+        try:
+            check(schedule, gemm, target)
+        except ScheduleError:
+            continue
+        if accumulator_vgprs(schedule, target.wave_size) * 2 > target.vgprs_per_lane:
+            continue
+        valid.append(schedule)
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)
         if workgroups >= target.compute_units:
-            break
-    # Large LDS-hungry tiles stay with the tuned schedule's LDS layout; small ones keep IREE's padding.
-    swizzle = "xor" if tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(
-        k_contiguous(gemm)) else "pad"
-    staging = Staging(2 if target.backend == "rocm" else 0, direct_to_lds=target.dma)
-    if staging.direct_to_lds and swizzle == "pad":
-        swizzle = "none"
-    return Schedule(Tile(tile, k_tile, warps, mma), staging, Swizzle(swizzle))
+            return schedule
+    if not valid:
+        raise TargetError(f"pipeline 'auto' found no tile for {gemm.shape_name} {gemm.dtype} on {target.name}.")
+    return valid[-1]
 
 
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:

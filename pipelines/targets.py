@@ -161,8 +161,10 @@ def get_target(name: str) -> Target:
 
 
 def check_dtype(target: Target, dtype: str) -> None:
-    if dtype not in target.dtypes:
-        kind = "fp8 matrix instructions" if dtype.startswith("f8") else f"{dtype} support"
-        other = f" (its fp8 types are {', '.join(target.fp8_types)})" if target.fp8_types else ""
-        raise TargetError(f"{target.name} has no {dtype}: it lacks {kind}{other}; it runs "
-                          f"{', '.join(target.dtypes)}.")
+    if dtype in target.dtypes:
+        return
+    if dtype.startswith("f8") and target.fp8_types:
+        raise TargetError(f"{target.name} runs fp8 as {' and '.join(target.fp8_types)}, not {dtype}.")
+    if dtype.startswith("f8"):
+        raise TargetError(f"{target.name} has no fp8 matrix instructions; it runs {', '.join(target.dtypes)}.")
+    raise TargetError(f"{target.name} does not run {dtype}; it runs {', '.join(target.dtypes)}.")

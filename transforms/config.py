@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen, iree_gpu
 
 from .problem import Gemm
-from .schedule import Schedule, k_contiguous, k_tiles, subgroup_tiles, swizzle_params, workgroup_size
+from .schedule import Schedule, aligned, k_contiguous, k_tiles, subgroup_tiles, swizzle_params, workgroup_size
 
 
 def _i64_array(values) -> ir.ArrayAttr:
@@ -54,6 +54,9 @@ def lowering_config(schedule: Schedule, gemm: Gemm, target) -> ir.Attribute:
         "mma_kind": iree_gpu.MMAAttr.get(getattr(iree_gpu.MMAIntrinsic, tile.mma)),
         "promote_operands": _i64_array([0, 1]),
     }
+    if not aligned(schedule, gemm):
+        # As IREE's own heuristic does for such shapes: pad the operand tiles to whole tiles.
+        entries["padding"] = _i64_array(_per_loop(gemm, *tile.workgroup, tile.k))
     promotions = promotion_types(schedule, gemm)
     if promotions is not None:
         entries["promotion_types"] = ir.ArrayAttr.get(promotions)

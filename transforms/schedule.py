@@ -117,6 +117,12 @@ def workgroup_size(schedule: Schedule, wave_size: int) -> int:
     return schedule.warp_groups.workgroup_size or schedule.waves * wave_size
 
 
+def aligned(schedule: Schedule, gemm: Gemm) -> bool:
+    """Whether M, N and K are whole multiples of the workgroup tile and K step."""
+    (wm, wn), k = schedule.tile.workgroup, schedule.tile.k
+    return gemm.m % wm == 0 and gemm.n % wn == 0 and gemm.k % k == 0
+
+
 def mma_per_k_step(schedule: Schedule) -> int:
     """Intrinsic instructions one wave issues per K step."""
     sm, sn = subgroup_tiles(schedule)
@@ -194,6 +200,11 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
                                 f"intrinsic's {axis}={mma_size}.")
     if tile.k <= 0 or tile.k % mk:
         raise ScheduleError(f"K tile {tile.k} is not a multiple of {tile.mma}'s K={mk}.")
+    for axis, size, limit in (("M", tile.workgroup[0], gemm.m), ("N", tile.workgroup[1], gemm.n),
+                              ("K", tile.k, gemm.k)):
+        if size > limit:
+            raise ScheduleError(f"tile {axis}={size} exceeds the problem's {axis}={limit}; IREE 3.13 would shrink "
+                                "or reject it, so choose a tile no larger than the problem.")
 
     wave = target.wave_size
     threads = schedule.waves * wave
@@ -229,6 +240,9 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
                             f"{', '.join(WORKGROUP_ORDERS)}.")
     if schedule.swizzle.workgroup_order == "xcd" and target.xcds <= 1:
         raise ScheduleError(f"XCD-aware workgroup order needs several XCDs; {name} has {target.xcds}.")
+    if schedule.swizzle.workgroup_order == "xcd" and gemm.batched:
+        raise ScheduleError("XCD-aware workgroup order handles 2-D workgroup grids only (IREE 3.13's "
+                            "conditional_transpose), not batch matmuls; use --order row.")
 
     lds = lds_plan_bytes(schedule, gemm)
     if lds > target.lds_bytes:
