@@ -114,7 +114,7 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
 
 def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command: tuple[str, ...]) -> dict:
     job = prepared.job
-    main = max(stats, key=lambda s: (s.mma_count, s.lds_bytes)) if stats else KernelStats("none", "")
+    main = max(stats, key=lambda s: (s.mma_count, s.lds_bytes or 0)) if stats else KernelStats("none", "")
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     return {
         "target": job.target.name,

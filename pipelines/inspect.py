@@ -20,7 +20,7 @@ class KernelStats:
     dispatch: str
     isa_file: str
     mma: dict[str, int] = field(default_factory=dict)
-    lds_bytes: int = 0
+    lds_bytes: int | None = 0  # None: not stated by the compiled output
     vgpr_count: int | None = None
     agpr_count: int | None = None
     sgpr_count: int | None = None
@@ -57,8 +57,24 @@ def _metadata(name: str, text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def amdgpu_stats(dispatch: str, path: Path, target: Target) -> KernelStats:
-    text = path.read_text()
+def amdgpu_kernels(text: str) -> dict[str, str]:
+    """Split a .rocmasm (one kernel, or several linked into one code object) into each kernel's code,
+    kernel descriptor and metadata entry."""
+    metadata = text.split("amdhsa.kernels:", 1)[1] if "amdhsa.kernels:" in text else ""
+    entries = re.split(r"^  - ", metadata, flags=re.M)[1:]
+    kernels = {}
+    for entry in entries:
+        named = re.search(r"^\s+\.name:\s+(\S+)", entry, re.M)
+        if named is None:
+            continue  # the amdhsa.version list that follows the kernels
+        name = named.group(1)
+        code = re.search(rf"^{re.escape(name)}:.*?^\.Lfunc_end\d+:", text, re.M | re.S)
+        descriptor = re.search(rf"^\s+\.amdhsa_kernel {re.escape(name)}\n.*?\.end_amdhsa_kernel", text, re.M | re.S)
+        kernels[name] = "\n".join(m.group(0) for m in (code, descriptor) if m) + "\n  - " + entry
+    return kernels
+
+
+def amdgpu_stats(dispatch: str, path: Path, text: str, target: Target) -> KernelStats:
     stats = KernelStats(dispatch, path.name)
     for opcode in re.findall(r"^\s+(v_(?:mfma|wmma|smfmac)\w*)", text, re.M):
         stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
@@ -101,27 +117,32 @@ def occupancy(stats: KernelStats, target: Target) -> int | None:
 _LLVM_TYPE_BYTES = {"i8": 1, "half": 2, "bfloat": 2, "i16": 2, "float": 4, "i32": 4, "double": 8, "i64": 8}
 
 
-def shared_memory_bytes(linked_ll: Path) -> int:
-    """Bytes of the workgroup (addrspace 3) globals: IREE's CUDA kernels size dynamic shared memory from them."""
+def shared_memory_bytes(linked_ll: str) -> int:
+    """Bytes of the workgroup (addrspace 3) globals of a single-kernel LLVM module: IREE's CUDA kernels size
+    their dynamic shared memory from them, and the PTX does not state it."""
     total = 0
-    for type_text in re.findall(r"^@\S+ = \S+ addrspace\(3\) global (\[.*\])\s+(?:undef|poison|zeroinitializer)", linked_ll.read_text(), re.M):
-        counts = [int(n) for n in re.findall(r"(\d+) x", type_text)]
-        element = re.search(r"x (\w+)\]", type_text).group(1)
-        size = _LLVM_TYPE_BYTES.get(element, 0)
-        for n in counts:
-            size *= n
+    for type_text in re.findall(r"^@\S+ = \S+ addrspace\(3\) global (\[.*\])\s+(?:undef|poison|zero)", linked_ll, re.M):
+        size = _LLVM_TYPE_BYTES.get(re.search(r"x (\w+)\]", type_text).group(1), 0)
+        for n in re.findall(r"(\d+) x", type_text):
+            size *= int(n)
         total += size
     return total
 
 
-def ptx_stats(dispatch: str, path: Path) -> KernelStats:
-    text = path.read_text()
+def ptx_kernels(text: str) -> dict[str, str]:
+    pieces = re.split(r"^(?=\.visible \.entry )", text, flags=re.M)[1:]
+    return {re.match(r"\.visible \.entry (\w+)", piece).group(1): piece for piece in pieces}
+
+
+def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int) -> KernelStats:
     stats = KernelStats(dispatch, path.name, wave_size=32)
     for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*)", text, re.M):
         opcode = opcode.rstrip(";")
         stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
     linked = path.with_name(path.name.removesuffix(".ptx") + ".linked.ll")
-    stats.lds_bytes = shared_memory_bytes(linked) if linked.exists() else 0
+    # Kernels linked into one module reach their buffers through one dynamic symbol, so the static globals
+    # cannot be attributed to a kernel: shared memory is then unknown (None), not guessed.
+    stats.lds_bytes = shared_memory_bytes(linked.read_text()) if linked.exists() and kernels_in_file == 1 else None
     stats.global_loads = _count(r"^\s+ld\.global\S*", text)
     stats.global_stores = _count(r"^\s+st\.global\S*", text)
     stats.lds_reads = _count(r"^\s+ld\.shared\S*", text)
@@ -141,15 +162,21 @@ def cpu_stats(dispatch: str, path: Path) -> KernelStats:
 
 
 def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
-    """One KernelStats per dispatch found in an IREE executable dump folder."""
+    """One KernelStats per dispatch found in an IREE executable dump folder. Dispatches may be linked into one
+    code object; kernel `<name>_dispatch_<i>_<op summary>` belongs to dispatch `module_<name>_dispatch_<i>`."""
+    dispatches = [c.stem.removeprefix("configured_") for c in sorted(dump.glob("configured_*.mlir"))]
+    if target.backend == "cpu":
+        return [cpu_stats(d, dump / f"configured_{d}.mlir") for d in dispatches]
+    suffix, split = (".rocmasm", amdgpu_kernels) if target.backend == "rocm" else (".ptx", ptx_kernels)
+    kernels = []
+    for path in sorted(dump.glob(f"*{suffix}")):
+        in_file = split(path.read_text())
+        kernels += [(path, name, text, len(in_file)) for name, text in in_file.items()]
     found = []
-    for configured in sorted(dump.glob("configured_*.mlir")):
-        dispatch = configured.stem.removeprefix("configured_")
-        if target.backend == "rocm":
-            isa = sorted(dump.glob(f"{dispatch}_*.rocmasm"))
-            found.extend(amdgpu_stats(dispatch, p, target) for p in isa)
-        elif target.backend == "cuda":
-            found.extend(ptx_stats(dispatch, p) for p in sorted(dump.glob(f"{dispatch}_*.ptx")))
-        else:
-            found.append(cpu_stats(dispatch, configured))
+    for dispatch in dispatches:
+        prefix = dispatch.removeprefix("module_") + "_"
+        for path, name, text, in_file in kernels:
+            if name.startswith(prefix):
+                found.append(amdgpu_stats(dispatch, path, text, target) if target.backend == "rocm"
+                             else ptx_stats(dispatch, path, text, in_file))
     return found
