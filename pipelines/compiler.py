@@ -29,6 +29,7 @@ IR_DUMPS = "pass_ir.mlir"
 # - before swizzle hints are resolved into index arithmetic, each swizzled LDS allocation still names its swizzle.
 PREFETCH_PASS = "iree-llvmgpu-prefetch-shared-memory"
 SWIZZLE_PASS = "iree-codegen-resolve-swizzle-hints"
+COMPILE_TIMEOUT_S = 300
 
 
 class CompileError(RuntimeError):
@@ -52,7 +53,9 @@ def compile_flags(target: Target, spec: Path | None, print_pass_ir: bool) -> lis
     if spec is not None:
         flags.append(f"--iree-codegen-tuning-spec-path={spec}")
     if print_pass_ir:
-        flags += [f"--mlir-print-ir-after={PREFETCH_PASS}", f"--mlir-print-ir-before={SWIZZLE_PASS}"]
+        # Single-threaded: printing IR from concurrent dispatch pipelines hung iree-compile once in our runs.
+        flags += [f"--mlir-print-ir-after={PREFETCH_PASS}", f"--mlir-print-ir-before={SWIZZLE_PASS}",
+                  "--mlir-disable-threading"]
     return flags
 
 
@@ -71,7 +74,10 @@ def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | No
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
     command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir),
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
-    done = subprocess.run(command, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}.") from None
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         first = (errors or done.stderr.strip().splitlines() or ["no message"])[0]

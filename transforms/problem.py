@@ -186,12 +186,6 @@ def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:
     return op.result
 
 
-def linalg_source(gemm: Gemm, compilation_info: ir.Attribute | None = None) -> str:
-    module = build_module(gemm, compilation_info)
-    module.operation.verify()
-    return str(module)
-
-
 # --- Reading user files ------------------------------------------------------------------------------------
 
 
