@@ -21,13 +21,18 @@ from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Schedul
     WarpGroups
 
 from . import flow
+from .bench import PlanError, build_plan, load_suite, suite_cases
 from .compiler import CompileError
 from .inspect import inspect_dump
-from .named import PIPELINES, get_pipeline, pipelines_for
+from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
+from .report import write_reports
+from .runner import RunError, device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
+from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
 
-USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError)
+USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError)
+DEFAULT_CACHE = tune_cache()
 
 
 class UsageError(ValueError):
@@ -198,6 +203,84 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _devices(args) -> list[str]:
+    devices = args.device or []
+    for device in devices:  # before any compiling: a missing GPU is one sentence, not a traceback later
+        device_or_error(device)
+    return devices
+
+
+def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str) -> None:
+    results = run_plan(plan, devices, repetitions)
+    for path in write_reports(results, plan, title):
+        print(f"wrote {path}")
+
+
+def cmd_bench(args) -> int:
+    if args.plan is not None:
+        if not (args.plan / "plan.json").is_file():
+            raise UsageError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
+        devices = _devices(args)
+        if not devices:
+            raise UsageError("running a plan needs --device (cuda, hip, local-task, ...).")
+        _run_and_report(args.plan, devices, args.repetitions, f"GEMM benchmark ({args.plan.name})")
+        return 0
+    if args.target is None or args.output is None:
+        raise UsageError("bench needs --target and -o DIR (or --plan DIR to run a compiled plan).")
+    devices = _devices(args)
+    if not devices and not args.compile_only:
+        raise UsageError("give --device (cuda, hip, local-task, ...) or --compile-only.")
+    target = get_target(args.target)
+    pipelines = args.pipelines.split(",")
+    for name in pipelines:
+        get_pipeline(name)
+    if args.suite:
+        problems = load_suite(args.suite)
+        dtypes = [DTYPE_ALIASES.get(d.lower(), d) for d in args.dtype.split(",")]
+        cases = suite_cases(target, problems, dtypes, pipelines)
+    else:
+        gemm = _gemm(args)
+        cases = [(gemm, name, get_pipeline(name).choose(gemm, target)) for name in pipelines]
+    plan = build_plan(target, cases, args.output)
+    if args.compile_only:
+        print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
+              f"  python -m pipelines.runner {plan} --device cuda")
+        return 0
+    _run_and_report(plan, devices, args.repetitions, f"GEMM benchmark ({args.suite or 'one problem'})")
+    return 0
+
+
+def cmd_report(args) -> int:
+    results = args.folder / "results.jsonl"
+    if not results.is_file():
+        raise UsageError(f"{args.folder} has no results.jsonl.")
+    for path in write_reports(results, args.output or args.folder, args.title):
+        print(f"wrote {path}")
+    return 0
+
+
+def cmd_tune(args) -> int:
+    target = get_target(args.target)
+    gemm = _gemm(args)
+    hit = None if args.force else cached(gemm, target, args.cache)
+    if hit is not None:
+        print(json.dumps(hit, indent=1))
+        return 0
+    devices = _devices(args)
+    folder = args.output
+    if not (folder / "results.jsonl").exists() or args.device:
+        plan_search(gemm, target, folder, args.limit)
+        if args.compile_only or not devices:
+            print(f"wrote {folder}/plan.json; run it where the device is with\n"
+                  f"  python -m pipelines.runner {folder} --device cuda\nthen `pipelines tune` again with the "
+                  "same arguments to pick the best.")
+            return 0
+        run_plan(folder, devices, args.repetitions)
+    summary = finalize(gemm, target, folder, args.cache)
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
@@ -237,6 +320,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", type=Path)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_inspect)
+    p = sub.add_parser("bench", help="compile and benchmark a problem or a suite against IREE's default and the "
+                       "vendor library, with correctness")
+    _problem_args(p)
+    p.set_defaults(shape=None)
+    p.add_argument("--target", help=", ".join(TARGETS))
+    p.add_argument("--suite", help="suite name (pipelines/suites/*.json) or a .json file")
+    p.add_argument("--pipelines", default="default,tuned", help="comma-separated pipelines (default: default,tuned)")
+    p.add_argument("--device", action="append", help="cuda, cuda://1, hip, local-task; repeat for several GPUs")
+    p.add_argument("--repetitions", type=int, default=5)
+    p.add_argument("--compile-only", action="store_true", help="write the plan, run nothing")
+    p.add_argument("--plan", type=Path, help="run a plan written by --compile-only")
+    p.add_argument("-o", "--output", type=Path, help="plan and results folder")
+    p.set_defaults(run=cmd_bench)
+    p = sub.add_parser("report", help="render results.jsonl as CSV, Markdown and PNG")
+    p.add_argument("folder", type=Path)
+    p.add_argument("-o", "--output", type=Path)
+    p.add_argument("--title", default="GEMM benchmark")
+    p.set_defaults(run=cmd_report)
+    p = sub.add_parser("tune", help="search schedules for one problem and keep the fastest correct one")
+    _problem_args(p)
+    p.add_argument("--target", required=True)
+    p.add_argument("--device", action="append")
+    p.add_argument("--repetitions", type=int, default=3)
+    p.add_argument("--limit", type=int, help="benchmark at most this many candidates")
+    p.add_argument("--compile-only", action="store_true")
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    p.add_argument("--force", action="store_true", help="ignore the cache")
+    p.add_argument("-o", "--output", type=Path, required=True)
+    p.set_defaults(run=cmd_tune)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_list)

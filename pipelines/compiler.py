@@ -70,9 +70,9 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
 
 
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,
-                     print_pass_ir: bool = False) -> Compiled:
+                     print_pass_ir: bool = False, extra_flags: tuple[str, ...] = ()) -> Compiled:
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
-    command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir),
+    command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir), *extra_flags,
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)

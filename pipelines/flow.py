@@ -72,7 +72,7 @@ def prepare(job: Job) -> Prepared:
         return Prepared(job, str(module), spec, tuple(str(i) if i is not None else None for i in infos))
 
 
-def compile_job(prepared: Prepared, out: Path) -> dict:
+def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()) -> dict:
     job = prepared.job
     with staged_folder(out) as folder:
         source = folder / SOURCE_FILE
@@ -82,7 +82,8 @@ def compile_job(prepared: Prepared, out: Path) -> dict:
             (folder / SPEC_FILE).write_text(prepared.spec)
             spec_path = folder / SPEC_FILE if job.target.backend == "rocm" else None
         evidence = job.target.backend == "rocm" and prepared.spec is not None
-        compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence)
+        compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
+                                    extra_flags=extra_flags)
         stats = inspect_dump(compiled.dump, job.target)
         if job.target.backend != "cpu":
             _verify(prepared, compiled.dump, stats)

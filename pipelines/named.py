@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, accumulator_vgprs, \
-    aligned, check, k_contiguous, mma_shape
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, \
+    accumulator_fits_half, aligned, check, k_contiguous, mma_shape
 
 from .targets import Target, TargetError
 
@@ -107,7 +109,7 @@ def _auto(gemm: Gemm, target: Target) -> Schedule:
             check(schedule, gemm, target)
         except ScheduleError:
             continue
-        if accumulator_vgprs(schedule, target.wave_size) * 2 > target.vgprs_per_lane:
+        if not accumulator_fits_half(schedule, target):
             continue
         valid.append(schedule)
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)
@@ -123,10 +125,25 @@ def _with_mma(schedule: Schedule, mma: str) -> Schedule:
     return Schedule(Tile(t.workgroup, t.k, t.warps, mma), schedule.staging, schedule.swizzle, schedule.warp_groups)
 
 
+def tune_cache() -> Path:
+    return Path(os.environ.get("PIPELINES_TUNE_CACHE", Path.home() / ".cache" / "amd-gemm-pipelines" / "tune.json"))
+
+
+def _searched(gemm: Gemm, target: Target) -> Schedule:
+    from .tune import cached  # tune builds plans from this module's pipelines
+
+    hit = cached(gemm, target, tune_cache())
+    if hit is None:
+        raise TargetError(f"pipeline 'searched' has no result for {gemm.shape_name} {gemm.layout} {gemm.dtype} on "
+                          f"{target.name}; run `pipelines tune` for it first (cache {tune_cache()}).")
+    return schedule_from_dict(hit["schedule"])
+
+
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("default", "IREE 3.13's own heuristic (no tuning spec)", lambda gemm, target: None),
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit", _auto),
+    Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
 )}
 
 

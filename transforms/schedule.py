@@ -89,6 +89,13 @@ class Schedule:
         return ", ".join(parts)
 
 
+def schedule_from_dict(fields: dict) -> Schedule:
+    """Inverse of dataclasses.asdict(schedule), for schedules stored as JSON (tuning results, plans)."""
+    tile = dict(fields["tile"], workgroup=tuple(fields["tile"]["workgroup"]), warps=tuple(fields["tile"]["warps"]))
+    return Schedule(Tile(**tile), Staging(**fields["staging"]), Swizzle(**fields["swizzle"]),
+                    WarpGroups(**fields["warp_groups"]))
+
+
 def mma_shape(mma: str) -> tuple[int, int, int]:
     """(M, N, K) of one intrinsic, read from IREE's name for it (e.g. MFMA_F32_32x32x8_BF16 -> 32, 32, 8)."""
     found = re.search(r"_(\d+)x(\d+)x(\d+)_", mma + "_")
@@ -166,6 +173,12 @@ def accumulator_vgprs(schedule: Schedule, wave_size: int) -> int:
     """32-bit registers per lane that hold the f32 accumulator tile of one wave."""
     wm, wn = schedule.tile.workgroup
     return wm * wn // schedule.waves // wave_size
+
+
+def accumulator_fits_half(schedule: Schedule, target) -> bool:
+    """Heuristic room for operands and addresses: the accumulator takes at most half the registers (rounded up).
+    Used by the searches, not by `check`, which only rejects what cannot fit at all."""
+    return accumulator_vgprs(schedule, target.wave_size) <= (target.vgprs_per_lane + 1) // 2
 
 
 def operand_vgprs(schedule: Schedule, gemm: Gemm, wave_size: int) -> int:

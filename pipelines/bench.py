@@ -1,0 +1,131 @@
+"""Benchmark plans: suites × input types × pipelines compiled into a folder the runner executes anywhere.
+
+`load_suite` reads a suite file (`pipelines/suites/<name>.json` or a path). `build_plan` compiles every case
+(through `flow`, so every schedule is verified) with each dispatch repeated enough times that launch overhead
+does not distort small shapes, and writes `plan.json`. Cases that fail to compile are recorded as such, not
+dropped. The plan is self-contained: copy it to a GPU machine and run `python -m pipelines.runner PLAN`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from iree.compiler import version as iree_version
+
+from transforms.problem import Epilogue, Gemm, input_shapes
+from transforms.schedule import Schedule
+
+from . import flow
+from .compiler import CompileError
+from .named import get_pipeline
+from .targets import Target, TargetError, check_dtype
+from .verify import FallbackError
+
+SUITES = Path(__file__).parent / "suites"
+# Each dispatch is repeated so one invocation does about this much work (capped), see runner's docstring.
+REPEAT_FLOPS = 2e12
+MAX_REPEAT = 200
+
+
+class PlanError(ValueError):
+    """A suite or plan that cannot be read; the message is one sentence."""
+
+
+def load_suite(name: str) -> list[dict]:
+    path = Path(name) if name.endswith(".json") else SUITES / f"{name}.json"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SUITES.glob("*.json")))
+        raise PlanError(f"unknown suite '{name}'; use one of {known} or a .json file.")
+    try:
+        return json.loads(path.read_text())["problems"]
+    except (json.JSONDecodeError, KeyError) as err:
+        raise PlanError(f"suite {path} is not a JSON object with a 'problems' list ({err}).") from None
+
+
+def repeat_count(gemm: Gemm, target: Target) -> int:
+    if target.backend == "cpu":
+        return 1
+    return max(1, min(MAX_REPEAT, math.ceil(REPEAT_FLOPS / gemm.flops)))
+
+
+def git_commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=10)
+        return done.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None, repeat: int) -> str:
+    key = json.dumps([target.name, asdict(gemm), pipeline, asdict(schedule) if schedule else None, repeat,
+                      iree_version.VERSION], sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], plan: Path) -> Path:
+    """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused."""
+    plan.mkdir(parents=True, exist_ok=True)
+    entries, seen_problems = [], set()
+    for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
+        repeat = repeat_count(gemm, target)
+        ident = case_id(target, gemm, pipeline, schedule, repeat)
+        label = f"{gemm.dtype} {gemm.shape_name} {gemm.layout} {pipeline}"
+        sys.stderr.write(f"\rcompiling {index}/{len(cases)} {label[:70]:70s}")
+        folder = plan / "cases" / ident
+        entry = {"id": ident, "label": label, "problem": asdict(gemm), "pipeline": pipeline,
+                 "schedule": schedule.describe() if schedule else "IREE default heuristic",
+                 "schedule_fields": asdict(schedule) if schedule else None, "target": target.name,
+                 "flops": gemm.flops, "repeat": repeat, "function": "gemm",
+                 "input_shapes": [list(s) for s in input_shapes(gemm)],
+                 "input_dtypes": [gemm.dtype, gemm.dtype] + ["f32"] * (len(input_shapes(gemm)) - 2),
+                 "vmfb": str(folder.relative_to(plan) / "gemm.vmfb"), "status": "ok",
+                 # one vendor-library timing per problem, attached to its first case
+                 "vendor": gemm not in seen_problems}
+        seen_problems.add(gemm)
+        if not (folder / "gemm.vmfb").exists():
+            try:
+                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,)))
+                flow.compile_job(prepared, folder,
+                                 extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
+                shutil.rmtree(folder / flow.DUMP_DIR)  # verified; the plan travels without ISA and LLVM IR
+            except (CompileError, FallbackError, TargetError, ValueError) as err:
+                entry.update(status="compile-failed", error=str(err)[:300], vmfb=None)
+        entries.append(entry)
+    sys.stderr.write("\n")
+    meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
+            "cases": entries}
+    _write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
+    return plan
+
+
+def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: list[str],
+                ) -> list[tuple[Gemm, str, Schedule | None]]:
+    cases = []
+    for spec in problems:
+        dims = [int(v) for v in spec["shape"].split("x")]
+        batch, (m, n, k) = (dims[0], dims[1:]) if len(dims) == 4 else (None, dims)
+        for dtype in dtypes:
+            check_dtype(target, dtype)
+            gemm = Gemm(m, n, k, dtype, spec.get("layout", "nn"), batch, Epilogue(spec.get("epilogue", "none")))
+            for name in pipelines:
+                try:
+                    cases.append((gemm, name, get_pipeline(name).choose(gemm, target)))
+                except TargetError as err:
+                    if name != "searched":
+                        raise
+                    sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned
+    return cases
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    scratch = path.with_name(f".{path.name}.tmp")
+    scratch.write_text(text)
+    scratch.replace(path)

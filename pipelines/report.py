@@ -1,0 +1,125 @@
+"""Rendering benchmark results: `results.jsonl` -> CSV, a Markdown table and a PNG plot.
+
+Rows of one problem are grouped; each pipeline's TFLOP/s is shown with its ratio to IREE's default of the same
+run and to the vendor library of the same run, and a row that failed (compile, run or correctness) says so
+instead of showing a number. Every output names the device, driver, IREE version and git commit it came from.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+
+def load_rows(results: Path) -> list[dict]:
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    latest = {}
+    for row in rows:  # a re-run of a case replaces the older row
+        latest[row["id"]] = row
+    return list(latest.values())
+
+
+def problem_key(row: dict) -> tuple:
+    p = row["problem"]
+    return (p["dtype"], p["batch"] or 0, p["m"], p["n"], p["k"], p["layout"])
+
+
+def problem_name(row: dict) -> str:
+    p = row["problem"]
+    shape = "x".join(str(v) for v in (p["batch"], p["m"], p["n"], p["k"]) if v)
+    return f"{p['dtype']} {shape} {p['layout'].upper()}"
+
+
+def provenance(rows: list[dict]) -> str:
+    first = next((r for r in rows if r.get("device_name")), rows[0] if rows else {})
+    return (f"device {first.get('device_name')}, driver {first.get('driver')}, IREE compiler "
+            f"{first.get('iree_compiler')}, runtime {first.get('iree_runtime')}, commit {first.get('git_commit')}")
+
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "–"
+    if row["status"] != "ok":
+        return f"{row['status']}"
+    return f"{row['tflops']:.3g}"
+
+
+def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    pipelines = sorted({r["pipeline"] for r in rows}, key=lambda n: (n != "default", n))
+    header = ["problem"] + [f"{p} TFLOP/s" for p in pipelines]
+    header += [f"{p} / default" for p in pipelines if p != "default"]
+    header += ["vendor TFLOP/s"] + [f"{p} / vendor" for p in pipelines] + ["all correct", "max rel. error"]
+    body = []
+    for key in sorted({problem_key(r) for r in rows}):
+        group = {r["pipeline"]: r for r in rows if problem_key(r) == key}
+        default = group.get("default")
+        vendor = next((r["vendor"] for r in group.values() if r.get("vendor")), None)
+        line = [problem_name(next(iter(group.values())))]
+        line += [_cell(group.get(p)) for p in pipelines]
+        for p in pipelines:
+            if p == "default":
+                continue
+            ok = default and group.get(p) and default["status"] == "ok" and group[p]["status"] == "ok"
+            line.append(f"{group[p]['tflops'] / default['tflops']:.2f}×" if ok else "–")
+        line.append(f"{vendor['tflops']:.3g}" if vendor else "–")
+        for p in pipelines:
+            ok = vendor and group.get(p) and group[p]["status"] == "ok"
+            line.append(f"{group[p]['tflops'] / vendor['tflops']:.2f}×" if ok else "–")
+        line.append("yes" if all(r.get("correct") for r in group.values()) else "NO")
+        errors = [r["max_rel_error"] for r in group.values() if r.get("max_rel_error") is not None]
+        line.append(f"{max(errors):.1e}" if errors else "–")
+        body.append(line)
+    return header, body
+
+
+def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> list[Path]:
+    rows = load_rows(results)
+    out.mkdir(parents=True, exist_ok=True)
+    header, body = tables(rows)
+    csv_path, md_path, png_path = out / "results.csv", out / "results.md", out / "results.png"
+    with csv_path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([f"# {provenance(rows)}"])
+        writer.writerow(header)
+        writer.writerows(body)
+    lines = [f"# {title}", "", provenance(rows), "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(line) + " |" for line in body]
+    md_path.write_text("\n".join(lines) + "\n")
+    _plot(rows, png_path, f"{title}\n{provenance(rows)}")
+    return [csv_path, md_path, png_path]
+
+
+def _plot(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = sorted({problem_key(r) for r in rows})
+    pipelines = sorted({r["pipeline"] for r in rows}, key=lambda n: (n != "default", n))
+    series = {p: [] for p in pipelines}
+    series["vendor"] = []
+    for key in keys:
+        group = {r["pipeline"]: r for r in rows if problem_key(r) == key}
+        for p in pipelines:
+            r = group.get(p)
+            series[p].append(r["tflops"] if r and r["status"] == "ok" else 0.0)
+        vendor = next((r["vendor"] for r in group.values() if r.get("vendor")), None)
+        series["vendor"].append(vendor["tflops"] if vendor else 0.0)
+    if not any(series["vendor"]):
+        del series["vendor"]
+    names = [problem_name(next(r for r in rows if problem_key(r) == k)) for k in keys]
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(keys) * len(series)), 5))
+    for i, (name, values) in enumerate(series.items()):
+        ax.bar([x + i * width for x in range(len(keys))], values, width, label=name)
+    ax.set_xticks([x + width * (len(series) - 1) / 2 for x in range(len(keys))])
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("TFLOP/s (failed or absent = 0)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,345 @@
+"""Running compiled GEMMs with the IREE runtime: correctness against float64, timing, and the vendor baseline.
+
+This module imports only the IREE *runtime*, numpy and ml_dtypes (and torch when present), never the compiler,
+so a plan compiled on a CPU machine runs on a GPU machine that has only the runtime wheel. A plan is a folder
+with `plan.json` (one entry per case: problem, pipeline, function, repeat count, vmfb path) written by
+`pipelines bench --compile-only` or `pipelines tune`. `run_plan` appends one JSON line per case to
+`results.jsonl`; a case already there is skipped, so an interrupted run resumes.
+
+Timing: `iree-benchmark-module` (Google Benchmark) runs the function with the same seeded random inputs (never
+splats), after a warm-up, for `repetitions` repetitions; each dispatch was compiled to repeat `repeat` times
+(`--iree-hal-benchmark-dispatch-repeat-count`) so launch overhead does not dominate small shapes. The vendor
+baseline is torch.matmul (cuBLAS / hipBLASLt) timed with device events, skipped when torch or a GPU is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+NUMPY_TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+               "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+               "f8E5M2": ml_dtypes.float8_e5m2, "f32": np.float32}
+# Dense peak TFLOP/s of the devices we run on, by input family (NVIDIA H100/H200 SXM data sheets: 989.4 bf16/f16
+# and 1978.9 fp8; H200 is the same GH100 chip with more memory).
+DEVICE_PEAKS = {"H100": {"16bit": 989.4, "fp8": 1978.9}, "H200": {"16bit": 989.4, "fp8": 1978.9}}
+SEED = 20261122
+
+
+class RunError(RuntimeError):
+    """The runtime or device cannot do what was asked; the message is one sentence."""
+
+
+def relative_tolerance(k: int) -> float:
+    """Allowed max |C - C64| / max |C64|. Inputs are exact in the element type and products are exact in f32,
+    so the error is f32 accumulation over K terms: about sqrt(K)·2^-24 on random data; this leaves a margin of
+    ~50× while a dropped K tile or a misread layout is off by 1e-2 or more."""
+    return 1e-4 * math.sqrt(max(k, 1024) / 1024)
+
+
+def device_or_error(device: str):
+    import iree.runtime as rt
+
+    driver = device.split("://")[0]
+    try:
+        return rt.get_device(device)
+    except (RuntimeError, ValueError) as err:
+        gpu = {"hip": "an AMD GPU with the HIP runtime", "cuda": "an NVIDIA GPU with its driver"}.get(driver)
+        reason = str(err).split(";")[0].split(":")[-1].strip()
+        needs = f"it needs {gpu}" if gpu else "check the device name"
+        raise RunError(f"the IREE runtime cannot open device '{device}' ({reason}); {needs}.") from None
+
+
+@dataclass
+class Inputs:
+    arrays: list[np.ndarray]
+    files: list[str]  # iree-benchmark-module --input= values
+
+
+def make_inputs(case: dict, folder: Path) -> Inputs:
+    rng = np.random.default_rng(SEED)
+    arrays, files = [], []
+    for i, (shape, dtype) in enumerate(zip(case["input_shapes"], case["input_dtypes"])):
+        array = rng.standard_normal(shape, dtype=np.float32).astype(NUMPY_TYPES[dtype])
+        path = folder / f"input{i}.bin"
+        array.tofile(path)
+        arrays.append(array)
+        files.append(f"{'x'.join(map(str, shape))}x{dtype}=@{path}")
+    return Inputs(arrays, files)
+
+
+def reference(case: dict, arrays: list[np.ndarray]) -> np.ndarray:
+    """float64 result of the case's problem, on the GPU through torch when it can, else with numpy."""
+    problem = case["problem"]
+    try:
+        import torch
+
+        use_torch = torch.cuda.is_available()
+    except ImportError:
+        use_torch = False
+    if use_torch:
+        tensors = [torch.from_numpy(a.astype(np.float64)).cuda() for a in arrays]
+        swap = lambda t: t.transpose(-1, -2)  # noqa: E731
+        result = _reference(problem, tensors, swap, torch.maximum, torch.erf, torch.tensor(0.0, dtype=torch.float64,
+                                                                                           device="cuda"))
+        return result.cpu().numpy()
+    arrays64 = [a.astype(np.float64) for a in arrays]
+    erf = np.vectorize(math.erf)
+    return _reference(problem, arrays64, lambda a: np.swapaxes(a, -1, -2), np.maximum, erf, 0.0)
+
+
+def _reference(problem, operands, swap, maximum, erf, zero):
+    a, b = operands[0], operands[1]
+    a = swap(a) if problem["layout"] == "tn" else a
+    b = swap(b) if problem["layout"] == "nt" else b
+    acc = a @ b
+    epilogue = problem["epilogue"]
+    if epilogue["kind"] == "alpha-beta":
+        return epilogue["alpha"] * acc + epilogue["beta"] * operands[2]
+    if epilogue["kind"] == "bias-relu":
+        return maximum(acc + operands[2], zero)
+    if epilogue["kind"] == "bias-gelu":
+        x = acc + operands[2]
+        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    return acc
+
+
+def run_once(case: dict, vmfb: Path, device: str, arrays: list[np.ndarray]) -> np.ndarray:
+    import iree.runtime as rt
+
+    config = rt.Config(device=device_or_error(device))
+    context = rt.SystemContext(config=config)
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb.read_bytes()))
+    return np.asarray(context.modules.module[case["function"]](*arrays).to_host())
+
+
+def benchmark_tool() -> str:
+    import iree.runtime as rt
+
+    return str(Path(rt.__file__).resolve().parent.parent / "_runtime_libs" / "iree-benchmark-module")
+
+
+def time_iree(case: dict, vmfb: Path, device: str, inputs: Inputs, repetitions: int) -> list[float]:
+    """Milliseconds per GEMM for each repetition."""
+    command = [benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={case['function']}",
+               *[f"--input={f}" for f in inputs.files], f"--benchmark_repetitions={repetitions}",
+               "--benchmark_min_warmup_time=0.2", "--benchmark_min_time=0.3s", "--benchmark_format=json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RunError(f"iree-benchmark-module failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    report = json.loads(done.stdout)
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    return [run["real_time"] * scale[run["time_unit"]] / case["repeat"] for run in report["benchmarks"]
+            if run.get("run_type") == "iteration"]
+
+
+def time_vendor(case: dict, arrays: list[np.ndarray], repetitions: int) -> list[float] | None:
+    """torch.matmul (cuBLAS/hipBLASLt) on the same inputs, output in the input type as cuBLAS defaults to;
+    None when torch or a GPU is not there."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available() or case["problem"]["epilogue"]["kind"] != "none":
+        return None
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(case["problem"]["dtype"])
+    if dtype is None:
+        return None
+    a, b = (torch.from_numpy(x.astype(np.float32)).to("cuda", dtype) for x in arrays[:2])
+    layout = case["problem"]["layout"]
+    a = a.transpose(-1, -2) if layout == "tn" else a
+    b = b.transpose(-1, -2) if layout == "nt" else b
+    calls = 20
+    for _ in range(3):
+        torch.matmul(a, b)
+    times = []
+    for _ in range(repetitions):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            torch.matmul(a, b)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return times
+
+
+def environment(device: str) -> dict:
+    info = {"host": platform.node(), "device": device, "device_name": device, "driver": None}
+    try:
+        from iree._runtime_libs import version as runtime_version
+
+        info["iree_runtime"] = getattr(runtime_version, "VERSION", None)
+    except ImportError:
+        info["iree_runtime"] = None
+    if device.startswith("cuda"):
+        try:
+            smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
+            index = int(device.split("://")[1]) if "://" in device else 0
+            name, driver = (x.strip() for x in smi[index].split(","))
+            info.update(device_name=name, driver=driver)
+        except (OSError, IndexError, ValueError, subprocess.SubprocessError):
+            pass
+    elif device.startswith("local"):
+        info["device_name"] = f"{platform.processor() or platform.machine()} CPU ({os.cpu_count()} threads)"
+    return info
+
+
+def peak_tflops(device_name: str, dtype: str) -> float | None:
+    family = "fp8" if dtype.startswith("f8") else "16bit"
+    for key, peaks in DEVICE_PEAKS.items():
+        if key in device_name:
+            return peaks.get(family)
+    return None
+
+
+class ProblemData:
+    """Inputs and float64 reference of the problem being run, reused by all its consecutive cases."""
+
+    def __init__(self, scratch: Path):
+        self.scratch, self.key, self.inputs, self.want = scratch, None, None, None
+
+    def get(self, case: dict) -> tuple[Inputs, np.ndarray]:
+        key = json.dumps(case["problem"], sort_keys=True)
+        if key != self.key:
+            self.key, self.want = key, None
+            self.inputs = make_inputs(case, self.scratch)
+            self.want = reference(case, self.inputs.arrays)
+        return self.inputs, self.want
+
+
+def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, data: ProblemData) -> dict:
+    row = {k: case[k] for k in ("id", "label", "problem", "pipeline", "schedule", "target", "flops", "repeat")}
+    row.update(env, status="ok", error=None)
+    if case.get("status", "ok") != "ok":  # compile failures recorded by the planner
+        row.update(status=case["status"], error=case.get("error"))
+        return row
+    vmfb = plan / case["vmfb"]
+    try:
+        inputs, want = data.get(case)
+        got = run_once(case, vmfb, device, inputs.arrays)
+        error = float(np.abs(got.astype(np.float64) - want).max() / max(1.0, float(np.abs(want).max())))
+        row.update(max_rel_error=error, tolerance=relative_tolerance(case["problem"]["k"]))
+        row["correct"] = error <= row["tolerance"]
+        times = time_iree(case, vmfb, device, inputs, repetitions)
+        vendor = time_vendor(case, inputs.arrays, repetitions) if case.get("vendor") else None
+    except (RunError, RuntimeError, ValueError, subprocess.SubprocessError) as err:
+        row.update(status="run-failed", error=str(err).splitlines()[0][:300], correct=False)
+        return row
+    if not row["correct"]:
+        row["status"] = "wrong-result"
+    row.update(_summary(times, case["flops"], env["device_name"], case["problem"]["dtype"]))
+    if vendor:
+        row["vendor"] = _summary(vendor, case["flops"], env["device_name"], case["problem"]["dtype"])
+    return row
+
+
+def _summary(times_ms: list[float], flops: int, device_name: str, dtype: str) -> dict:
+    median = statistics.median(times_ms)
+    tflops = flops / (median * 1e-3) / 1e12
+    peak = peak_tflops(device_name, dtype)
+    return {"median_ms": median, "min_ms": min(times_ms), "max_ms": max(times_ms), "samples": len(times_ms),
+            "tflops": tflops, "pct_peak": 100 * tflops / peak if peak else None}
+
+
+def append_line(path: Path, row: dict) -> None:
+    """One whole line per write with O_APPEND, so parallel workers never interleave rows."""
+    data = (json.dumps(row) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def done_ids(results: Path, device_name: str | None = None) -> set[str]:
+    if not results.exists():
+        return set()
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    return {r["id"] for r in rows}
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:60]:60s}")
+    sys.stderr.flush()
+
+
+def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitions: int, total: int,
+            offset: int) -> None:
+    meta = json.loads((plan / "plan.json").read_text())
+    env = dict(environment(device), iree_compiler=meta.get("iree_compiler"), git_commit=meta.get("git_commit"))
+    with tempfile.TemporaryDirectory() as scratch:
+        data = ProblemData(Path(scratch))
+        for i, case in enumerate(cases):
+            _progress(offset + i, total, f"{device} {case['label']}")
+            append_line(results, run_case(case, plan, device, repetitions, env, data))
+    _progress(offset + len(cases), total, f"{device} done")
+
+
+def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None) -> Path:
+    """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each)."""
+    for device in devices:
+        device_or_error(device)
+    cases = json.loads((plan / "plan.json").read_text())["cases"]
+    results = results or plan / "results.jsonl"
+    todo = [c for c in cases if c["id"] not in done_ids(results)]
+    started = time.time()
+    if len(devices) == 1:
+        _worker(plan, devices[0], todo, results, repetitions, len(todo), 0)
+    else:
+        import multiprocessing
+
+        # All cases of one problem go to one device, so their ratios are taken on the same GPU.
+        problems = sorted({json.dumps(c["problem"], sort_keys=True) for c in todo})
+        owner = {p: i % len(devices) for i, p in enumerate(problems)}
+        shares = [[c for c in todo if owner[json.dumps(c["problem"], sort_keys=True)] == i]
+                  for i in range(len(devices))]
+        context = multiprocessing.get_context("spawn")
+        workers = [context.Process(target=_worker, args=(plan, d, share, results, repetitions, len(todo), 0))
+                   for d, share in zip(devices, shares)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        failed = [d for d, w in zip(devices, workers) if w.exitcode != 0]
+        if failed:
+            raise RunError(f"the benchmark worker for {failed[0]} exited with code "
+                           f"{workers[devices.index(failed[0])].exitcode}.")
+    sys.stderr.write(f"\nran {len(todo)} cases in {time.time() - started:.0f} s -> {results}\n")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m pipelines.runner PLAN --device cuda [--device cuda://1 ...]`: the GPU-side entry point."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="pipelines.runner")
+    parser.add_argument("plan", type=Path)
+    parser.add_argument("--device", action="append", required=True)
+    parser.add_argument("--repetitions", type=int, default=5)
+    args = parser.parse_args(argv)
+    try:
+        run_plan(args.plan, args.device, args.repetitions)
+    except RunError as err:
+        print(f"pipelines: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Schedule search for one problem on one target: enumerate, prune, compile, benchmark, keep the best.
+
+Candidates are the product of tiles, K steps, wave grids, intrinsics, prefetch depths and LDS layouts the target
+supports; `check` prunes what cannot work (and candidates whose accumulator would take more than half of the
+registers). Survivors and IREE's default are compiled into one plan (compile failures are recorded and the
+search goes on) and run by the runner, which skips cases already measured, so an interrupted sweep resumes.
+`finalize` keeps the fastest correct candidate, copies its tuning spec and `compilation_info` source next to
+the plan, and records it in a cache keyed by problem, target and IREE version.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from iree.compiler import version as iree_version
+
+from transforms.problem import Gemm
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, accumulator_fits_half, check
+
+from .bench import build_plan, _write_atomic
+from .report import load_rows
+from .targets import Target
+
+TILES = [(64, 128), (128, 64), (128, 128), (128, 256), (256, 128), (256, 256)]
+WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
+
+
+class TuneError(ValueError):
+    """Nothing to choose from; the message is one sentence."""
+
+
+def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
+    k_steps = [64, 128] if gemm.dtype.startswith("f8") else [32, 64]
+    rocm = target.backend == "rocm"
+    stages = [2, 3] if rocm else [0]
+    layouts = ["pad", "xor"] if rocm else ["pad"]
+    found = []
+    for tile, k, warps, mma, depth, lds in itertools.product(TILES, k_steps, WAVE_GRIDS,
+                                                             target.intrinsics_for(gemm.dtype), stages, layouts):
+        staging = Staging(depth, direct_to_lds=target.dma)
+        schedule = Schedule(Tile(tile, k, warps, mma), staging,
+                            Swizzle("none" if target.dma and lds == "pad" else lds))
+        try:
+            check(schedule, gemm, target)
+        except ScheduleError:
+            continue
+        if not accumulator_fits_half(schedule, target):
+            continue
+        if schedule not in found:
+            found.append(schedule)
+    if not found:
+        raise TuneError(f"no schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")
+    return found
+
+
+def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None) -> Path:
+    options = candidates(gemm, target)[:limit]
+    cases = [(gemm, "default", None)] + [(gemm, "candidate", s) for s in options]
+    return build_plan(target, cases, folder)
+
+
+def cache_key(gemm: Gemm, target: Target) -> str:
+    return json.dumps([target.name, asdict(gemm), iree_version.VERSION], sort_keys=True)
+
+
+def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
+    """Pick the fastest correct candidate of a measured plan, write `best/` and update the cache."""
+    results = folder / "results.jsonl"
+    rows = load_rows(results) if results.exists() else []
+    plan = json.loads((folder / "plan.json").read_text())
+    missing = {c["id"] for c in plan["cases"]} - {r["id"] for r in rows}
+    if missing:
+        raise TuneError(f"{len(missing)} of {len(plan['cases'])} cases in {folder} are not measured yet; run "
+                        f"`python -m pipelines.runner {folder} --device ...` first.")
+    good = [r for r in rows if r["pipeline"] == "candidate" and r["status"] == "ok" and r.get("correct")]
+    if not good:
+        raise TuneError(f"no candidate in {folder} compiled, ran and gave correct results.")
+    best = max(good, key=lambda r: r["tflops"])
+    default = next((r for r in rows if r["pipeline"] == "default" and r["status"] == "ok"), None)
+    case = next(c for c in plan["cases"] if c["id"] == best["id"])
+    source = folder / Path(case["vmfb"]).parent
+    out = folder / "best"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir()
+    for name in ("spec.mlir", "gemm.mlir", "report.json"):
+        if (source / name).exists():
+            shutil.copy(source / name, out / name)
+    summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
+               "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
+               "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
+               "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
+               "device": best.get("device_name"), "measured": sum(1 for r in rows if r["status"] == "ok"),
+               "failed": sum(1 for r in rows if r["status"] != "ok"), "plan": str(folder)}
+    _write_atomic(out / "best.json", json.dumps(summary, indent=1))
+    entries = json.loads(cache.read_text()) if cache.exists() else {}
+    entries[cache_key(gemm, target)] = summary
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(cache, json.dumps(entries, indent=1))
+    return summary
+
+
+def cached(gemm: Gemm, target: Target, cache: Path) -> dict | None:
+    if not cache.exists():
+        return None
+    return json.loads(cache.read_text()).get(cache_key(gemm, target))
