@@ -57,7 +57,7 @@ def repeat_count(gemm: Gemm, target: Target) -> int:
 
 def git_commit() -> str | None:
     try:
-        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        done = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
                               cwd=Path(__file__).parent, timeout=10)
         return done.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):

@@ -79,8 +79,8 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> li
     header, body = tables(rows)
     csv_path, md_path, png_path = out / "results.csv", out / "results.md", out / "results.png"
     with csv_path.open("w", newline="") as handle:
+        handle.write(f"# {provenance(rows).replace(',', ';')}\n")
         writer = csv.writer(handle)
-        writer.writerow([f"# {provenance(rows)}"])
         writer.writerow(header)
         writer.writerows(body)
     lines = [f"# {title}", "", provenance(rows), "",
@@ -112,7 +112,7 @@ def _plot(rows: list[dict], path: Path, title: str) -> None:
         del series["vendor"]
     names = [problem_name(next(r for r in rows if problem_key(r) == k)) for k in keys]
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(keys) * len(series)), 5))
+    fig, ax = plt.subplots(figsize=(min(20, max(8, 0.22 * len(keys) * len(series))), 6))
     for i, (name, values) in enumerate(series.items()):
         ax.bar([x + i * width for x in range(len(keys))], values, width, label=name)
     ax.set_xticks([x + width * (len(series) - 1) / 2 for x in range(len(keys))])

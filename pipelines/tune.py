@@ -97,6 +97,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                "device": best.get("device_name"), "measured": sum(1 for r in rows if r["status"] == "ok"),
                "failed": sum(1 for r in rows if r["status"] != "ok"), "plan": str(folder)}
     _write_atomic(out / "best.json", json.dumps(summary, indent=1))
+    _write_atomic(out / "ranking.md", ranking_markdown(rows, summary))
     entries = json.loads(cache.read_text()) if cache.exists() else {}
     entries[cache_key(gemm, target)] = summary
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -108,3 +109,20 @@ def cached(gemm: Gemm, target: Target, cache: Path) -> dict | None:
     if not cache.exists():
         return None
     return json.loads(cache.read_text()).get(cache_key(gemm, target))
+
+
+def ranking_markdown(rows: list[dict], summary: dict) -> str:
+    """Every measured case of a search, fastest first, failures last with their status."""
+    p = summary["problem"]
+    lines = [f"# Schedule search: {p['dtype']} {p['m']}x{p['n']}x{p['k']} {p['layout'].upper()} on "
+             f"{summary['target']}", "", f"device {summary['device']}, IREE {summary['iree_compiler']}", "",
+             "| rank | pipeline | schedule | TFLOP/s | / default | correct | max rel. error |", "|---|---|---|---|---|---|---|"]
+    default = summary["default_tflops"]
+    ranked = sorted(rows, key=lambda r: -(r.get("tflops") or 0) if r["status"] == "ok" else float("inf"))
+    for rank, r in enumerate(ranked, 1):
+        ok = r["status"] == "ok"
+        lines.append(f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['tflops']:.1f} | "
+                     f"{r['tflops'] / default:.2f}× | {'yes' if r.get('correct') else 'no'} | "
+                     f"{r.get('max_rel_error', float('nan')):.1e} |" if ok else
+                     f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['status']} | – | no | – |")
+    return "\n".join(lines) + "\n"
