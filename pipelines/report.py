@@ -73,6 +73,25 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+CSV_COLUMNS = ["problem", "pipeline", "schedule", "status", "correct", "max_rel_error", "median_ms", "min_ms",
+               "max_ms", "samples", "tflops", "pct_peak", "device", "repeat"]
+
+
+def _csv_rows(rows: list[dict]) -> list[list]:
+    """One line per measured case (the vendor library as its own pipeline), in problem order."""
+    out = []
+    for row in sorted(rows, key=lambda r: (problem_key(r), r["pipeline"])):
+        measured = [(row["pipeline"], row.get("schedule"), row)]
+        if row.get("vendor"):
+            measured.append(("vendor", "torch.matmul", dict(row["vendor"], status="ok", correct=None)))
+        for pipeline, schedule, data in measured:
+            out.append([problem_name(row), pipeline, schedule, data.get("status", row["status"]), data.get("correct"),
+                        data.get("max_rel_error")] + [data.get(k) for k in ("median_ms", "min_ms", "max_ms",
+                                                                            "samples", "tflops", "pct_peak")]
+                       + [row.get("device"), row.get("repeat")])
+    return out
+
+
 def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> list[Path]:
     rows = load_rows(results)
     out.mkdir(parents=True, exist_ok=True)
@@ -81,8 +100,8 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> li
     with csv_path.open("w", newline="") as handle:
         handle.write(f"# {provenance(rows).replace(',', ';')}\n")
         writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(body)
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(_csv_rows(rows))
     lines = [f"# {title}", "", provenance(rows), "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(line) + " |" for line in body]
