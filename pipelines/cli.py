@@ -281,6 +281,29 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_explain(args) -> int:
+    from transforms.hazards import Hazard, check
+    from transforms.warpgroups import SCHEDULES
+
+    from .explain import text_table, timeline_png
+
+    if args.schedule not in SCHEDULES:
+        raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(SCHEDULES)}.")
+    kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
+    program = SCHEDULES[args.schedule](**kwargs).program(args.k_steps)
+    print(text_table(program))
+    try:
+        accesses = check(program)
+    except Hazard as err:
+        raise FallbackError(f"hazard check failed: {err}") from None
+    print(f"hazard check: no LDS race, every MFMA after its lgkmcnt wait, barriers balanced "
+          f"({len(accesses)} LDS accesses)")
+    if args.output:
+        timeline_png(program, args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
@@ -349,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="ignore the cache")
     p.add_argument("-o", "--output", type=Path, required=True)
     p.set_defaults(run=cmd_tune)
+    p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
+    p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered")
+    p.add_argument("--tile", help="block tile MxNxK")
+    p.add_argument("--k-steps", type=int, default=4, help="K steps to unroll (default 4)")
+    p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
+    p.set_defaults(run=cmd_explain)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_list)

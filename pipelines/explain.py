@@ -1,0 +1,77 @@
+"""Rendering a warp-group schedule: a text table (barrier phases × wave groups) and a timeline picture.
+
+Each column of the picture is one barrier phase (epoch); each row is a wave group; a cell is coloured by what
+the group does there (global loads, LDS reads, MFMA, or waiting at the stagger barrier) and lists its
+operations, so the ping-pong (one group's MFMA cluster beside the other's loads) is visible at a glance.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from transforms.hazards import Op, Program
+
+COLOURS = {"mma": "#f28e2b", "load": "#4e79a7", "read": "#59a14f", "idle": "#d3d3d3"}
+
+
+def phases(program: Program) -> list[list[list[Op]]]:
+    """[epoch][group] -> the group's operations in that epoch (barriers excluded)."""
+    per_group = []
+    for ops in program.groups:
+        epochs = [[]]
+        for op in ops:
+            if op.kind == "barrier":
+                epochs.append([])
+            else:
+                epochs[-1].append(op)
+        per_group.append(epochs)
+    count = max(len(e) for e in per_group)
+    return [[g[i] if i < len(g) else [] for g in per_group] for i in range(count)]
+
+
+def _kind(ops: list[Op]) -> str:
+    kinds = {op.kind for op in ops}
+    for kind in ("mma", "load", "read"):
+        if kind in kinds:
+            return kind
+    return "idle"
+
+
+def text_table(program: Program) -> str:
+    rows = phases(program)
+    width = 46
+    lines = [f"{program.name}: {len(rows)} barrier phases, {len(program.groups)} wave group(s) of "
+             f"{program.waves_per_group} waves", "phase | " + " | ".join(f"{n:{width}s}" for n in program.group_names)]
+    for i, cells in enumerate(rows):
+        texts = ["; ".join(op.describe() for op in ops) or "(waits at barrier)" for ops in cells]
+        lines.append(f"{i:5d} | " + " | ".join(f"{t[:width]:{width}s}" for t in texts))
+    return "\n".join(lines)
+
+
+def timeline_png(program: Program, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    rows = phases(program)
+    fig, ax = plt.subplots(figsize=(min(24, 1.1 * len(rows) + 2), 1.2 * len(program.groups) + 1.5))
+    for epoch, cells in enumerate(rows):
+        for group, ops in enumerate(cells):
+            kind = _kind(ops)
+            y = len(program.groups) - 1 - group
+            ax.broken_barh([(epoch, 0.95)], (y + 0.05, 0.9), color=COLOURS[kind])
+            label = "\n".join(op.describe() for op in ops if op.kind in ("load", "read", "mma"))
+            ax.text(epoch + 0.47, y + 0.5, label, ha="center", va="center", fontsize=5)
+        ax.axvline(epoch, color="black", linewidth=0.5)
+    ax.set_yticks([len(program.groups) - 1 - g + 0.5 for g in range(len(program.groups))])
+    ax.set_yticklabels(program.group_names)
+    ax.set_xlabel("barrier phase (each vertical line is one s_barrier every wave meets)")
+    ax.set_xlim(0, len(rows))
+    ax.set_title(f"{program.name}: what each wave group does between barriers", fontsize=9)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items()], fontsize=7, loc="upper right",
+              ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)

@@ -1,0 +1,88 @@
+"""The schedule hazard checker: every shipped warp-group schedule passes; planted faults are rejected with the
+epoch, buffer and groups named; wait counts come from the model."""
+
+from dataclasses import replace
+
+import pytest
+
+from transforms.hazards import Hazard, Program, check
+from transforms.warpgroups import SCHEDULES, PingPong8
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+@pytest.mark.parametrize("k_steps", [1, 2, 3, 8])
+def test_shipped_schedules_are_race_free(name, k_steps):
+    assert check(SCHEDULES[name]().program(k_steps))
+
+
+def drop_barrier_everywhere(program: Program, phase: str) -> Program:
+    groups = []
+    for ops in program.groups:
+        index = next(i for i, op in enumerate(ops) if op.kind == "barrier" and op.phase == phase)
+        groups.append(ops[:index] + ops[index + 1:])
+    return replace(program, groups=tuple(groups))
+
+
+def test_removed_barrier_races_on_shared_b():
+    broken = drop_barrier_everywhere(PingPong8().program(4), "step 1 read")
+    with pytest.raises(Hazard, match=r"LDS race on B0\.1 in epoch 5: group 0 writes B0\.1 \(step 1 load.*group 1 "
+                                     r"reads B0\.1 \(step 1 read"):
+        check(broken)
+
+
+def test_wrong_stagger_races():
+    with pytest.raises(Hazard, match=r"LDS race on B0\.0 in epoch 3: group 0 writes B0\.0 \(step 0 load.*group 1 "
+                                     r"reads B0\.0"):
+        check(PingPong8(stagger=2).program(4))
+
+
+def test_loosened_prologue_wait_races():
+    """HipKittens-style: leave stage 1 in flight past the stagger (vmcnt(8) instead of the derived vmcnt(0))."""
+    program = PingPong8().program(4)
+    for group in (0, 1):
+        ops = list(program.groups[group])
+        index = next(i for i, op in enumerate(ops) if op.kind == "wait_vm" and op.phase == "prologue")
+        assert ops[index].value == 0
+        ops[index] = replace(ops[index], value=8)
+        program = program.with_group(group, tuple(ops))
+    with pytest.raises(Hazard, match=r"LDS race on B1\.1 .*group 1 writes B1\.1 \(prologue"):
+        check(program)
+
+
+def test_missing_lgkm_wait_is_named():
+    program = PingPong8().program(4)
+    ops = list(program.groups[0])
+    index = next(i for i, op in enumerate(ops) if op.kind == "wait_lgkm" and op.phase == "step 1 read")
+    with pytest.raises(Hazard, match="group 0's MFMA cluster in epoch 5 \\(step 1 mfma\\) uses"):
+        check(program.with_group(0, tuple(ops[:index] + ops[index + 1:])))
+
+
+def test_one_sided_stagger_deadlocks():
+    with pytest.raises(Hazard, match="barrier counts differ .* the workgroup deadlocks"):
+        program = PingPong8().program(4)
+        ops = program.groups[0]
+        last = max(i for i, op in enumerate(ops) if op.kind == "barrier")
+        check(program.with_group(0, ops[:last] + ops[last + 1:]))
+
+
+def test_waits_are_derived_from_the_model():
+    """The refill leaves A's loads in flight while shared B must land: vmcnt equals A's load count."""
+    schedule = PingPong8()
+    ops = schedule.program(5).groups[0]
+    waits = [op.value for op in ops if op.kind == "wait_vm" and op.phase.endswith("load")]
+    a_loads = next(op.count for op in ops if op.kind == "load" and op.buffer.startswith("A"))
+    assert waits[:3] == [a_loads] * 3 and a_loads == 4
+    # a smaller tile issues fewer A loads, and the derived wait follows
+    small = PingPong8(tile=(128, 256, 64)).program(5).groups[0]
+    assert [op.value for op in small if op.kind == "wait_vm" and op.phase == "step 0 load"] == [2]
+
+
+def test_explain_prints_table_and_picture(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pipelines", "explain", "--schedule", "pingpong8", "-o",
+                           str(tmp_path / "pp.png")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "hazard check: no LDS race" in done.stdout and "mfma×128" in done.stdout
+    assert (tmp_path / "pp.png").stat().st_size > 10000

@@ -1,0 +1,210 @@
+"""Warp-group schedules (HipKittens-style) as frozen dataclasses, and their programs for the hazard checker.
+
+- `PingPong8`: 8 waves in two groups of 4. Each group owns half of the A tile; B is shared by both groups. A
+  conditional barrier before the loop staggers the second group one phase behind the first, and one after the
+  loop re-aligns them, so one group's MFMA cluster (at raised priority) overlaps the other's loads.
+- `Interleave4`: 4 waves, one per SIMD, each interleaving global loads of the next stage with LDS reads and MFMAs.
+- `ProducerConsumer`: dedicated load waves (producers) and compute waves (consumers).
+- `DoubleBuffered`: the plain baseline, one group, two LDS stages.
+
+`program(k_steps)` unrolls a schedule into a `hazards.Program` whose waits are derived by the builder, and
+`hazards.check` proves it race-free. A ping-pong K step has three phases per group (LDS reads, MFMA cluster,
+loads that refill the stage just read) because B is shared: with the one-phase stagger, the leading group may
+rewrite a B stage only two phases after reading it, after the lagging group has read it too
+(seed 000 §14-15: the shared B buffers under stagger are the known trap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hazards import Program, ProgramBuilder
+
+LOAD_BYTES = 16  # one buffer_load_dwordx4 (or direct-to-LDS load) per lane
+READ_BYTES = 16  # one ds_read_b128 per lane
+
+
+def _instructions(tile_bytes: int, lanes: int, bytes_per_lane: int) -> int:
+    return max(1, -(-tile_bytes // (lanes * bytes_per_lane)))
+
+
+@dataclass(frozen=True)
+class PingPong8:
+    tile: tuple[int, int, int] = (256, 256, 64)  # M, N, K
+    element_bytes: int = 2
+    wave_size: int = 64
+    stagger: int = 1  # conditional barriers the second group runs before the loop (the first runs as many after)
+    name: str = "pingpong8"
+
+    def program(self, k_steps: int = 4) -> Program:
+        m, n, k = self.tile
+        group_lanes = 4 * self.wave_size
+        a_half = _instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
+        b_half = _instructions(n // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
+        a_reads = _instructions(m // 2 * k * self.element_bytes, group_lanes, READ_BYTES)
+        b_reads = _instructions(n * k * self.element_bytes, group_lanes, READ_BYTES)
+        mfma = (m // 2 // 16) * (n // 16) * (k // 16) // 4  # 16x16 tiles of one wave per K step
+        groups = []
+        for g in range(2):
+            p = ProgramBuilder()
+            # A halves are private to a group; B is shared: each group writes its half, and reads both.
+            a_of = lambda s: f"A{g}.{s}"  # noqa: E731
+            own_b = lambda s: f"B{g}.{s}"  # noqa: E731
+            both_b = lambda s: (f"B0.{s}", f"B1.{s}")  # noqa: E731
+            p.phase = "prologue"
+            for s in (0, 1):
+                p.load(a_of(s), a_half)
+                p.load(own_b(s), b_half)
+            # Both stages must land before the stagger: were stage 1 retired later, the lagging group's wait for
+            # its B half would fall in the phase where the leading group already reads that stage.
+            p.wait_writes(a_of(0), own_b(0), a_of(1), own_b(1))
+            for _ in range(self.stagger if g == 1 else 0):
+                p.barrier()  # stagger: the second group falls one phase behind
+            p.barrier()
+            for i in range(k_steps):
+                s = i % 2
+                p.phase = f"step {i} read"
+                for b in both_b(s):
+                    p.read(b, b_reads // 2)
+                p.read(a_of(s), a_reads)
+                p.wait_reads(a_of(s), *both_b(s))
+                p.barrier()
+                p.phase = f"step {i} mfma"
+                p.setprio(1)
+                p.mma(mfma, a_of(s), *both_b(s))
+                p.setprio(0)
+                p.barrier()
+                p.phase = f"step {i} load"
+                if i + 2 < k_steps:
+                    # Refill the stage just read, for step i + 2. The shared B half must land in this phase (the
+                    # lagging group reads it two phases on); the private A half may stay in flight until the
+                    # next load phase, so the wait leaves A's loads outstanding.
+                    p.load(own_b(s), b_half)
+                    p.load(a_of(s), a_half)
+                    p.wait_writes(own_b(s))
+                if i + 1 < k_steps:
+                    p.wait_writes(a_of((i + 1) % 2), own_b((i + 1) % 2))
+                p.barrier()
+            p.phase = "epilogue"
+            for _ in range(self.stagger if g == 0 else 0):
+                p.barrier()  # re-align: the first group waits for the second
+            groups.append(tuple(p.ops))
+        return Program(self.name, tuple(groups), ("group 0", "group 1"), 4)
+
+
+@dataclass(frozen=True)
+class Interleave4:
+    tile: tuple[int, int, int] = (256, 256, 64)
+    element_bytes: int = 2
+    wave_size: int = 64
+    name: str = "interleave4"
+
+    def program(self, k_steps: int = 4) -> Program:
+        m, n, k = self.tile
+        lanes = 4 * self.wave_size
+        a_loads = _instructions(m * k * self.element_bytes, lanes, LOAD_BYTES)
+        b_loads = _instructions(n * k * self.element_bytes, lanes, LOAD_BYTES)
+        a_reads = _instructions(m * k * self.element_bytes, lanes, READ_BYTES) // 2
+        b_reads = _instructions(n * k * self.element_bytes, lanes, READ_BYTES) // 2
+        mfma = (m // 16) * (n // 16) * (k // 16) // 4 // 2
+        p = ProgramBuilder()
+        p.phase = "prologue"
+        p.load("A.0", a_loads)
+        p.load("B.0", b_loads)
+        p.wait_writes("A.0", "B.0")
+        p.barrier()
+        for i in range(k_steps):
+            a, b = f"A.{i % 2}", f"B.{i % 2}"
+            nxt = (f"A.{(i + 1) % 2}", f"B.{(i + 1) % 2}")
+            p.phase = f"step {i}"
+            p.read(a, a_reads)
+            p.read(b, b_reads)
+            if i + 1 < k_steps:
+                p.load(nxt[0], a_loads)  # next stage's A goes out between the two MFMA halves
+            p.wait_reads(a, b)
+            p.mma(mfma, a, b)
+            p.read(a, a_reads)
+            p.read(b, b_reads)
+            if i + 1 < k_steps:
+                p.load(nxt[1], b_loads)
+            p.wait_reads(a, b)
+            p.mma(mfma, a, b)
+            if i + 1 < k_steps:
+                p.wait_writes(*nxt)
+            p.barrier()
+        return Program(self.name, (tuple(p.ops),), ("waves 0-3",), 4)
+
+
+@dataclass(frozen=True)
+class ProducerConsumer:
+    tile: tuple[int, int, int] = (128, 256, 64)
+    element_bytes: int = 2
+    wave_size: int = 64
+    producers: int = 4
+    consumers: int = 8
+    name: str = "producer_consumer"
+
+    def program(self, k_steps: int = 4) -> Program:
+        m, n, k = self.tile
+        load_lanes, read_lanes = self.producers * self.wave_size, self.consumers * self.wave_size
+        a_loads = _instructions(m * k * self.element_bytes, load_lanes, LOAD_BYTES)
+        b_loads = _instructions(n * k * self.element_bytes, load_lanes, LOAD_BYTES)
+        reads = _instructions((m + n) * k * self.element_bytes, read_lanes, READ_BYTES)
+        mfma = (m // 16) * (n // 16) * (k // 16) // self.consumers
+        producer, consumer = ProgramBuilder(), ProgramBuilder()
+        producer.phase = consumer.phase = "prologue"
+        producer.load("A.0", a_loads)
+        producer.load("B.0", b_loads)
+        producer.wait_writes("A.0", "B.0")
+        producer.barrier()
+        consumer.barrier()
+        for i in range(k_steps):
+            s, nxt = i % 2, (i + 1) % 2
+            producer.phase = consumer.phase = f"step {i}"
+            if i + 1 < k_steps:
+                producer.load(f"A.{nxt}", a_loads)
+                producer.load(f"B.{nxt}", b_loads)
+                producer.wait_writes(f"A.{nxt}", f"B.{nxt}")
+            consumer.read(f"A.{s}", reads // 2)
+            consumer.read(f"B.{s}", reads - reads // 2)
+            consumer.wait_reads(f"A.{s}", f"B.{s}")
+            consumer.mma(mfma, f"A.{s}", f"B.{s}")
+            producer.barrier()
+            consumer.barrier()
+        return Program(self.name, (tuple(producer.ops), tuple(consumer.ops)), ("producers", "consumers"),
+                       self.consumers)
+
+
+@dataclass(frozen=True)
+class DoubleBuffered:
+    tile: tuple[int, int, int] = (128, 128, 64)
+    element_bytes: int = 2
+    wave_size: int = 64
+    name: str = "double_buffered"
+
+    def program(self, k_steps: int = 4) -> Program:
+        m, n, k = self.tile
+        lanes = 4 * self.wave_size
+        loads = _instructions((m + n) * k * self.element_bytes, lanes, LOAD_BYTES)
+        reads = _instructions((m + n) * k * self.element_bytes, lanes, READ_BYTES)
+        mfma = (m // 16) * (n // 16) * (k // 16) // 4
+        p = ProgramBuilder()
+        p.phase = "prologue"
+        p.load("AB.0", loads)
+        p.wait_writes("AB.0")
+        p.barrier()
+        for i in range(k_steps):
+            s, nxt = f"AB.{i % 2}", f"AB.{(i + 1) % 2}"
+            p.phase = f"step {i}"
+            if i + 1 < k_steps:
+                p.load(nxt, loads)
+            p.read(s, reads)
+            p.wait_reads(s)
+            p.mma(mfma, s)
+            if i + 1 < k_steps:
+                p.wait_writes(nxt)
+            p.barrier()
+        return Program(self.name, (tuple(p.ops),), ("waves 0-3",), 4)
+
+
+SCHEDULES = {cls.name: cls for cls in (PingPong8, Interleave4, ProducerConsumer, DoubleBuffered)}
