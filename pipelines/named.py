@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, \
-    accumulator_fits_half, aligned, check, k_contiguous, mma_shape, schedule_from_dict
+from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
+    schedule_from_dict, worth_trying
 
 from .targets import Target, TargetError
 
@@ -116,11 +116,7 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
         big = tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(k_contiguous(gemm))
         lds = "xor" if big else ("none" if staging.direct_to_lds else "pad")
         schedule = Schedule(Tile(tile, min(k_tile, gemm.k), (gm, gn), mma), staging, Swizzle(lds))
-        try:
-            check(schedule, gemm, target)
-        except ScheduleError:
-            continue
-        if not accumulator_fits_half(schedule, target):
+        if not worth_trying(schedule, gemm, target):
             continue
         valid.append(schedule)
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)

@@ -19,7 +19,7 @@ from pathlib import Path
 from iree.compiler import version as iree_version
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, accumulator_fits_half, check
+from transforms.schedule import Schedule, Staging, Swizzle, Tile, worth_trying
 
 from .bench import build_plan, _write_atomic
 from .report import load_rows
@@ -44,13 +44,7 @@ def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
         staging = Staging(depth, direct_to_lds=target.dma)
         schedule = Schedule(Tile(tile, k, warps, mma), staging,
                             Swizzle("none" if target.dma and lds == "pad" else lds))
-        try:
-            check(schedule, gemm, target)
-        except ScheduleError:
-            continue
-        if not accumulator_fits_half(schedule, target):
-            continue
-        if schedule not in found:
+        if worth_trying(schedule, gemm, target) and schedule not in found:
             found.append(schedule)
     if not found:
         raise TuneError(f"no schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")

@@ -175,9 +175,13 @@ def accumulator_vgprs(schedule: Schedule, wave_size: int) -> int:
     return wm * wn // schedule.waves // wave_size
 
 
-def accumulator_fits_half(schedule: Schedule, target) -> bool:
-    """Heuristic room for operands and addresses: the accumulator takes at most half the registers (rounded up).
-    Used by the searches, not by `check`, which only rejects what cannot fit at all."""
+def worth_trying(schedule: Schedule, gemm: Gemm, target) -> bool:
+    """For the schedule searches: passes `check`, and leaves room for operands and addresses with the
+    accumulator in at most half of the registers (rounded up). `check` itself only rejects what cannot fit."""
+    try:
+        check(schedule, gemm, target)
+    except ScheduleError:
+        return False
     return accumulator_vgprs(schedule, target.wave_size) <= (target.vgprs_per_lane + 1) // 2
 
 
