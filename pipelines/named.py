@@ -108,6 +108,13 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     staging = Staging(2 if target.backend == "rocm" else 0, direct_to_lds=target.dma)
     valid = []
     for tile, (gm, gn) in _AUTO_LADDER:
+        if tile == (256, 256) and gemm.layout != "nt":
+            # Compiled and spilling in the ISA: NN/TN 256x256 on gfx942 (bf16, K 64: 2-4 VGPRs) and gfx950 (fp8,
+            # K 128: 30 VGPRs); NT 256x256 fits.
+            continue
+        if target.backend == "rocm" and target.wave_size == 32 and tile[0] * tile[1] > 128 * 128:
+            # gfx1151: 256x256 spilled 52 VGPRs and 256x128 8-37, in every layout and both 16-bit types.
+            continue
         if target.backend == "rocm" and target.wave_size == 32 and tile[0] % (2 * gm * mm) == 0:
             # gfx1151's wave32 lanes hold twice the accumulator: spread the tile over twice the waves. Not on
             # CUDA: there it let 256x256x64 on 4x4 warps through, which the bf16 8192³ sweep on an H200 measured
