@@ -283,14 +283,23 @@ def cmd_tune(args) -> int:
 
 def cmd_explain(args) -> int:
     from transforms.hazards import Hazard, check
-    from transforms.warpgroups import SCHEDULES
+    from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
     from .explain import text_table, timeline_png
 
     if args.schedule not in SCHEDULES:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(SCHEDULES)}.")
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
-    program = SCHEDULES[args.schedule](**kwargs).program(args.k_steps)
+    if args.lds_stages is not None:
+        kwargs["lds_stages"] = args.lds_stages
+    schedule = SCHEDULES[args.schedule](**kwargs)
+    if args.target:
+        target = get_target(args.target)
+        try:
+            check_lds(schedule, target.lds_bytes, target.name)
+        except LdsBudgetError as err:
+            raise UsageError(str(err)) from None
+    program = schedule.program(args.k_steps)
     print(text_table(program))
     try:
         accesses = check(program)
@@ -376,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered")
     p.add_argument("--tile", help="block tile MxNxK")
     p.add_argument("--k-steps", type=int, default=4, help="K steps to unroll (default 4)")
+    p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
+    p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
     p.set_defaults(run=cmd_explain)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")

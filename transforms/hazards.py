@@ -22,8 +22,10 @@ from dataclasses import dataclass, field, replace
 
 @dataclass(frozen=True)
 class Op:
-    kind: str  # "load" | "read" | "mma" | "wait_vm" | "wait_lgkm" | "barrier" | "setprio"
-    buffer: str | None = None  # LDS buffer written (load) or read (read)
+    # "load" (global->LDS, vmcnt) | "fetch" (global->VGPR, vmcnt) | "store" (VGPR->LDS, lgkmcnt) |
+    # "read" (LDS->VGPR, lgkmcnt) | "mma" | "wait_vm" | "wait_lgkm" | "barrier" | "setprio"
+    kind: str
+    buffer: str | None = None  # LDS buffer written (load, store), read (read), or destined for (fetch)
     count: int = 1  # hardware instructions issued (vm or lgkm counter increments)
     value: int | None = None  # the counter value of a wait, or the priority of setprio
     uses: tuple[str, ...] = ()  # buffers whose register copies an MFMA cluster consumes
@@ -38,6 +40,8 @@ class Op:
             return f"mfma×{self.count}({', '.join(self.uses)})"
         if self.kind == "barrier":
             return "s_barrier"
+        if self.kind == "fetch":
+            return f"fetch→regs {self.buffer}×{self.count}"
         return f"{self.kind} {self.buffer}×{self.count}"
 
 
@@ -70,6 +74,21 @@ class ProgramBuilder:
     def load(self, buffer: str, count: int) -> None:
         self.ops.append(Op("load", buffer, count, phase=self.phase))
         self.vm += [buffer] * count
+
+    def fetch(self, buffer: str, count: int) -> None:
+        """Global memory into registers, bound for LDS buffer `buffer` by a later `store`."""
+        self.ops.append(Op("fetch", buffer, count, phase=self.phase))
+        self.vm += [f"fetch:{buffer}"] * count
+
+    def store(self, buffer: str, count: int) -> None:
+        self.ops.append(Op("store", buffer, count, phase=self.phase))
+        self.lgkm += [buffer] * count
+
+    def wait_fetches(self, *buffers: str) -> None:
+        self._wait("wait_vm", self.vm, tuple(f"fetch:{b}" for b in buffers))
+
+    def wait_stores(self, *buffers: str) -> None:
+        self._wait("wait_lgkm", self.lgkm, buffers)
 
     def read(self, buffer: str, count: int) -> None:
         self.ops.append(Op("read", buffer, count, phase=self.phase))
@@ -135,12 +154,20 @@ def check(program: Program) -> list[Access]:
 def _simulate(program: Program, group: int, ops: tuple[Op, ...], end: int) -> list[Access]:
     name = program.group_names[group]
     epoch, vm, lgkm, done = 0, [], [], []
-    registers: dict[str, bool] = {}  # buffer -> register copy complete
+    registers: dict[str, bool] = {}  # buffer -> register copy (from LDS) complete
+    fetched: dict[str, bool] = {}  # buffer -> register copy (from global memory, bound for LDS) complete
     for op in ops:
         if op.kind == "barrier":
             epoch += 1
-        elif op.kind == "load":
+        elif op.kind in ("load", "fetch"):
             vm += [(op, epoch)] * op.count
+            if op.kind == "fetch":
+                fetched[op.buffer] = False
+        elif op.kind == "store":
+            if not fetched.get(op.buffer, False):
+                raise Hazard(f"{program.name}: {name} stores {op.buffer} in epoch {epoch} ({op.phase}) before the "
+                             "vmcnt wait that retires its global fetch.")
+            lgkm += [(op, epoch)] * op.count
         elif op.kind == "read":
             lgkm += [(op, epoch)] * op.count
             registers[op.buffer] = False
@@ -148,7 +175,11 @@ def _simulate(program: Program, group: int, ops: tuple[Op, ...], end: int) -> li
             queue = vm if op.kind == "wait_vm" else lgkm
             while len(queue) > op.value:
                 issued, first = queue.pop(0)
-                done.append(Access(group, issued.buffer, issued.kind == "load", first, epoch, issued))
+                if issued.kind == "fetch":
+                    if not any(q[0] is issued for q in vm):
+                        fetched[issued.buffer] = True
+                    continue  # registers only: no LDS access
+                done.append(Access(group, issued.buffer, issued.kind in ("load", "store"), first, epoch, issued))
                 if issued.kind == "read" and not any(q[0].buffer == issued.buffer for q in lgkm):
                     registers[issued.buffer] = True
         elif op.kind == "mma":
@@ -156,7 +187,8 @@ def _simulate(program: Program, group: int, ops: tuple[Op, ...], end: int) -> li
             if pending:
                 raise Hazard(f"{program.name}: {name}'s MFMA cluster in epoch {epoch} ({op.phase}) uses {pending[0]} "
                              "before the lgkmcnt wait that retires its LDS reads.")
-    done += [Access(group, o.buffer, o.kind == "load", first, end, o) for o, first in vm + lgkm]
+    done += [Access(group, o.buffer, o.kind in ("load", "store"), first, end, o) for o, first in vm + lgkm
+             if o.kind != "fetch"]
     # one access per issuing op: merge the per-instruction windows of the same op
     merged: dict[int, Access] = {}
     for a in done:

@@ -28,15 +28,37 @@ def _instructions(tile_bytes: int, lanes: int, bytes_per_lane: int) -> int:
     return max(1, -(-tile_bytes // (lanes * bytes_per_lane)))
 
 
+class _TiledSchedule:
+    """What every schedule here shares: A and B tiles of `tile` in LDS, `lds_stages` times over."""
+
+    def lds_bytes(self) -> int:
+        m, n, k = self.tile
+        return (m + n) * k * self.element_bytes * self.lds_stages
+
+
+class LdsBudgetError(ValueError):
+    """A warp-group schedule whose LDS does not fit the target; the message names the bytes and the limit."""
+
+
+def check_lds(schedule, lds_limit: int, target_name: str) -> None:
+    need = schedule.lds_bytes()
+    if need > lds_limit:
+        raise LdsBudgetError(f"{schedule.name} {'x'.join(map(str, schedule.tile))} with {schedule.lds_stages} LDS "
+                             f"stage(s) needs {need} B of LDS; {target_name} has {lds_limit}.")
+
+
 @dataclass(frozen=True)
-class PingPong8:
+class PingPong8(_TiledSchedule):
     tile: tuple[int, int, int] = (256, 256, 64)  # M, N, K
     element_bytes: int = 2
     wave_size: int = 64
     stagger: int = 1  # conditional barriers the second group runs before the loop (the first runs as many after)
+    lds_stages: int = 2  # 2: direct-to-LDS double buffer (gfx950); 1: one LDS tile + register prefetch (gfx942)
     name: str = "pingpong8"
 
     def program(self, k_steps: int = 4) -> Program:
+        if self.lds_stages == 1:
+            return self._register_prefetch_program(k_steps)
         m, n, k = self.tile
         group_lanes = 4 * self.wave_size
         a_half = _instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
@@ -91,13 +113,74 @@ class PingPong8:
             groups.append(tuple(p.ops))
         return Program(self.name, tuple(groups), ("group 0", "group 1"), 4)
 
+    def _register_prefetch_program(self, k_steps: int) -> Program:
+        """One LDS tile: the next tile is fetched into registers during the MFMA cluster and stored once both
+        groups have read the current one. Four phases per K step (read, MFMA half, store, MFMA half): the
+        leading group's store lands one phase after the lagging group's read, and the lagging group's store one
+        phase before the leading group reads again."""
+        m, n, k = self.tile
+        group_lanes = 4 * self.wave_size
+        a_half = _instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
+        b_half = _instructions(n // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
+        a_reads = _instructions(m // 2 * k * self.element_bytes, group_lanes, READ_BYTES)
+        b_reads = _instructions(n * k * self.element_bytes, group_lanes, READ_BYTES)
+        mfma = (m // 2 // 16) * (n // 16) * (k // 16) // 4
+        groups = []
+        for g in range(2):
+            p = ProgramBuilder()
+            a, own_b, both_b = f"A{g}", f"B{g}", ("B0", "B1")
+            p.phase = "prologue"
+            p.fetch(own_b, b_half)
+            p.fetch(a, a_half)
+            p.wait_fetches(own_b, a)
+            p.store(own_b, b_half)
+            p.store(a, a_half)
+            p.wait_stores(own_b, a)
+            for _ in range(self.stagger if g == 1 else 0):
+                p.barrier()
+            p.barrier()
+            for i in range(k_steps):
+                more = i + 1 < k_steps
+                p.phase = f"step {i} read"
+                for b in both_b:
+                    p.read(b, b_reads // 2)
+                p.read(a, a_reads)
+                p.wait_reads(a, *both_b)
+                p.barrier()
+                p.phase = f"step {i} mfma 1"
+                if more:
+                    p.fetch(own_b, b_half)  # next tile into registers, in flight under the MFMA cluster
+                    p.fetch(a, a_half)
+                p.setprio(1)
+                p.mma(mfma // 2, a, *both_b)
+                p.setprio(0)
+                p.barrier()
+                p.phase = f"step {i} store"
+                if more:
+                    p.wait_fetches(own_b, a)
+                    p.store(own_b, b_half)
+                    p.store(a, a_half)
+                    p.wait_stores(own_b, a)
+                p.barrier()
+                p.phase = f"step {i} mfma 2"
+                p.setprio(1)
+                p.mma(mfma - mfma // 2, a, *both_b)
+                p.setprio(0)
+                p.barrier()
+            p.phase = "epilogue"
+            for _ in range(self.stagger if g == 0 else 0):
+                p.barrier()
+            groups.append(tuple(p.ops))
+        return Program(f"{self.name} (1 LDS stage)", tuple(groups), ("group 0", "group 1"), 4)
+
 
 @dataclass(frozen=True)
-class Interleave4:
+class Interleave4(_TiledSchedule):
     tile: tuple[int, int, int] = (256, 256, 64)
     element_bytes: int = 2
     wave_size: int = 64
     name: str = "interleave4"
+    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
@@ -136,13 +219,14 @@ class Interleave4:
 
 
 @dataclass(frozen=True)
-class ProducerConsumer:
+class ProducerConsumer(_TiledSchedule):
     tile: tuple[int, int, int] = (128, 256, 64)
     element_bytes: int = 2
     wave_size: int = 64
     producers: int = 4
     consumers: int = 8
     name: str = "producer_consumer"
+    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
@@ -176,11 +260,12 @@ class ProducerConsumer:
 
 
 @dataclass(frozen=True)
-class DoubleBuffered:
+class DoubleBuffered(_TiledSchedule):
     tile: tuple[int, int, int] = (128, 128, 64)
     element_bytes: int = 2
     wave_size: int = 64
     name: str = "double_buffered"
+    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile

@@ -86,3 +86,39 @@ def test_explain_prints_table_and_picture(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "hazard check: no LDS race" in done.stdout and "mfma×128" in done.stdout
     assert (tmp_path / "pp.png").stat().st_size > 10000
+
+
+def test_register_prefetch_pingpong_is_race_free_and_fits_gfx942():
+    from pipelines.targets import TARGETS
+    from transforms.warpgroups import check_lds
+
+    schedule = PingPong8(lds_stages=1)
+    for k_steps in (1, 2, 5):
+        check(schedule.program(k_steps))
+    check_lds(schedule, TARGETS["gfx942"].lds_bytes, "gfx942")  # 64 KiB exactly
+
+
+def test_two_lds_stages_do_not_fit_gfx942():
+    from pipelines.targets import TARGETS
+    from transforms.warpgroups import LdsBudgetError, check_lds
+
+    with pytest.raises(LdsBudgetError, match="pingpong8 256x256x64 with 2 LDS stage\\(s\\) needs 131072 B of LDS; "
+                                             "gfx942 has 65536"):
+        check_lds(PingPong8(), TARGETS["gfx942"].lds_bytes, "gfx942")
+    check_lds(PingPong8(), TARGETS["gfx950"].lds_bytes, "gfx950")
+
+
+def test_store_before_its_fetch_wait_is_named():
+    program = PingPong8(lds_stages=1).program(3)
+    ops = list(program.groups[1])
+    index = next(i for i, op in enumerate(ops) if op.kind == "wait_vm" and op.phase == "step 0 store")
+    with pytest.raises(Hazard, match="group 1 stores B1 in epoch 4 \\(step 0 store\\) before the vmcnt wait"):
+        check(program.with_group(1, tuple(ops[:index] + ops[index + 1:])))
+
+
+def test_register_prefetch_needs_its_fourth_phase():
+    """Drop the barrier after the second MFMA half: the leading group reads while the lagging group stores."""
+    broken = drop_barrier_everywhere(PingPong8(lds_stages=1).program(3), "step 0 mfma 2")
+    with pytest.raises(Hazard, match="LDS race on B1 in epoch 4: group 0 reads B1 \\(step 1 read.*group 1 writes B1 "
+                                     "\\(step 0 store"):
+        check(broken)
