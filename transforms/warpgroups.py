@@ -28,8 +28,14 @@ def _instructions(tile_bytes: int, lanes: int, bytes_per_lane: int) -> int:
     return max(1, -(-tile_bytes // (lanes * bytes_per_lane)))
 
 
+@dataclass(frozen=True)
 class _TiledSchedule:
-    """What every schedule here shares: A and B tiles of `tile` in LDS, `lds_stages` times over."""
+    """What every schedule here shares: A and B tiles of `tile` (M, N, K) in LDS, `lds_stages` times over."""
+
+    tile: tuple[int, int, int] = (256, 256, 64)
+    element_bytes: int = 2
+    wave_size: int = 64
+    lds_stages: int = 2
 
     def lds_bytes(self) -> int:
         m, n, k = self.tile
@@ -49,11 +55,8 @@ def check_lds(schedule, lds_limit: int, target_name: str) -> None:
 
 @dataclass(frozen=True)
 class PingPong8(_TiledSchedule):
-    tile: tuple[int, int, int] = (256, 256, 64)  # M, N, K
-    element_bytes: int = 2
-    wave_size: int = 64
+    # lds_stages 2: direct-to-LDS double buffer (gfx950); 1: one LDS tile + register prefetch (gfx942)
     stagger: int = 1  # conditional barriers the second group runs before the loop (the first runs as many after)
-    lds_stages: int = 2  # 2: direct-to-LDS double buffer (gfx950); 1: one LDS tile + register prefetch (gfx942)
     name: str = "pingpong8"
 
     def program(self, k_steps: int = 4) -> Program:
@@ -176,11 +179,7 @@ class PingPong8(_TiledSchedule):
 
 @dataclass(frozen=True)
 class Interleave4(_TiledSchedule):
-    tile: tuple[int, int, int] = (256, 256, 64)
-    element_bytes: int = 2
-    wave_size: int = 64
     name: str = "interleave4"
-    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
@@ -221,12 +220,9 @@ class Interleave4(_TiledSchedule):
 @dataclass(frozen=True)
 class ProducerConsumer(_TiledSchedule):
     tile: tuple[int, int, int] = (128, 256, 64)
-    element_bytes: int = 2
-    wave_size: int = 64
     producers: int = 4
     consumers: int = 8
     name: str = "producer_consumer"
-    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
@@ -262,10 +258,7 @@ class ProducerConsumer(_TiledSchedule):
 @dataclass(frozen=True)
 class DoubleBuffered(_TiledSchedule):
     tile: tuple[int, int, int] = (128, 128, 64)
-    element_bytes: int = 2
-    wave_size: int = 64
     name: str = "double_buffered"
-    lds_stages: int = 2
 
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
