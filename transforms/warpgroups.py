@@ -59,16 +59,21 @@ class PingPong8(_TiledSchedule):
     stagger: int = 1  # conditional barriers the second group runs before the loop (the first runs as many after)
     name: str = "pingpong8"
 
+    def _group_counts(self) -> tuple[int, int, int, int, int]:
+        """Per wave of one group and K step: loads of its A half and B half, LDS reads of its A half and of all
+        of B, and 16x16 MFMAs."""
+        m, n, k = self.tile
+        group_lanes = 4 * self.wave_size
+        return (_instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES),
+                _instructions(n // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES),
+                _instructions(m // 2 * k * self.element_bytes, group_lanes, READ_BYTES),
+                _instructions(n * k * self.element_bytes, group_lanes, READ_BYTES),
+                (m // 2 // 16) * (n // 16) * (k // 16) // 4)
+
     def program(self, k_steps: int = 4) -> Program:
         if self.lds_stages == 1:
             return self._register_prefetch_program(k_steps)
-        m, n, k = self.tile
-        group_lanes = 4 * self.wave_size
-        a_half = _instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
-        b_half = _instructions(n // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
-        a_reads = _instructions(m // 2 * k * self.element_bytes, group_lanes, READ_BYTES)
-        b_reads = _instructions(n * k * self.element_bytes, group_lanes, READ_BYTES)
-        mfma = (m // 2 // 16) * (n // 16) * (k // 16) // 4  # 16x16 tiles of one wave per K step
+        a_half, b_half, a_reads, b_reads, mfma = self._group_counts()
         groups = []
         for g in range(2):
             p = ProgramBuilder()
@@ -121,13 +126,7 @@ class PingPong8(_TiledSchedule):
         groups have read the current one. Four phases per K step (read, MFMA half, store, MFMA half): the
         leading group's store lands one phase after the lagging group's read, and the lagging group's store one
         phase before the leading group reads again."""
-        m, n, k = self.tile
-        group_lanes = 4 * self.wave_size
-        a_half = _instructions(m // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
-        b_half = _instructions(n // 2 * k * self.element_bytes, group_lanes, LOAD_BYTES)
-        a_reads = _instructions(m // 2 * k * self.element_bytes, group_lanes, READ_BYTES)
-        b_reads = _instructions(n * k * self.element_bytes, group_lanes, READ_BYTES)
-        mfma = (m // 2 // 16) * (n // 16) * (k // 16) // 4
+        a_half, b_half, a_reads, b_reads, mfma = self._group_counts()
         groups = []
         for g in range(2):
             p = ProgramBuilder()
