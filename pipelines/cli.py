@@ -30,8 +30,11 @@ from .runner import RunError, device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
 from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
+from transforms.ukernel import UkernelError
+from transforms.warpgroups import LdsBudgetError
 
-USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError)
+USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
+               UkernelError, LdsBudgetError)
 DEFAULT_CACHE = tune_cache()
 
 
@@ -142,6 +145,15 @@ def _job(args) -> flow.Job:
         schedules = [_schedule(args, g, target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text)
     gemm = _gemm(args)
+    if getattr(args, "schedule", None):
+        if args.schedule != "pingpong8":
+            raise UsageError(f"--schedule {args.schedule} has no generated kernel yet; pingpong8 does.")
+        if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+            raise UsageError("--schedule pingpong8 is a whole kernel; it takes no --pipeline or schedule flags.")
+        from transforms.warpgroups import PingPong8
+
+        kernel = PingPong8(tile=(256, 256, 32), lds_stages=1)
+        return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=kernel)
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
 
 
@@ -340,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
     _problem_args(p)
     _schedule_args(p)
+    p.add_argument("--schedule", help="warp-group kernel to inject as a ukernel: pingpong8 (gfx942, NT, f16/bf16)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     p.set_defaults(run=cmd_compile)

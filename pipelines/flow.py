@@ -22,7 +22,7 @@ from transforms.tuning_spec import tuning_spec
 from .compiler import DUMP_DIR, run_iree_compile, staged_folder
 from .inspect import KernelStats, inspect_dump
 from .targets import Target, check_dtype
-from .verify import FallbackError, verify_dispatch
+from .verify import FallbackError, verify_dispatch, verify_ukernel
 
 SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
 
@@ -34,6 +34,7 @@ class Job:
     gemms: tuple[Gemm, ...]
     schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
+    ukernel: object | None = None  # a warp-group schedule (warpgroups.PingPong8) injected as a ukernel
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ def _key(gemm: Gemm) -> Gemm:
 
 def prepare(job: Job) -> Prepared:
     """Validate the job against its target and build source and transform script (nothing is written)."""
+    if job.ukernel is not None:
+        return _prepare_ukernel(job)
     for gemm, schedule in zip(job.gemms, job.schedules):
         check_dtype(job.target, gemm.dtype)
         if schedule is not None:
@@ -72,6 +75,22 @@ def prepare(job: Job) -> Prepared:
         return Prepared(job, str(module), spec, tuple(str(i) if i is not None else None for i in infos))
 
 
+def _prepare_ukernel(job: Job) -> Prepared:
+    from transforms.ukernel import build_pingpong8, check_problem, ukernel_name
+
+    (gemm,), schedule = job.gemms, job.ukernel
+    check_dtype(job.target, gemm.dtype)
+    check_problem(schedule, gemm, job.target)
+    name = ukernel_name(schedule, gemm.dtype)
+    with ir.Context(), ir.Location.unknown():
+        info = config.ukernel_compilation_info(schedule.tile[:2], 8 * job.target.wave_size, job.target.wave_size,
+                                               waves_per_eu=2)
+        spec = tuning_spec([(gemm, info)], {0: (name, lambda: build_pingpong8(schedule, gemm.dtype))})
+        module = build_module(gemm)
+        module.operation.verify()
+        return Prepared(job, str(module), str(spec), (str(info),))
+
+
 def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()) -> dict:
     job = prepared.job
     with staged_folder(out) as folder:
@@ -81,7 +100,9 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         if prepared.spec is not None:
             (folder / SPEC_FILE).write_text(prepared.spec)
             spec_path = folder / SPEC_FILE if job.target.backend == "rocm" else None
-        evidence = job.target.backend == "rocm" and prepared.spec is not None
+        evidence = job.target.backend == "rocm" and prepared.spec is not None and job.ukernel is None
+        if job.ukernel is not None:
+            extra_flags = (*extra_flags, "--iree-rocm-enable-tensor-ukernels")
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
                                     extra_flags=extra_flags)
         stats = inspect_dump(compiled.dump, job.target)
@@ -94,6 +115,14 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
 
 def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
     job = prepared.job
+    if job.ukernel is not None:
+        from transforms.ukernel import ukernel_name
+
+        kernel, = stats
+        with ir.Context(), ir.Location.unknown():
+            verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job.ukernel,
+                           ukernel_name(job.ukernel, job.gemms[0].dtype), job.gemms[0], job.target)
+        return
     wanted = {_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos) if s is not None}
     seen = set()
     with ir.Context(), ir.Location.unknown():
@@ -122,7 +151,10 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "pipeline": job.pipeline,
         "problems": [dict(asdict(g), flops=g.flops) for g in job.gemms],
         "schedules": [asdict(s) if s is not None else None for s in job.schedules],
-        "schedule_summary": [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules],
+        "schedule_summary": ([f"{job.ukernel.name} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
+                              f"{job.ukernel.lds_stages} LDS stage(s) (numerics not yet verified)"]
+                             if job.ukernel is not None else
+                             [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules]),
         "lds_bytes": main.lds_bytes,
         "vgpr_count": main.vgpr_count,
         "agpr_count": main.agpr_count,
@@ -130,7 +162,8 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "mma_count": main.mma_count,
         "mma": main.mma,
         "occupancy": main.occupancy,
-        "verified": job.target.backend != "cpu" and any(s is not None for s in job.schedules),
+        "verified": job.target.backend != "cpu" and (job.ukernel is not None or any(s is not None
+                                                                                     for s in job.schedules)),
         "dispatches": [k.as_dict() for k in stats],
         "files": {"source": SOURCE_FILE, "spec": SPEC_FILE if prepared.spec else None, "vmfb": "gemm.vmfb",
                   "dump": DUMP_DIR, "all": files},

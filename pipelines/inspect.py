@@ -37,6 +37,7 @@ class KernelStats:
     lds_writes: int = 0
     barriers: int = 0
     setprio: int = 0
+    conditional_barriers: int = 0  # s_barrier right behind an s_cbranch_execz: executed by some waves only
     async_copies: int = 0  # cp.async (PTX)
     ldmatrix: int = 0  # ldmatrix (PTX)
 
@@ -96,6 +97,7 @@ def amdgpu_stats(dispatch: str, path: Path, text: str, target: Target) -> Kernel
     stats.lds_writes = _count(r"^\s+ds_(?:write|store)\w*", text)
     stats.barriers = _count(r"^\s+s_barrier\b", text)
     stats.setprio = _count(r"^\s+s_setprio\b", text)
+    stats.conditional_barriers = _count(r"^\s+s_cbranch_execz\s+\S+\n\s+s_barrier\b", text)
     stats.occupancy = occupancy(stats, target)
     return stats
 

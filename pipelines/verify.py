@@ -119,3 +119,31 @@ def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
         _fail(dispatch, f"prefetch stages {stages}",
               f"after IREE's prefetch pass the kernel has {mma_ops} MMA ops, expected {expected} "
               f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
+
+
+def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule, ukernel: str, gemm: Gemm,
+                   target: Target) -> None:
+    """The injected warp-group ukernel replaced the contraction and its schedule shows in the ISA."""
+    module = parse_module(configured.read_text(), configured.name)
+    ops = contraction_ops(module)
+    descriptor = _attr_text(ops[0], "iree_codegen.ukernel") if ops else None
+    if descriptor is None or f'"{ukernel}"' not in descriptor:
+        _fail(dispatch, f"ukernel {ukernel}", f"the contraction carries {descriptor}")
+    opcode = f"v_mfma_f32_16x16x16_{gemm.dtype}"
+    if stats.mma.get(opcode, 0) == 0 or set(stats.mma) - {opcode}:
+        _fail(dispatch, f"ukernel {ukernel}'s MFMA", f"expected only {opcode}, found {stats.mma}")
+    if stats.lds_bytes != schedule.lds_bytes():
+        _fail(dispatch, f"ukernel {ukernel}'s LDS", f"planned {schedule.lds_bytes()} B, the kernel allocates "
+              f"{stats.lds_bytes} B")
+    if stats.spill_count:
+        _fail(dispatch, "register budget", f"the kernel spills {stats.spill_count} registers at {stats.vgpr_count} "
+              "VGPRs")
+    program = schedule.program(2)
+    step = [op for op in program.groups[0] if op.phase.startswith("step 0")]
+    priorities = sum(op.kind == "setprio" for op in step)
+    if stats.setprio != priorities:
+        _fail(dispatch, "s_setprio around the MFMA clusters", f"the schedule raises and lowers priority {priorities} "
+              f"times per K step, the ISA has {stats.setprio} s_setprio")
+    if stats.conditional_barriers != 2:
+        _fail(dispatch, "the stagger and re-align barriers", f"found {stats.conditional_barriers} conditionally "
+              "executed s_barrier, expected 2")

@@ -83,3 +83,16 @@ def translation_info(schedule: Schedule, target) -> ir.Attribute:
 def compilation_info(schedule: Schedule, gemm: Gemm, target) -> ir.Attribute:
     return iree_codegen.CompilationInfoAttr.get(lowering_config(schedule, gemm, target),
                                                 translation_info(schedule, target))
+
+
+def ukernel_compilation_info(workgroup_tile: tuple[int, int], threads: int, wave_size: int,
+                             waves_per_eu: int) -> ir.Attribute:
+    """The configuration around an injected ukernel: only the workgroup tile (the ukernel does the rest), the
+    thread count it was written for, unpadded LDS, and the occupancy its register budget assumes."""
+    lowering = iree_gpu.LoweringConfigAttr.get(ir.DictAttr.get({"workgroup": _i64_array([*workgroup_tile, 0])}))
+    options = {"gpu_pipeline_options": iree_gpu.PipelineOptionsAttr.get(no_reduce_shared_memory_bank_conflicts=True),
+               "llvm_func_attrs": ir.DictAttr.get({"amdgpu-waves-per-eu": ir.StringAttr.get(str(waves_per_eu))})}
+    translation = iree_codegen.TranslationInfoAttr.get(
+        iree_gpu.PipelineAttr.get(iree_gpu.LoweringPipeline.TileAndFuse), workgroup_size=[threads, 1, 1],
+        subgroup_size=wave_size, configuration=ir.DictAttr.get(options))
+    return iree_codegen.CompilationInfoAttr.get(lowering, translation)

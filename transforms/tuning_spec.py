@@ -9,6 +9,8 @@ to `iree-compile --iree-codegen-tuning-spec-path=FILE`.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from iree.compiler import ir
 from iree.compiler.dialects import preprocessing_transform as match
 from iree.compiler.dialects import transform
@@ -33,13 +35,36 @@ def _build_action() -> None:
         transform.YieldOp([])
 
 
-def _build_matcher(name: str, gemm: Gemm, info: ir.Attribute) -> None:
+def _build_ukernel_action(ukernel: str) -> str:
+    """An action that also tags the op with `ukernel` and imports that `util.func` into the dispatch module."""
+    any_op, any_param = transform.AnyOpType.get(), transform.AnyParamType.get()
+    name = f"apply_ukernel_{ukernel}"
+    action = transform.NamedSequenceOp(name, [any_op, any_param], [], arg_attrs=[_readonly(), _readonly()])
+    with ir.InsertionPoint(action.body):
+        op = action.bodyTarget
+        transform.AnnotateOp(op, "compilation_info", param=action.bodyExtraArgs[0])
+        descriptor = transform.ParamConstantOp(
+            any_param, ir.Attribute.parse(f'#iree_codegen.ukernel_descriptor<"{ukernel}", tensor>'))
+        transform.AnnotateOp(op, "iree_codegen.ukernel", param=descriptor.result)
+        transform.AnnotateOp(op, APPLIED_MARKER)
+        function = transform.GetParentOp(any_op, op, op_name="func.func")
+        table = ir.Operation.create("transform.util.get_nearest_symbol_table", results=[any_op],
+                                    operands=[function.result])
+        ir.Operation.create("transform.util.import_symbol", results=[any_op], operands=[table.result],
+                            attributes={"symbol": ir.FlatSymbolRefAttr.get(ukernel), "if_undefined": ir.UnitAttr.get()})
+        transform.YieldOp([])
+    return name
+
+
+def _build_matcher(name: str, gemm: Gemm, info: ir.Attribute, take_over: bool = False) -> None:
     any_op, any_param = transform.AnyOpType.get(), transform.AnyParamType.get()
     matcher = transform.NamedSequenceOp(name, [any_op], [any_op, any_param], arg_attrs=[_readonly()])
     with ir.InsertionPoint(matcher.body):
         op = matcher.bodyTarget
-        # Leave ops alone that another spec or IREE's own ukernel patterns already configured.
-        ir.Operation.create("transform.iree.match.has_no_lowering_config", operands=[op])
+        if not take_over:
+            # Leave ops alone that another spec or IREE's own ukernel patterns already configured. A ukernel
+            # entry takes over on purpose: IREE's built-in ping-pong would otherwise claim NT bf16/f16 shapes.
+            ir.Operation.create("transform.iree.match.has_no_lowering_config", operands=[op])
         elem = ir.Type.parse(gemm.dtype)
         contraction = match.MatchContractionOp(op, elem, elem, ir.Type.parse(ACC_DTYPE),
                                                indexing_maps=gemm.indexing_maps())
@@ -52,23 +77,30 @@ def _build_matcher(name: str, gemm: Gemm, info: ir.Attribute) -> None:
         transform.YieldOp([op, config.result])
 
 
-def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]]) -> ir.Module:
-    """A tuning spec giving each (GEMM, compilation_info) pair's contraction that configuration."""
+def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]],
+                ukernels: dict[int, tuple[str, Callable[[], None]]] | None = None) -> ir.Module:
+    """A tuning spec giving each (GEMM, compilation_info) pair's contraction that configuration. `ukernels` maps
+    an entry's position to (ukernel name, builder of its util.func): that contraction is replaced by the
+    ukernel (compile with --iree-rocm-enable-tensor-ukernels)."""
+    ukernels = ukernels or {}
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
     names = [f"match_gemm_{i}_{gemm.shape_name}_{gemm.layout}_{gemm.dtype}" for i, (gemm, _) in enumerate(entries)]
+    actions = ["apply_compilation_info"] * len(entries)
     with ir.InsertionPoint(module.body):
+        for index, (ukernel, build_body) in sorted(ukernels.items()):
+            build_body()
+            actions[index] = _build_ukernel_action(ukernel)
         _build_action()
-        for name, (gemm, info) in zip(names, entries):
-            _build_matcher(name, gemm, info)
+        for index, (name, (gemm, info)) in enumerate(zip(names, entries)):
+            _build_matcher(name, gemm, info, take_over=index in ukernels)
         any_op = transform.AnyOpType.get()
         entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op],
                                           arg_attrs=[{"transform.consumed": ir.UnitAttr.get()}])
         entry.operation.attributes["iree_codegen.tuning_spec_entrypoint"] = ir.UnitAttr.get()
         with ir.InsertionPoint(entry.body):
             symbols = lambda items: ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(s) for s in items])  # noqa: E731
-            foreach = transform.ForeachMatchOp(any_op, [], entry.bodyTarget, [], symbols(names),
-                                               symbols(["apply_compilation_info"] * len(names)))
+            foreach = transform.ForeachMatchOp(any_op, [], entry.bodyTarget, [], symbols(names), symbols(actions))
             transform.YieldOp([foreach.updated])
     module.operation.verify()
     return module

@@ -1,0 +1,64 @@
+"""The pingpong8 ukernel route: what it refuses (one sentence each), and that its verification cannot be fooled
+by a kernel that is not the injected ukernel."""
+
+import pytest
+from iree.compiler import ir
+
+from pipelines import flow
+from pipelines.inspect import inspect_dump
+from pipelines.targets import TARGETS
+from pipelines.verify import FallbackError, verify_ukernel
+from transforms.problem import Epilogue, Gemm
+from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name
+from transforms.warpgroups import PingPong8
+
+KERNEL = PingPong8(tile=(256, 256, 32), lds_stages=1)
+NT = Gemm(1024, 1024, 512, "bf16", "nt")
+
+
+def job(gemm=NT, target="gfx942", kernel=KERNEL):
+    return flow.Job(TARGETS[target], "pingpong8", (gemm,), (None,), ukernel=kernel)
+
+
+@pytest.mark.parametrize("request_, message", [
+    (job(NT.with_(layout="nn")), "covers the NT layout"),
+    (job(NT.with_(dtype="f8E4M3FNUZ")), "is not generated yet"),
+    (job(target="gfx950"), "gfx950 is not covered yet"),
+    (job(NT.with_(m=320)), "needs M and N multiples of 256"),
+    (job(NT.with_(batch=2)), "no batch"),
+    (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
+    (job(kernel=PingPong8(tile=(256, 256, 32), lds_stages=2)), "one LDS stage"),
+])
+def test_refusals_are_one_sentence(request_, message):
+    with pytest.raises(UkernelError, match=message):
+        flow.prepare(request_)
+
+
+def test_generated_body_verifies_and_follows_the_model():
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            build_pingpong8(KERNEL, "bf16")
+        assert module.operation.verify()
+        text = str(module)
+    assert f"util.func private @{ukernel_name(KERNEL, 'bf16')}" in text
+    # two MFMA clusters per K step in the loop, two K slices of 16 in the last tile
+    assert text.count("iree_codegen.inner_tiled") == 4
+    assert text.count("rocdl.s.setprio 1") == 2 and text.count("iree_gpu.swap_mfma = 1") == 2
+
+
+def test_verification_rejects_a_kernel_without_the_ukernel(tmp_path):
+    """A plain TileAndFuse kernel of the same GEMM is not the ukernel: verification names the ukernel."""
+    flow.compile_job(flow.prepare(flow.Job(TARGETS["gfx942"], "default", (NT,), (None,))), tmp_path / "plain")
+    dump = tmp_path / "plain" / "dump"
+    kernel, = inspect_dump(dump, TARGETS["gfx942"])
+    with ir.Context(), ir.Location.unknown(), pytest.raises(FallbackError, match="requested ukernel pingpong8"):
+        verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, KERNEL,
+                       ukernel_name(KERNEL, "bf16"), NT, TARGETS["gfx942"])
+
+
+def test_compile_with_the_ukernel(tmp_path):
+    report = flow.compile_job(flow.prepare(job()), tmp_path / "pp")
+    kernel, = report["dispatches"]
+    assert report["verified"] and kernel["setprio"] == 4 and kernel["conditional_barriers"] == 2
+    assert kernel["lds_bytes"] == KERNEL.lds_bytes() == 32768 and kernel["spill_count"] == 0
