@@ -122,7 +122,6 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
     workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
     lds_type = ir.MemRefType.get([ROWS, k_tile], element, memory_space=workgroup)
     lds_tiles = ir.MemRefType.get([16, 16, slices, MFMA_K], element, memory_space=workgroup)
-    out_type = ir.RankedTensorType.get([16, 16, 16, 16], f32)
     acc_type = ir.VectorType.get([8, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype)
 
