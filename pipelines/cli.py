@@ -150,10 +150,9 @@ def _job(args) -> flow.Job:
             raise UsageError(f"--schedule {args.schedule} has no generated kernel yet; pingpong8 does.")
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
             raise UsageError("--schedule pingpong8 is a whole kernel; it takes no --pipeline or schedule flags.")
-        from transforms.warpgroups import PingPong8
+        from transforms.ukernel import ukernel_schedule
 
-        kernel = PingPong8(tile=(256, 256, 32), lds_stages=1)
-        return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=kernel)
+        return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=ukernel_schedule(gemm.dtype))
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
 
 
@@ -352,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
     _problem_args(p)
     _schedule_args(p)
-    p.add_argument("--schedule", help="warp-group kernel to inject as a ukernel: pingpong8 (gfx942, NT, f16/bf16)")
+    p.add_argument("--schedule", help="warp-group kernel to inject as a ukernel: pingpong8 (gfx942/gfx950, NT)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     p.set_defaults(run=cmd_compile)

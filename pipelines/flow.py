@@ -76,16 +76,16 @@ def prepare(job: Job) -> Prepared:
 
 
 def _prepare_ukernel(job: Job) -> Prepared:
-    from transforms.ukernel import build_pingpong8, check_problem, ukernel_name
+    from transforms.ukernel import build_pingpong8, check_problem, ukernel_mma, ukernel_name
 
     (gemm,), schedule = job.gemms, job.ukernel
     check_dtype(job.target, gemm.dtype)
     check_problem(schedule, gemm, job.target)
-    name = ukernel_name(schedule, gemm.dtype)
+    name, mma = ukernel_name(schedule, gemm.dtype), ukernel_mma(job.target, gemm.dtype)
     with ir.Context(), ir.Location.unknown():
         info = config.ukernel_compilation_info(schedule.tile[:2], 8 * job.target.wave_size, job.target.wave_size,
                                                waves_per_eu=2)
-        spec = tuning_spec([(gemm, info)], {0: (name, lambda: build_pingpong8(schedule, gemm.dtype))})
+        spec = tuning_spec([(gemm, info)], {0: (name, lambda: build_pingpong8(schedule, gemm.dtype, mma))})
         module = build_module(gemm)
         module.operation.verify()
         return Prepared(job, str(module), str(spec), (str(info),))

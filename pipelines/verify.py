@@ -129,7 +129,9 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule
     descriptor = _attr_text(ops[0], "iree_codegen.ukernel") if ops else None
     if descriptor is None or f'"{ukernel}"' not in descriptor:
         _fail(dispatch, f"ukernel {ukernel}", f"the contraction carries {descriptor}")
-    opcode = f"v_mfma_f32_16x16x16_{gemm.dtype}"
+    from transforms.ukernel import ukernel_mma
+
+    opcode = target.mma[ukernel_mma(target, gemm.dtype)].opcode
     if stats.mma.get(opcode, 0) == 0 or set(stats.mma) - {opcode}:
         _fail(dispatch, f"ukernel {ukernel}'s MFMA", f"expected only {opcode}, found {stats.mma}")
     if stats.lds_bytes != schedule.lds_bytes():

@@ -7,7 +7,8 @@ the second group of four waves is staggered by one conditional barrier, and each
 phases: (1) LDS reads of every K slice into registers, (2) global fetch of the next tile into registers under
 the first MFMA cluster at raised priority, (3) stores of the fetched tile into LDS, (4) the second MFMA cluster;
 the first group re-aligns after the loop. Scope: NT layout (B stored N×K, K contiguous in both operands),
-f16/bf16 with the 16x16x16 MFMA of gfx942, block tile 256×256×K. The per-lane fragment layout is the one IREE
+f16/bf16/fp8 with the 16x16 MFMAs of gfx942 and gfx950 (`UKERNEL_MMA`), block tile 256×256×K. The per-lane
+fragment layout is the one IREE
 defines for the intrinsic (`col_major` accumulator). Not yet run anywhere: numerics await the emulator.
 """
 
@@ -16,19 +17,42 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import affine, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
 
+from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .warpgroups import PingPong8
 
 THREADS = 512  # 8 waves of 64
 ROWS = 256  # block tile M = N
-MFMA_K = 16
 
 
 class UkernelError(ValueError):
     """A ukernel request outside what the generator covers; the message is one sentence."""
 
 
+# The intrinsic the ukernel uses per target and input family (16x16 output tiles: the accumulator layout is the
+# same for all of them; only the K depth and the elements per lane differ).
+UKERNEL_MMA = {("gfx942", "16bit"): "MFMA_F32_16x16x16_{T}", ("gfx942", "fp8"): "MFMA_F32_16x16x32_{T}",
+               ("gfx950", "16bit"): "MFMA_F32_16x16x32_{T}", ("gfx950", "fp8"): "MFMA_F32_16x16x32_{T}"}
+
+
 def ukernel_name(schedule: PingPong8, dtype: str) -> str:
     return f"pingpong8_{dtype}_k{schedule.tile[2]}"
+
+
+def ukernel_schedule(dtype: str) -> PingPong8:
+    """The shipped tile: 256x256 with 64 B of K per row (K 32 for 16-bit, 64 for fp8). K 64 at 16-bit compiles
+    on gfx942 but spills 11 VGPRs: the accumulator (128), every fragment of the step and the prefetched tile
+    exceed the 256 registers a wave has when two share a SIMD."""
+    eb = element_bytes(dtype)
+    return PingPong8(tile=(ROWS, ROWS, 64 // eb), element_bytes=eb, lds_stages=1)
+
+
+def ukernel_mma(target, dtype: str) -> str:
+    family = "fp8" if dtype.startswith("f8") else "16bit"
+    pattern = UKERNEL_MMA.get((target.name, family))
+    if pattern is None:
+        raise UkernelError(f"the pingpong8 ukernel is generated for gfx942 and gfx950; {target.name} is not "
+                           "covered yet.")
+    return pattern.format(T=dtype.upper())
 
 
 def check_problem(schedule: PingPong8, gemm, target) -> None:
@@ -36,10 +60,10 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
     from .hazards import check
     from .warpgroups import check_lds
 
-    if target.name != "gfx942":
-        raise UkernelError(f"the pingpong8 ukernel is generated for gfx942's 16x16x16 MFMA; {target.name} is not "
-                           "covered yet.")
-    check_supported(schedule, gemm.dtype, gemm.layout, f"MFMA_F32_16x16x16_{gemm.dtype.upper()}")
+    mma = ukernel_mma(target, gemm.dtype)
+    if mma not in target.mma or target.mma[mma].operand != gemm.dtype:
+        raise UkernelError(f"{target.name} has no {mma} for {gemm.dtype}.")
+    check_supported(schedule, gemm.layout, mma)
     k_tile = schedule.tile[2]
     if gemm.batched or gemm.m % ROWS or gemm.n % ROWS or gemm.k % k_tile or gemm.k < 2 * k_tile:
         raise UkernelError(f"the pingpong8 ukernel needs M and N multiples of {ROWS}, K a multiple of {k_tile} "
@@ -50,17 +74,14 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
     check(schedule.program(4))  # the schedule the body follows must be race-free
 
 
-def check_supported(schedule: PingPong8, dtype: str, layout: str, mma: str) -> None:
+def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
     m, n, k = schedule.tile
     if layout != "nt":
         raise UkernelError(f"the pingpong8 ukernel covers the NT layout (B stored N×K); {layout.upper()} is not "
                            "generated yet.")
-    if dtype not in ("f16", "bf16") or mma != f"MFMA_F32_16x16x16_{dtype.upper()}":
-        raise UkernelError(f"the pingpong8 ukernel uses MFMA_F32_16x16x16 on f16/bf16; {mma} on {dtype} is not "
-                           "generated yet.")
-    if (m, n) != (ROWS, ROWS) or k % (2 * MFMA_K) or schedule.lds_stages != 1 or schedule.stagger != 1:
-        raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of 32, one LDS stage "
-                           f"and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
+    if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages != 1 or schedule.stagger != 1:
+        raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one LDS "
+                           f"stage and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
 
 
 class _Builder:
@@ -111,18 +132,25 @@ class _Builder:
             op.operation.attributes["iree_gpu.swap_mfma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
 
 
-def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
-    """Emit `util.func private @<ukernel_name>` at the current insertion point."""
+def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
+    """Emit `util.func private @<ukernel_name>` at the current insertion point.
+
+    Each wave owns 8×4 output tiles of 16×16, held as two accumulators of 4 M tiles each: the first MFMA cluster
+    of a K step updates the upper one over every K slice, the second cluster the lower one, so the two clusters
+    stay equal whatever the number of K slices (one, for gfx950's 16x16x32 at K 32)."""
     k_tile = schedule.tile[2]
-    slices = k_tile // MFMA_K
+    mma_k = mma_shape(mma)[2]
+    slices = k_tile // mma_k
+    per_lane = mma_k // 4  # A and B elements one lane holds for one 16x16xK intrinsic
+    copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte global load / LDS store
     element = ir.Type.parse(dtype)
     f32 = ir.F32Type.get()
     operand = ir.RankedTensorType.get([ROWS, ir.ShapedType.get_dynamic_size()], element)
     result = ir.RankedTensorType.get([ROWS, ROWS], f32)
     workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
     lds_type = ir.MemRefType.get([ROWS, k_tile], element, memory_space=workgroup)
-    lds_tiles = ir.MemRefType.get([16, 16, slices, MFMA_K], element, memory_space=workgroup)
-    acc_type = ir.VectorType.get([8, 4, 1, 4], f32)
+    lds_tiles = ir.MemRefType.get([16, 16, slices, mma_k], element, memory_space=workgroup)
+    acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype)
 
     fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([operand, operand, result], [result])),
@@ -134,9 +162,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
         zero = arith.ConstantOp(element, 0.0).result
         k_size = tensor.DimOp(lhs, b.c(1)).result
         lds = {"a": memref.AllocOp(lds_type, [], []).result, "b": memref.AllocOp(lds_type, [], []).result}
-        reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
-                                                            for d in dims]) for dims in ([0, 1], [2, 3])])
-        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, reassociation, [], [16, 16, slices, MFMA_K]).result
+        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, _reassociation(), [], [16, 16, slices, mma_k]).result
                  for key, value in lds.items()}
         init = tensor.EmptyOp([16, 16, 16, 16], f32).result
         forall = scf.ForallOp([0], [THREADS], [1], shared_outs=[init],
@@ -144,14 +170,16 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
         with ir.InsertionPoint(forall.body):
             tid, out = forall.body.arguments[0], forall.body.arguments[1]
             wave_m, wave_n, lane_group, lane_row = b.delinearize(tid, [2, 4, 4, 16])
-            inner = b.mul(lane_group, 4)
-            m_outer, n_outer = b.mul(wave_m, 8), b.mul(wave_n, 4)
-            # Copies: each group moves its 128 rows of A and of B, 8 elements per thread and pass.
+            inner = b.mul(lane_group, per_lane)
+            m_upper = b.mul(wave_m, 8)
+            m_lower = b.add(m_upper, b.c(4))
+            n_outer = b.mul(wave_n, 4)
+            # Copies: each group moves its 128 rows of A and of B, one 16-byte vector per thread and pass.
             group, in_group = b.delinearize(tid, [2, 256])
-            col_groups = k_tile // 8
+            col_groups = k_tile // copy
             rows_per_pass = 256 // col_groups
             row, col_group = b.delinearize(in_group, [rows_per_pass, col_groups])
-            col = b.mul(col_group, 8)
+            col = b.mul(col_group, copy)
             first_row = b.add(b.mul(group, 128), row)
             rows = [b.add(first_row, b.c(p * rows_per_pass)) for p in range(128 // rows_per_pass)]
 
@@ -160,10 +188,10 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
                 for key, source in (("a", lhs), ("b", rhs)):
                     fetched[key] = []
                     for r in rows:
-                        piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, 8], element), source, [r, k_offset],
-                                                      [], [], [ir.ShapedType.get_dynamic_size()] * 2, [1, 8],
-                                                      [1, 1]).result
-                        fetched[key].append(b.read(piece, [b.c(0), b.c(0)], [1, 8], zero))
+                        piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, copy], element), source,
+                                                      [r, k_offset], [], [], [ir.ShapedType.get_dynamic_size()] * 2,
+                                                      [1, copy], [1, 1]).result
+                        fetched[key].append(b.read(piece, [b.c(0), b.c(0)], [1, copy], zero))
                 return fetched
 
             def store(fetched: dict[str, list[ir.Value]]) -> None:
@@ -171,17 +199,17 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
                     for r, value in zip(rows, values):
                         b.write(value, lds[key], [r, col])
 
-            def fragments() -> list[tuple[ir.Value, ir.Value]]:
-                return [(b.read(tiles["a"], [m_outer, lane_row, b.c(s), inner], [8, 1, 1, 4], zero),
-                         b.read(tiles["b"], [n_outer, lane_row, b.c(s), inner], [4, 1, 1, 4], zero))
+            def fragments() -> list[tuple[ir.Value, ir.Value, ir.Value]]:
+                """Per K slice: upper A tiles, lower A tiles, B tiles."""
+                return [(b.read(tiles["a"], [m_upper, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero),
+                         b.read(tiles["a"], [m_lower, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero),
+                         b.read(tiles["b"], [n_outer, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero))
                         for s in range(slices)]
 
-            def mfma(acc: ir.Value, operands: tuple[ir.Value, ir.Value]) -> ir.Value:
-                return iree_codegen.InnerTiledOp(
-                    list(operands), [acc], _contraction(), _iterators(),
-                    ir.Attribute.parse(f"#iree_gpu.mma_layout<MFMA_F32_16x16x16_{dtype.upper()}, col_major = true>"),
-                    ir.Attribute.parse("#iree_gpu.mma_semantics<distributed = true, opaque = false>"),
-                    results=[acc_type]).results[0]
+            def cluster(acc: ir.Value, current, half: int) -> ir.Value:
+                for upper, lower, b_tiles in current:
+                    acc = _mfma(mma, acc, (upper if half == 0 else lower, b_tiles), acc_type)
+                return acc
 
             # Prologue: fill the LDS tile, then stagger the second group by one barrier.
             store(fetch(col))
@@ -189,43 +217,53 @@ def build_pingpong8(schedule: PingPong8, dtype: str) -> None:
             lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
             _conditional_barrier(lagging)
             b.barrier()
-            acc0 = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
+            zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
                 acc_type, ir.FloatAttr.get(f32, 0.0))).result
-            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [acc0])
+            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros, zeros])
             with ir.InsertionPoint(loop.body):
-                acc = loop.inner_iter_args[0]
+                upper_acc, lower_acc = loop.inner_iter_args
                 current = fragments()  # phase 1: every K slice of this tile into registers
                 b.barrier()
                 upcoming = fetch(b.add(loop.induction_variable, col))  # phase 2: next tile under the MFMAs
                 b.priority(1)
-                for operands in current[: slices // 2]:
-                    acc = mfma(acc, operands)
+                upper_acc = cluster(upper_acc, current, 0)
                 b.priority(0)
                 b.barrier()
                 store(upcoming)  # phase 3: both groups have read this tile; overwrite it
                 b.barrier()
                 b.priority(1)  # phase 4
-                for operands in current[slices // 2:]:
-                    acc = mfma(acc, operands)
+                lower_acc = cluster(lower_acc, current, 1)
                 b.priority(0)
                 b.barrier()
-                scf.YieldOp([acc])
+                scf.YieldOp([upper_acc, lower_acc])
             _conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
-            acc = loop.results[0]
-            for operands in fragments():  # the last tile
-                acc = mfma(acc, operands)
-            rows_first = vector.TransposeOp(ir.VectorType.get([8, 1, 4, 4], f32), acc, [0, 2, 1, 3]).result
-            empty = tensor.EmptyOp([8, 1, 4, 4], f32).result
-            tile = vector.TransferWriteOp(ir.RankedTensorType.get([8, 1, 4, 4], f32), rows_first, empty,
-                                          [b.c(0)] * 4, ir.AffineMap.get_identity(4), [True] * 4).result
+            last = fragments()  # the last tile
+            finals = [cluster(loop.results[0], last, 0), cluster(loop.results[1], last, 1)]
+            results = []
+            for acc in finals:
+                rows_first = vector.TransposeOp(ir.VectorType.get([4, 1, 4, 4], f32), acc, [0, 2, 1, 3]).result
+                empty = tensor.EmptyOp([4, 1, 4, 4], f32).result
+                results.append(vector.TransferWriteOp(ir.RankedTensorType.get([4, 1, 4, 4], f32), rows_first, empty,
+                                                      [b.c(0)] * 4, ir.AffineMap.get_identity(4), [True] * 4).result)
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.regions[0].blocks[0]):
-                dynamic = ir.ShapedType.get_dynamic_size()
-                tensor.ParallelInsertSliceOp(tile, out, [m_outer, lane_row, n_outer, inner], [], [],
-                                             [dynamic] * 4, [8, 1, 4, 4], [1, 1, 1, 1])
-        collapse = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
-                                                       for d in dims]) for dims in ([0, 1], [2, 3])])
-        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], collapse).result])
+                for tile, m_outer in zip(results, (m_upper, m_lower)):
+                    tensor.ParallelInsertSliceOp(tile, out, [m_outer, lane_row, n_outer, inner], [], [],
+                                                 [ir.ShapedType.get_dynamic_size()] * 4, [4, 1, 4, 4], [1, 1, 1, 1])
+        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], _reassociation()).result])
+
+
+def _reassociation() -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in dims]) for dims in ([0, 1], [2, 3])])
+
+
+def _mfma(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], acc_type: ir.Type) -> ir.Value:
+    return iree_codegen.InnerTiledOp(
+        list(operands), [acc], _contraction(), _iterators(),
+        ir.Attribute.parse(f"#iree_gpu.mma_layout<{mma}, col_major = true>"),
+        ir.Attribute.parse("#iree_gpu.mma_semantics<distributed = true, opaque = false>"),
+        results=[acc_type]).results[0]
 
 
 def _conditional_barrier(condition: ir.Value) -> None:

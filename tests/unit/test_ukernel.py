@@ -9,10 +9,10 @@ from pipelines.inspect import inspect_dump
 from pipelines.targets import TARGETS
 from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
-from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name
+from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
 from transforms.warpgroups import PingPong8
 
-KERNEL = PingPong8(tile=(256, 256, 32), lds_stages=1)
+KERNEL = ukernel_schedule("bf16")
 NT = Gemm(1024, 1024, 512, "bf16", "nt")
 
 
@@ -22,8 +22,8 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
 
 @pytest.mark.parametrize("request_, message", [
     (job(NT.with_(layout="nn")), "covers the NT layout"),
-    (job(NT.with_(dtype="f8E4M3FNUZ")), "is not generated yet"),
-    (job(target="gfx950"), "gfx950 is not covered yet"),
+    (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
+    (job(target="gfx1151"), "gfx1151 is not covered yet"),
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
     (job(NT.with_(batch=2)), "no batch"),
     (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
@@ -38,12 +38,13 @@ def test_generated_body_verifies_and_follows_the_model():
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            build_pingpong8(KERNEL, "bf16")
+            build_pingpong8(KERNEL, "bf16", "MFMA_F32_16x16x16_BF16")
         assert module.operation.verify()
         text = str(module)
     assert f"util.func private @{ukernel_name(KERNEL, 'bf16')}" in text
-    # two MFMA clusters per K step in the loop, two K slices of 16 in the last tile
-    assert text.count("iree_codegen.inner_tiled") == 4
+    # per K slice (two of 16 at K 32): one MFMA for the upper and one for the lower accumulator, in the loop and
+    # again for the last tile
+    assert text.count("iree_codegen.inner_tiled") == 8
     assert text.count("rocdl.s.setprio 1") == 2 and text.count("iree_gpu.swap_mfma = 1") == 2
 
 
@@ -62,3 +63,14 @@ def test_compile_with_the_ukernel(tmp_path):
     kernel, = report["dispatches"]
     assert report["verified"] and kernel["setprio"] == 4 and kernel["conditional_barriers"] == 2
     assert kernel["lds_bytes"] == KERNEL.lds_bytes() == 32768 and kernel["spill_count"] == 0
+
+
+@pytest.mark.parametrize("target, dtype, opcode", [
+    ("gfx942", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8"), ("gfx950", "bf16", "v_mfma_f32_16x16x32_bf16"),
+    ("gfx950", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8"),
+])
+def test_other_targets_and_fp8(tmp_path, target, dtype, opcode):
+    gemm = NT.with_(dtype=dtype)
+    report = flow.compile_job(flow.prepare(job(gemm, target, ukernel_schedule(dtype))), tmp_path / "pp")
+    kernel, = report["dispatches"]
+    assert set(kernel["mma"]) == {opcode} and kernel["spill_count"] == 0 and kernel["setprio"] == 4
