@@ -74,3 +74,11 @@ def test_other_targets_and_fp8(tmp_path, target, dtype, opcode):
     report = flow.compile_job(flow.prepare(job(gemm, target, ukernel_schedule(dtype))), tmp_path / "pp")
     kernel, = report["dispatches"]
     assert set(kernel["mma"]) == {opcode} and kernel["spill_count"] == 0 and kernel["setprio"] == 4
+
+
+def test_short_k_loop_unrolled_by_llvm_still_verifies(tmp_path):
+    """K = 128 leaves 3 loop steps, which LLVM unrolls on gfx950: 3 copies of the 4 s_setprio, still ours."""
+    gemm = Gemm(512, 768, 128, "bf16", "nt")
+    report = flow.compile_job(flow.prepare(job(gemm, "gfx950")), tmp_path / "pp")
+    kernel, = report["dispatches"]
+    assert kernel["setprio"] == 12 and kernel["conditional_barriers"] == 2
