@@ -81,11 +81,12 @@ def _prepare_ukernel(job: Job) -> Prepared:
     (gemm,), schedule = job.gemms, job.ukernel
     check_dtype(job.target, gemm.dtype)
     check_problem(schedule, gemm, job.target)
-    name, mma = ukernel_name(schedule, gemm.dtype), ukernel_mma(job.target, gemm.dtype)
+    name, mma = ukernel_name(schedule, gemm.dtype, gemm.layout), ukernel_mma(job.target, gemm.dtype)
     with ir.Context(), ir.Location.unknown():
         info = config.ukernel_compilation_info(schedule.tile[:2], 8 * job.target.wave_size, job.target.wave_size,
                                                waves_per_eu=2)
-        spec = tuning_spec([(gemm, info)], {0: (name, lambda: build_pingpong8(schedule, gemm.dtype, mma))})
+        spec = tuning_spec([(gemm, info)],
+                           {0: (name, lambda: build_pingpong8(schedule, gemm.dtype, mma, gemm.layout))})
         module = build_module(gemm)
         module.operation.verify()
         return Prepared(job, str(module), str(spec), (str(info),))
@@ -121,7 +122,8 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         kernel, = stats
         with ir.Context(), ir.Location.unknown():
             verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job.ukernel,
-                           ukernel_name(job.ukernel, job.gemms[0].dtype), job.gemms[0], job.target)
+                           ukernel_name(job.ukernel, job.gemms[0].dtype, job.gemms[0].layout), job.gemms[0],
+                           job.target)
         return
     wanted = {_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos) if s is not None}
     seen = set()

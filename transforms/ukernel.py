@@ -34,8 +34,8 @@ UKERNEL_MMA = {("gfx942", "16bit"): "MFMA_F32_16x16x16_{T}", ("gfx942", "fp8"): 
                ("gfx950", "16bit"): "MFMA_F32_16x16x32_{T}", ("gfx950", "fp8"): "MFMA_F32_16x16x32_{T}"}
 
 
-def ukernel_name(schedule: PingPong8, dtype: str) -> str:
-    return f"pingpong8_{dtype}_k{schedule.tile[2]}"
+def ukernel_name(schedule: PingPong8, dtype: str, layout: str = "nt") -> str:
+    return f"pingpong8_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
 def ukernel_schedule(dtype: str) -> PingPong8:
@@ -76,9 +76,9 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
 
 def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
     m, n, k = schedule.tile
-    if layout != "nt":
-        raise UkernelError(f"the pingpong8 ukernel covers the NT layout (B stored N×K); {layout.upper()} is not "
-                           "generated yet.")
+    if layout not in ("nt", "nn"):
+        raise UkernelError(f"the pingpong8 ukernel covers the NT and NN layouts (A stored M×K); {layout.upper()} is "
+                           "not generated yet.")
     if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages != 1 or schedule.stagger != 1:
         raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one LDS "
                            f"stage and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
@@ -116,10 +116,12 @@ class _Builder:
         identity = ir.AffineMap.get_minor_identity(rank, len(shape))
         return vector.TransferReadOp(vec, source, indices, identity, padding, [True] * len(shape)).result
 
-    def write(self, value: ir.Value, dest: ir.Value, indices: list[ir.Value]) -> None:
+    def write(self, value: ir.Value, dest: ir.Value, indices: list[ir.Value], transposed: bool = False) -> None:
+        """Store a vector at `indices`; `transposed` writes a row vector down a column of a 2-D buffer."""
         rank = len(indices)
-        identity = ir.AffineMap.get_minor_identity(rank, ir.VectorType(value.type).rank)
-        vector.TransferWriteOp(None, value, dest, indices, identity, [True] * ir.VectorType(value.type).rank)
+        layout = (ir.AffineMap.get_permutation([1, 0]) if transposed else
+                  ir.AffineMap.get_minor_identity(rank, ir.VectorType(value.type).rank))
+        vector.TransferWriteOp(None, value, dest, indices, layout, [True] * ir.VectorType(value.type).rank)
 
     def barrier(self) -> None:
         """A workgroup barrier with LDS fence, and a scheduling fence so LLVM keeps the phases apart."""
@@ -132,8 +134,11 @@ class _Builder:
             op.operation.attributes["iree_gpu.swap_mfma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
 
 
-def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
+def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt") -> None:
     """Emit `util.func private @<ukernel_name>` at the current insertion point.
+
+    In the NN layout B arrives K×N: each thread loads 16 bytes along N of one K row and writes them down a
+    column of the N-major LDS tile, so LDS holds B as in NT and the fragment reads are the same.
 
     Each wave owns 8×4 output tiles of 16×16, held as two accumulators of 4 M tiles each: the first MFMA cluster
     of a K step updates the upper one over every K slice, the second cluster the lower one, so the two clusters
@@ -146,16 +151,18 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
     element = ir.Type.parse(dtype)
     f32 = ir.F32Type.get()
     operand = ir.RankedTensorType.get([ROWS, ir.ShapedType.get_dynamic_size()], element)
+    b_operand = operand if layout == "nt" else ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), ROWS],
+                                                                       element)
     result = ir.RankedTensorType.get([ROWS, ROWS], f32)
     workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
     lds_type = ir.MemRefType.get([ROWS, k_tile], element, memory_space=workgroup)
     lds_tiles = ir.MemRefType.get([16, 16, slices, mma_k], element, memory_space=workgroup)
     acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
-    name = ukernel_name(schedule, dtype)
+    name = ukernel_name(schedule, dtype, layout)
 
-    fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([operand, operand, result], [result])),
+    fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([operand, b_operand, result], [result])),
                      sym_visibility="private")
-    entry = fn.regions[0].blocks.append(operand, operand, result)
+    entry = fn.regions[0].blocks.append(operand, b_operand, result)
     b = _Builder(element, entry)
     with ir.InsertionPoint(entry):
         lhs, rhs = entry.arguments[0], entry.arguments[1]
@@ -183,21 +190,36 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
             first_row = b.add(b.mul(group, 128), row)
             rows = [b.add(first_row, b.c(p * rows_per_pass)) for p in range(128 // rows_per_pass)]
 
-            def fetch(k_offset: ir.Value) -> dict[str, list[ir.Value]]:
-                fetched = {}
-                for key, source in (("a", lhs), ("b", rhs)):
-                    fetched[key] = []
-                    for r in rows:
-                        piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, copy], element), source,
-                                                      [r, k_offset], [], [], [ir.ShapedType.get_dynamic_size()] * 2,
-                                                      [1, copy], [1, 1]).result
-                        fetched[key].append(b.read(piece, [b.c(0), b.c(0)], [1, copy], zero))
+            # B in NN: each group moves its 128 columns of the K×N tile, 16 bytes along N per thread and pass.
+            b_col_groups = 128 // copy
+            b_rows_per_pass = 256 // b_col_groups
+            k_row, b_col_group = b.delinearize(in_group, [b_rows_per_pass, b_col_groups])
+            n_col = b.add(b.mul(group, 128), b.mul(b_col_group, copy))
+            k_rows = [b.add(k_row, b.c(p * b_rows_per_pass)) for p in range(k_tile // b_rows_per_pass)]
+
+            def load(source: ir.Value, offsets: list[ir.Value]) -> ir.Value:
+                piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, copy], element), source, offsets, [], [],
+                                              [ir.ShapedType.get_dynamic_size()] * 2, [1, copy], [1, 1]).result
+                return b.read(piece, [b.c(0), b.c(0)], [1, copy], zero)
+
+            def fetch(k_base: ir.Value) -> dict[str, list[ir.Value]]:
+                k_col = b.add(k_base, col)
+                fetched = {"a": [load(lhs, [r, k_col]) for r in rows]}
+                if layout == "nt":
+                    fetched["b"] = [load(rhs, [r, k_col]) for r in rows]
+                else:
+                    fetched["b"] = [load(rhs, [b.add(k_base, kr), n_col]) for kr in k_rows]
                 return fetched
 
             def store(fetched: dict[str, list[ir.Value]]) -> None:
-                for key, values in fetched.items():
-                    for r, value in zip(rows, values):
-                        b.write(value, lds[key], [r, col])
+                for r, value in zip(rows, fetched["a"]):
+                    b.write(value, lds["a"], [r, col])
+                if layout == "nt":
+                    for r, value in zip(rows, fetched["b"]):
+                        b.write(value, lds["b"], [r, col])
+                else:
+                    for kr, value in zip(k_rows, fetched["b"]):
+                        b.write(value, lds["b"], [n_col, kr], transposed=True)
 
             def fragments() -> list[tuple[ir.Value, ir.Value, ir.Value]]:
                 """Per K slice: upper A tiles, lower A tiles, B tiles."""
@@ -212,7 +234,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
                 return acc
 
             # Prologue: fill the LDS tile, then stagger the second group by one barrier.
-            store(fetch(col))
+            store(fetch(b.c(0)))
             leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
             lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
             _conditional_barrier(lagging)
@@ -224,7 +246,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str) -> None:
                 upper_acc, lower_acc = loop.inner_iter_args
                 current = fragments()  # phase 1: every K slice of this tile into registers
                 b.barrier()
-                upcoming = fetch(b.add(loop.induction_variable, col))  # phase 2: next tile under the MFMAs
+                upcoming = fetch(loop.induction_variable)  # phase 2: next tile under the MFMAs
                 b.priority(1)
                 upper_acc = cluster(upper_acc, current, 0)
                 b.priority(0)

@@ -21,7 +21,7 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
 
 
 @pytest.mark.parametrize("request_, message", [
-    (job(NT.with_(layout="nn")), "covers the NT layout"),
+    (job(NT.with_(layout="tn")), "covers the NT and NN layouts"),
     (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
     (job(target="gfx1151"), "gfx1151 is not covered yet"),
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
@@ -82,3 +82,13 @@ def test_short_k_loop_unrolled_by_llvm_still_verifies(tmp_path):
     report = flow.compile_job(flow.prepare(job(gemm, "gfx950")), tmp_path / "pp")
     kernel, = report["dispatches"]
     assert kernel["setprio"] == 12 and kernel["conditional_barriers"] == 2
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx950"])
+def test_nn_layout_writes_b_down_lds_columns(tmp_path, target):
+    gemm = NT.with_(layout="nn")
+    report = flow.compile_job(flow.prepare(job(gemm, target)), tmp_path / "pp")
+    kernel, = report["dispatches"]
+    assert kernel["spill_count"] == 0 and kernel["lds_bytes"] == 32768 and kernel["conditional_barriers"] == 2
+    isa = next((tmp_path / "pp" / "dump").glob("*.rocmasm")).read_text()
+    assert "ds_write_b16" in isa and "ds_write_b128" in isa  # B scattered 2 bytes at a time, A in 16-byte rows
