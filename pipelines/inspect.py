@@ -53,6 +53,32 @@ def _count(pattern: str, text: str) -> int:
     return len(re.findall(pattern, text, re.M))
 
 
+# Instruction counts read from each ISA, by KernelStats field.
+_AMDGPU_COUNTS = {
+    "global_loads": r"^\s+(?:buffer|global)_load\w*",  # direct-to-LDS loads are subtracted afterwards
+    "global_stores": r"^\s+(?:buffer|global)_store\w*",
+    "lds_reads": r"^\s+ds_(?:read|load)\w*",
+    "lds_writes": r"^\s+ds_(?:write|store)\w*",
+    "barriers": r"^\s+s_barrier\b",
+    "setprio": r"^\s+s_setprio\b",
+    "conditional_barriers": r"^\s+s_cbranch_execz\s+\S+\n\s+s_barrier\b",
+}
+_PTX_COUNTS = {
+    "global_loads": r"^\s+ld\.global\S*",
+    "global_stores": r"^\s+st\.global\S*",
+    "lds_reads": r"^\s+ld\.shared\S*",
+    "lds_writes": r"^\s+st\.shared\S*",
+    "async_copies": r"^\s+cp\.async\.c\S*",
+    "ldmatrix": r"^\s+ldmatrix\S*",
+    "barriers": r"^\s+bar\.sync\b",
+}
+
+
+def _count_all(stats: "KernelStats", patterns: dict[str, str], text: str) -> None:
+    for name, pattern in patterns.items():
+        setattr(stats, name, _count(pattern, text))
+
+
 def _metadata(name: str, text: str) -> int | None:
     found = re.search(rf"^\s+(?:-\s+)?\.{name}:\s+(\d+)", text, re.M)
     return int(found.group(1)) if found else None
@@ -91,13 +117,8 @@ def amdgpu_stats(dispatch: str, path: Path, text: str, target: Target) -> Kernel
     stats.allocated_vgprs = int(allocated.group(1)) if allocated else stats.vgpr_count
     stats.dma_loads = _count(r"^\s+(?:buffer|global)_load\w*\s.*\blds\b", text) + _count(
         r"^\s+global_load_lds_\w+", text)
-    stats.global_loads = _count(r"^\s+(?:buffer|global)_load\w*", text) - stats.dma_loads
-    stats.global_stores = _count(r"^\s+(?:buffer|global)_store\w*", text)
-    stats.lds_reads = _count(r"^\s+ds_(?:read|load)\w*", text)
-    stats.lds_writes = _count(r"^\s+ds_(?:write|store)\w*", text)
-    stats.barriers = _count(r"^\s+s_barrier\b", text)
-    stats.setprio = _count(r"^\s+s_setprio\b", text)
-    stats.conditional_barriers = _count(r"^\s+s_cbranch_execz\s+\S+\n\s+s_barrier\b", text)
+    _count_all(stats, _AMDGPU_COUNTS, text)
+    stats.global_loads -= stats.dma_loads
     stats.occupancy = occupancy(stats, target)
     return stats
 
@@ -145,13 +166,7 @@ def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int) -> Ker
     # Kernels linked into one module reach their buffers through one dynamic symbol, so the static globals
     # cannot be attributed to a kernel: shared memory is then unknown (None), not guessed.
     stats.lds_bytes = shared_memory_bytes(linked.read_text()) if linked.exists() and kernels_in_file == 1 else None
-    stats.global_loads = _count(r"^\s+ld\.global\S*", text)
-    stats.global_stores = _count(r"^\s+st\.global\S*", text)
-    stats.lds_reads = _count(r"^\s+ld\.shared\S*", text)
-    stats.lds_writes = _count(r"^\s+st\.shared\S*", text)
-    stats.async_copies = _count(r"^\s+cp\.async\.c\S*", text)
-    stats.ldmatrix = _count(r"^\s+ldmatrix\S*", text)
-    stats.barriers = _count(r"^\s+bar\.sync\b", text)
+    _count_all(stats, _PTX_COUNTS, text)
     found = re.search(r"\.(?:reqntid|maxntid)\s+(\d+),\s*(\d+),\s*(\d+)", text)
     if found:
         x, y, z = (int(v) for v in found.groups())
