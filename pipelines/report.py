@@ -8,14 +8,14 @@ instead of showing a number. Every output names the device, driver, IREE version
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
+
+from .runner import read_results
 
 
 def load_rows(results: Path) -> list[dict]:
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     latest = {}
-    for row in rows:  # a re-run of a case replaces the older row
+    for row in read_results(results):  # a re-run of a case replaces the older row
         latest[row["id"]] = row
     return list(latest.values())
 

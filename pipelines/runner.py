@@ -265,11 +265,11 @@ def append_line(path: Path, row: dict) -> None:
         os.close(fd)
 
 
-def done_ids(results: Path, device_name: str | None = None) -> set[str]:
+def read_results(results: Path) -> list[dict]:
+    """The rows `append_line` wrote, oldest first (none when the file does not exist yet)."""
     if not results.exists():
-        return set()
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    return {r["id"] for r in rows}
+        return []
+    return [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -279,16 +279,15 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stderr.flush()
 
 
-def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitions: int, total: int,
-            offset: int) -> None:
+def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitions: int, total: int) -> None:
     meta = json.loads((plan / "plan.json").read_text())
     env = dict(environment(device), iree_compiler=meta.get("iree_compiler"), git_commit=meta.get("git_commit"))
     with tempfile.TemporaryDirectory() as scratch:
         data = ProblemData(Path(scratch))
         for i, case in enumerate(cases):
-            _progress(offset + i, total, f"{device} {case['label']}")
+            _progress(i, total, f"{device} {case['label']}")
             append_line(results, run_case(case, plan, device, repetitions, env, data))
-    _progress(offset + len(cases), total, f"{device} done")
+    _progress(len(cases), total, f"{device} done")
 
 
 def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None) -> Path:
@@ -297,10 +296,11 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         device_or_error(device)
     cases = json.loads((plan / "plan.json").read_text())["cases"]
     results = results or plan / "results.jsonl"
-    todo = [c for c in cases if c["id"] not in done_ids(results)]
+    measured = {row["id"] for row in read_results(results)}
+    todo = [c for c in cases if c["id"] not in measured]
     started = time.time()
     if len(devices) == 1:
-        _worker(plan, devices[0], todo, results, repetitions, len(todo), 0)
+        _worker(plan, devices[0], todo, results, repetitions, len(todo))
     else:
         import multiprocessing
 
@@ -310,7 +310,7 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         shares = [[c for c in todo if owner[json.dumps(c["problem"], sort_keys=True)] == i]
                   for i in range(len(devices))]
         context = multiprocessing.get_context("spawn")
-        workers = [context.Process(target=_worker, args=(plan, d, share, results, repetitions, len(todo), 0))
+        workers = [context.Process(target=_worker, args=(plan, d, share, results, repetitions, len(todo)))
                    for d, share in zip(devices, shares)]
         for w in workers:
             w.start()

@@ -64,7 +64,7 @@ def cache_key(gemm: Gemm, target: Target) -> str:
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     """Pick the fastest correct candidate of a measured plan, write `best/` and update the cache."""
     results = folder / "results.jsonl"
-    rows = load_rows(results) if results.exists() else []
+    rows = load_rows(results)
     plan = json.loads((folder / "plan.json").read_text())
     missing = {c["id"] for c in plan["cases"]} - {r["id"] for r in rows}
     if missing:
