@@ -17,12 +17,16 @@ from iree.compiler import ir
 
 from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
     parse_module
+from transforms.hazards import Hazard, check
 from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
     WarpGroups
+from transforms.ukernel import UkernelError, ukernel_schedule
+from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
 from .bench import PlanError, build_plan, load_suite, suite_cases
 from .compiler import CompileError
+from .explain import text_table, timeline_png
 from .inspect import inspect_dump
 from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
 from .report import write_reports
@@ -30,8 +34,6 @@ from .runner import RunError, device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
 from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
-from transforms.ukernel import UkernelError
-from transforms.warpgroups import LdsBudgetError
 
 USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
                UkernelError, LdsBudgetError)
@@ -150,8 +152,6 @@ def _job(args) -> flow.Job:
             raise UsageError(f"--schedule {args.schedule} has no generated kernel yet; pingpong8 does.")
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
             raise UsageError("--schedule pingpong8 is a whole kernel; it takes no --pipeline or schedule flags.")
-        from transforms.ukernel import ukernel_schedule
-
         return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=ukernel_schedule(gemm.dtype))
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
 
@@ -293,11 +293,6 @@ def cmd_tune(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from transforms.hazards import Hazard, check
-    from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
-
-    from .explain import text_table, timeline_png
-
     if args.schedule not in SCHEDULES:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(SCHEDULES)}.")
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}

@@ -18,6 +18,8 @@ from iree.compiler import version as iree_version
 from transforms import config, schedule as sched
 from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
 from transforms.tuning_spec import tuning_spec
+from transforms.ukernel import build_pingpong8, check_problem, ukernel_mma, ukernel_name
+from transforms.warpgroups import PingPong8
 
 from .compiler import DUMP_DIR, run_iree_compile, staged_folder
 from .inspect import KernelStats, inspect_dump
@@ -34,7 +36,7 @@ class Job:
     gemms: tuple[Gemm, ...]
     schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
-    ukernel: object | None = None  # a warp-group schedule (warpgroups.PingPong8) injected as a ukernel
+    ukernel: PingPong8 | None = None  # a warp-group schedule injected as a ukernel
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,6 @@ def prepare(job: Job) -> Prepared:
 
 
 def _prepare_ukernel(job: Job) -> Prepared:
-    from transforms.ukernel import build_pingpong8, check_problem, ukernel_mma, ukernel_name
-
     (gemm,), schedule = job.gemms, job.ukernel
     check_dtype(job.target, gemm.dtype)
     check_problem(schedule, gemm, job.target)
@@ -117,8 +117,6 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
 def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
     job = prepared.job
     if job.ukernel is not None:
-        from transforms.ukernel import ukernel_name
-
         kernel, = stats
         with ir.Context(), ir.Location.unknown():
             verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job.ukernel,

@@ -18,6 +18,8 @@ from transforms.problem import Gemm, contraction_ops, parse_module
 from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
     workgroup_size
 from transforms.tuning_spec import APPLIED_MARKER
+from transforms.ukernel import ukernel_mma
+from transforms.warpgroups import PingPong8
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
 from .inspect import KernelStats
@@ -59,19 +61,13 @@ def verify_dispatch(dispatch: str, configured: Path, stats: KernelStats, schedul
     if target.backend == "rocm" and APPLIED_MARKER not in op.attributes:
         _fail(dispatch, "tuning spec", f"the contraction lacks the {APPLIED_MARKER} marker")
 
-    opcode = target.mma[schedule.tile.mma].opcode
-    others = sorted(set(stats.mma) - {opcode})
-    if stats.mma.get(opcode, 0) == 0 or others:
-        found = ", ".join(f"{n}× {o}" for o, n in sorted(stats.mma.items())) or "no MMA instructions"
-        _fail(dispatch, f"MMA intrinsic {schedule.tile.mma}", f"expected only {opcode}, found {found}")
+    _verify_only_mma(dispatch, stats, target.mma[schedule.tile.mma].opcode, f"MMA intrinsic {schedule.tile.mma}")
 
     threads = workgroup_size(schedule, target.wave_size)
     if stats.workgroup_size != threads:
         _fail(dispatch, f"workgroup size {threads}", f"the kernel is built for {stats.workgroup_size} threads")
 
-    if stats.spill_count:
-        _fail(dispatch, "register budget", f"the kernel spills {stats.spill_count} registers at "
-              f"{stats.vgpr_count} VGPRs")
+    _verify_no_spills(dispatch, stats)
 
     planned = lds_plan_bytes(schedule, gemm)
     if stats.lds_bytes is not None and stats.lds_bytes != planned:
@@ -90,6 +86,18 @@ def verify_dispatch(dispatch: str, configured: Path, stats: KernelStats, schedul
     wanted = schedule.warp_groups.waves_per_eu
     if wanted is not None and (stats.occupancy is None or stats.occupancy < wanted):
         _fail(dispatch, f"waves per EU {wanted}", f"registers and LDS allow {stats.occupancy} waves per SIMD")
+
+
+def _verify_only_mma(dispatch: str, stats: KernelStats, opcode: str, choice: str) -> None:
+    if stats.mma.get(opcode, 0) == 0 or set(stats.mma) - {opcode}:
+        found = ", ".join(f"{n}× {o}" for o, n in sorted(stats.mma.items())) or "no MMA instructions"
+        _fail(dispatch, choice, f"expected only {opcode}, found {found}")
+
+
+def _verify_no_spills(dispatch: str, stats: KernelStats) -> None:
+    if stats.spill_count:
+        _fail(dispatch, "register budget", f"the kernel spills {stats.spill_count} registers at "
+              f"{stats.vgpr_count} VGPRs")
 
 
 def _verify_swizzle(dispatch: str, pass_ir: str, schedule: Schedule, gemm: Gemm) -> None:
@@ -121,7 +129,7 @@ def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
               f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
 
 
-def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule, ukernel: str, gemm: Gemm,
+def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule: PingPong8, ukernel: str, gemm: Gemm,
                    target: Target) -> None:
     """The injected warp-group ukernel replaced the contraction and its schedule shows in the ISA."""
     module = parse_module(configured.read_text(), configured.name)
@@ -129,17 +137,11 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule
     descriptor = _attr_text(ops[0], "iree_codegen.ukernel") if ops else None
     if descriptor is None or f'"{ukernel}"' not in descriptor:
         _fail(dispatch, f"ukernel {ukernel}", f"the contraction carries {descriptor}")
-    from transforms.ukernel import ukernel_mma
-
-    opcode = target.mma[ukernel_mma(target, gemm.dtype)].opcode
-    if stats.mma.get(opcode, 0) == 0 or set(stats.mma) - {opcode}:
-        _fail(dispatch, f"ukernel {ukernel}'s MFMA", f"expected only {opcode}, found {stats.mma}")
+    _verify_only_mma(dispatch, stats, target.mma[ukernel_mma(target, gemm.dtype)].opcode, f"ukernel {ukernel}'s MFMA")
     if stats.lds_bytes != schedule.lds_bytes():
         _fail(dispatch, f"ukernel {ukernel}'s LDS", f"planned {schedule.lds_bytes()} B, the kernel allocates "
               f"{stats.lds_bytes} B")
-    if stats.spill_count:
-        _fail(dispatch, "register budget", f"the kernel spills {stats.spill_count} registers at {stats.vgpr_count} "
-              "VGPRs")
+    _verify_no_spills(dispatch, stats)
     program = schedule.program(2)
     step = [op for op in program.groups[0] if op.phase.startswith("step 0")]
     priorities = sum(op.kind == "setprio" for op in step)

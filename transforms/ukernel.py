@@ -18,7 +18,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import affine, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
-from .warpgroups import PingPong8
+from .hazards import check
+from .warpgroups import PingPong8, check_lds
 
 THREADS = 512  # 8 waves of 64
 ROWS = 256  # block tile M = N
@@ -57,9 +58,6 @@ def ukernel_mma(target, dtype: str) -> str:
 
 def check_problem(schedule: PingPong8, gemm, target) -> None:
     """One sentence for anything the generated ukernel cannot do for `gemm` on `target`."""
-    from .hazards import check
-    from .warpgroups import check_lds
-
     mma = ukernel_mma(target, gemm.dtype)
     if mma not in target.mma or target.mma[mma].operand != gemm.dtype:
         raise UkernelError(f"{target.name} has no {mma} for {gemm.dtype}.")
