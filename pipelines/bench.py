@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iree.compiler import version as iree_version
 
-from transforms.problem import Epilogue, Gemm, input_shapes
+from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule
 
 from . import flow
@@ -110,8 +110,7 @@ def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelin
                 ) -> list[tuple[Gemm, str, Schedule | None]]:
     cases = []
     for spec in problems:
-        dims = [int(v) for v in spec["shape"].split("x")]
-        batch, (m, n, k) = (dims[0], dims[1:]) if len(dims) == 4 else (None, dims)
+        batch, m, n, k = parse_shape(spec["shape"])
         for dtype in dtypes:
             check_dtype(target, dtype)
             gemm = Gemm(m, n, k, dtype, spec.get("layout", "nn"), batch, Epilogue(spec.get("epilogue", "none")))

@@ -16,7 +16,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
-    parse_module
+    parse_module, parse_shape
 from transforms.hazards import Hazard, check
 from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
     WarpGroups
@@ -94,11 +94,10 @@ _SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "w
 def _gemm(args) -> Gemm:
     if args.shape is None:
         raise UsageError("give the problem as --shape MxNxK (or BxMxNxK) or as --input FILE.mlir.")
-    dims = _dims(args.shape, (3, 4), "shape")
+    batch, m, n, k = parse_shape(args.shape)
     dtype = DTYPE_ALIASES.get(args.dtype.lower())
     if dtype is None:
         raise UsageError(f"unknown --dtype '{args.dtype}'; choose one of {', '.join(DTYPE_ALIASES)}.")
-    batch, (m, n, k) = (dims[0], dims[1:]) if len(dims) == 4 else (None, dims)
     return Gemm(m, n, k, dtype, args.layout, batch, Epilogue(args.epilogue, args.alpha, args.beta))
 
 

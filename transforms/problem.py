@@ -121,6 +121,17 @@ class Gemm:
         return dataclasses.replace(self, **changes)
 
 
+def parse_shape(text: str) -> tuple[int | None, int, int, int]:
+    """'MxNxK' or 'BxMxNxK' (batch matmul) as (batch or None, M, N, K)."""
+    try:
+        dims = tuple(int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ProblemError(f"shape '{text}' must be integers of the form NxNxN or NxNxNxN.") from None
+    if len(dims) not in (3, 4):
+        raise ProblemError(f"shape '{text}' must have the form NxNxN or NxNxNxN.")
+    return (dims[0], *dims[1:]) if len(dims) == 4 else (None, *dims)
+
+
 def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     """Shapes of the arguments of `@gemm`, in order: A, B, then C (alpha-beta) or bias (bias-*)."""
     shapes = [gemm.a_shape, gemm.b_shape]

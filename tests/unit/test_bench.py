@@ -85,3 +85,11 @@ def test_finalize_picks_fastest_correct_and_caches(tmp_path):
     assert summary["tflops"] == 9.0 and summary["speedup_over_default"] == 9.0
     assert cached(gemm, target, tmp_path / "cache.json")["tflops"] == 9.0
     assert (plan / "best" / "best.json").exists()
+
+
+def test_malformed_suite_shape_is_one_sentence(tmp_path):
+    (tmp_path / "suite.json").write_text('{"problems": [{"shape": "64x64"}]}')
+    done = pipelines("bench", "--target", "cpu", "--suite", str(tmp_path / "suite.json"), "--device", "local-task",
+                     "-o", "run", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "shape '64x64' must have the form NxNxN or NxNxNxN" in done.stderr
