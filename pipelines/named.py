@@ -24,7 +24,7 @@ from transforms.problem import Gemm
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
     schedule_from_dict, worth_trying
 
-from .targets import Target, TargetError
+from .targets import Target, TargetError, dtype_family
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,6 @@ class Pipeline:
     name: str
     summary: str
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
-
-
-def _family(dtype: str) -> str:
-    return "fp8" if dtype.startswith("f8") else "16bit"
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -80,7 +76,7 @@ SKINNY = 64  # M or N below this is a decode-style GEMM
 
 
 def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
-    key = (target.name, _family(gemm.dtype))
+    key = (target.name, dtype_family(gemm.dtype))
     if key not in _TUNED:
         raise TargetError(f"pipeline 'tuned' has no schedule for {gemm.dtype} on {target.name}.")
     pattern, schedule = _TUNED[key]
@@ -95,7 +91,7 @@ def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
 def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     """The largest ladder tile that fits the problem, passes `check` with the accumulator in at most half of
     the registers, and still gives every compute unit a workgroup; else the smallest valid one."""
-    key = (target.name, _family(gemm.dtype))
+    key = (target.name, dtype_family(gemm.dtype))
     if key not in _AUTO_INTRINSIC:
         raise TargetError(f"pipeline 'auto' has no schedule for {gemm.dtype} on {target.name}.")
     if min(gemm.m, gemm.n) < SKINNY:
@@ -135,8 +131,7 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
 
 
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:
-    t = schedule.tile
-    return Schedule(Tile(t.workgroup, t.k, t.warps, mma), schedule.staging, schedule.swizzle, schedule.warp_groups)
+    return dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma=mma))
 
 
 def tune_cache() -> Path:

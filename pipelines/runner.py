@@ -29,6 +29,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from .targets import dtype_family  # the target table is plain data: no compiler import
+
 NUMPY_TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
                "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
                "f8E5M2": ml_dtypes.float8_e5m2, "f32": np.float32}
@@ -199,10 +201,9 @@ def environment(device: str) -> dict:
 
 
 def peak_tflops(device_name: str, dtype: str) -> float | None:
-    family = "fp8" if dtype.startswith("f8") else "16bit"
     for key, peaks in DEVICE_PEAKS.items():
         if key in device_name:
-            return peaks.get(family)
+            return peaks.get(dtype_family(dtype))
     return None
 
 

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def dtype_family(dtype: str) -> str:
+    """Peaks and tuned schedules are per input family: "fp8" or "16bit" (f16 and bf16)."""
+    return "fp8" if dtype.startswith("f8") else "16bit"
+
+
 class TargetError(ValueError):
     """An unknown target or a problem the target cannot run; the message is one sentence."""
 
@@ -50,7 +55,7 @@ class Target:
         return tuple(t for t in self.dtypes if t.startswith("f8"))
 
     def peak(self, dtype: str) -> float | None:
-        return self.peak_tflops.get("fp8" if dtype.startswith("f8") else "16bit")
+        return self.peak_tflops.get(dtype_family(dtype))
 
     def intrinsics_for(self, dtype: str) -> list[str]:
         return [name for name, mma in self.mma.items() if mma.operand == dtype]

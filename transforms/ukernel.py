@@ -29,10 +29,10 @@ class UkernelError(ValueError):
     """A ukernel request outside what the generator covers; the message is one sentence."""
 
 
-# The intrinsic the ukernel uses per target and input family (16x16 output tiles: the accumulator layout is the
-# same for all of them; only the K depth and the elements per lane differ).
-UKERNEL_MMA = {("gfx942", "16bit"): "MFMA_F32_16x16x16_{T}", ("gfx942", "fp8"): "MFMA_F32_16x16x32_{T}",
-               ("gfx950", "16bit"): "MFMA_F32_16x16x32_{T}", ("gfx950", "fp8"): "MFMA_F32_16x16x32_{T}"}
+# The intrinsic the ukernel uses per target and input element bytes (16x16 output tiles: the accumulator layout
+# is the same for all of them; only the K depth and the elements per lane differ).
+UKERNEL_MMA = {("gfx942", 2): "MFMA_F32_16x16x16_{T}", ("gfx942", 1): "MFMA_F32_16x16x32_{T}",
+               ("gfx950", 2): "MFMA_F32_16x16x32_{T}", ("gfx950", 1): "MFMA_F32_16x16x32_{T}"}
 
 
 def ukernel_name(schedule: PingPong8, dtype: str, layout: str = "nt") -> str:
@@ -48,8 +48,7 @@ def ukernel_schedule(dtype: str) -> PingPong8:
 
 
 def ukernel_mma(target, dtype: str) -> str:
-    family = "fp8" if dtype.startswith("f8") else "16bit"
-    pattern = UKERNEL_MMA.get((target.name, family))
+    pattern = UKERNEL_MMA.get((target.name, element_bytes(dtype)))
     if pattern is None:
         raise UkernelError(f"the pingpong8 ukernel is generated for gfx942 and gfx950; {target.name} is not "
                            "covered yet.")
