@@ -130,11 +130,11 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
             configured = dump / f"configured_{kernel.dispatch}.mlir"
             module = parse_module(configured.read_text(), configured.name)
             found = gemms_from_mlir(module, configured.name) if contraction_ops(module) else []
-            for _, gemm in found:
+            for op, gemm in found:
                 if _key(gemm) in wanted:
                     schedule, info = wanted[_key(gemm)]
-                    verify_dispatch(kernel.dispatch, configured, kernel, schedule, gemm,
-                                    ir.Attribute.parse(info), job.target)
+                    verify_dispatch(kernel.dispatch, op, dump, kernel, schedule, gemm, ir.Attribute.parse(info),
+                                    job.target)
                     seen.add(_key(gemm))
     missing = [g for g in wanted if g not in seen]
     if missing:

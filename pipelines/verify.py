@@ -44,12 +44,10 @@ def _fail(dispatch: str, choice: str, detail: str) -> None:
     raise FallbackError(f"{dispatch}: requested {choice} did not take effect: {detail}.")
 
 
-def verify_dispatch(dispatch: str, configured: Path, stats: KernelStats, schedule: Schedule, gemm: Gemm,
-                    expected_info: ir.Attribute, target: Target) -> None:
-    module = parse_module(configured.read_text(), configured.name)
-    ops = contraction_ops(module)
-    op = ops[0] if ops else None
-    lowering = _attr_text(op, "lowering_config") if op is not None else None
+def verify_dispatch(dispatch: str, op: ir.Operation, dump: Path, stats: KernelStats, schedule: Schedule,
+                    gemm: Gemm, expected_info: ir.Attribute, target: Target) -> None:
+    """`op` is the dispatch's contraction in its configured IR; `dump` the folder with the pass IR."""
+    lowering = _attr_text(op, "lowering_config")
     expected_lowering = str(iree_codegen.CompilationInfoAttr(expected_info).lowering_config)
     if lowering != expected_lowering:
         _fail(dispatch, "compilation_info", f"the contraction carries {lowering}, not {expected_lowering}")
@@ -78,7 +76,7 @@ def verify_dispatch(dispatch: str, configured: Path, stats: KernelStats, schedul
         _fail(dispatch, "direct global->LDS loads", "the ISA has no load with the lds modifier")
 
     if target.backend == "rocm":
-        pass_ir = (configured.parent / IR_DUMPS).read_text()
+        pass_ir = (dump / IR_DUMPS).read_text()
         if schedule.swizzle.lds in ("xor", "rotate"):
             _verify_swizzle(dispatch, pass_ir, schedule, gemm)
         _verify_prefetch(dispatch, pass_ir, schedule)

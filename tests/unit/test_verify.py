@@ -12,7 +12,7 @@ from pipelines.inspect import inspect_dump
 from pipelines.targets import TARGETS
 from pipelines.verify import FallbackError, verify_dispatch
 from transforms.config import compilation_info
-from transforms.problem import Gemm
+from transforms.problem import Gemm, contraction_ops, parse_module
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups
 
 GFX942 = TARGETS["gfx942"]
@@ -27,12 +27,20 @@ def compiled(tmp_path_factory):
     return out / "dump"
 
 
+def contraction(dump: Path, dispatch: str) -> tuple[ir.Module, ir.Operation]:
+    """The configured contraction, with its module (which must outlive the op)."""
+    configured = dump / f"configured_{dispatch}.mlir"
+    module = parse_module(configured.read_text(), configured.name)
+    op, = contraction_ops(module)
+    return module, op
+
+
 def check_against(dump: Path, asked: Schedule):
     kernel, = inspect_dump(dump, GFX942)
     with ir.Context(), ir.Location.unknown():
         info = compilation_info(COMPILED, GEMM, GFX942)  # the config really applied, so only `asked` differs
-        verify_dispatch(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, asked, GEMM, info,
-                        GFX942)
+        module, op = contraction(dump, kernel.dispatch)
+        verify_dispatch(kernel.dispatch, op, dump, kernel, asked, GEMM, info, GFX942)
 
 
 def test_compiled_schedule_verifies(compiled):
@@ -58,5 +66,5 @@ def test_changed_config_is_named(compiled):
         info = compilation_info(other, GEMM, GFX942)
         kernel, = inspect_dump(compiled, GFX942)
         with pytest.raises(FallbackError, match="requested compilation_info did not take effect"):
-            verify_dispatch(kernel.dispatch, compiled / f"configured_{kernel.dispatch}.mlir", kernel, other, GEMM,
-                            info, GFX942)
+            module, op = contraction(compiled, kernel.dispatch)
+            verify_dispatch(kernel.dispatch, op, compiled, kernel, other, GEMM, info, GFX942)
