@@ -20,7 +20,7 @@ from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm
 from transforms.hazards import Hazard, check
 from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
     WarpGroups
-from transforms.ukernel import UkernelError, ukernel_schedule
+from transforms.kernels import UkernelError, kernel_schedule
 from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
@@ -147,11 +147,11 @@ def _job(args) -> flow.Job:
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
-        if args.schedule != "pingpong8":
-            raise UsageError(f"--schedule {args.schedule} has no generated kernel yet; pingpong8 does.")
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
-            raise UsageError("--schedule pingpong8 is a whole kernel; it takes no --pipeline or schedule flags.")
-        return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=ukernel_schedule(gemm.dtype))
+            raise UsageError(f"--schedule {args.schedule} is a whole kernel; it takes no --pipeline or schedule "
+                             "flags.")
+        kernel = kernel_schedule(args.schedule, gemm.dtype, target)
+        return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
 
 
@@ -345,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
     _problem_args(p)
     _schedule_args(p)
-    p.add_argument("--schedule", help="warp-group kernel to inject as a ukernel: pingpong8 (gfx942/gfx950, NT)")
+    p.add_argument("--schedule", help="generated warp-group kernel to inject as a ukernel: pingpong8 (gfx942, "
+                   "gfx950), double_buffered or interleave (gfx1151); NT or NN")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     p.set_defaults(run=cmd_compile)

@@ -18,8 +18,8 @@ from iree.compiler import version as iree_version
 from transforms import config, schedule as sched
 from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
 from transforms.tuning_spec import tuning_spec
-from transforms.ukernel import build_pingpong8, check_problem, ukernel_mma, ukernel_name
-from transforms.warpgroups import PingPong8
+from transforms.kernels import build_kernel, check_kernel, kernel_label, kernel_name, kernel_threads
+from transforms.warpgroups import DoubleBuffered, PingPong8
 
 from .compiler import DUMP_DIR, run_iree_compile, staged_folder
 from .inspect import KernelStats, inspect_dump
@@ -36,7 +36,7 @@ class Job:
     gemms: tuple[Gemm, ...]
     schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
-    ukernel: PingPong8 | None = None  # a warp-group schedule injected as a ukernel
+    ukernel: PingPong8 | DoubleBuffered | None = None  # a generated warp-group kernel injected as a ukernel
 
 
 @dataclass(frozen=True)
@@ -80,13 +80,12 @@ def prepare(job: Job) -> Prepared:
 def _prepare_ukernel(job: Job) -> Prepared:
     (gemm,), schedule = job.gemms, job.ukernel
     check_dtype(job.target, gemm.dtype)
-    check_problem(schedule, gemm, job.target)
-    name, mma = ukernel_name(schedule, gemm.dtype, gemm.layout), ukernel_mma(job.target, gemm.dtype)
+    check_kernel(schedule, gemm, job.target)
+    name = kernel_name(schedule, gemm.dtype, gemm.layout)
     with ir.Context(), ir.Location.unknown():
-        info = config.ukernel_compilation_info(schedule.tile[:2], 8 * job.target.wave_size, job.target.wave_size,
+        info = config.ukernel_compilation_info(schedule.tile[:2], kernel_threads(schedule), job.target.wave_size,
                                                waves_per_eu=2)
-        spec = tuning_spec([(gemm, info)],
-                           {0: (name, lambda: build_pingpong8(schedule, gemm.dtype, mma, gemm.layout))})
+        spec = tuning_spec([(gemm, info)], {0: (name, lambda: build_kernel(schedule, gemm, job.target))})
         module = build_module(gemm)
         module.operation.verify()
         return Prepared(job, str(module), str(spec), (str(info),))
@@ -120,8 +119,7 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         kernel, = stats
         with ir.Context(), ir.Location.unknown():
             verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job.ukernel,
-                           ukernel_name(job.ukernel, job.gemms[0].dtype, job.gemms[0].layout), job.gemms[0],
-                           job.target)
+                           job.gemms[0], job.target)
         return
     wanted = {_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos) if s is not None}
     seen = set()
@@ -151,7 +149,7 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "pipeline": job.pipeline,
         "problems": [dict(asdict(g), flops=g.flops) for g in job.gemms],
         "schedules": [asdict(s) if s is not None else None for s in job.schedules],
-        "schedule_summary": ([f"{job.ukernel.name} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
+        "schedule_summary": ([f"{kernel_label(job.ukernel)} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
                               f"{job.ukernel.lds_stages} LDS stage(s) (numerics not yet verified)"]
                              if job.ukernel is not None else
                              [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules]),

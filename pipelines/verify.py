@@ -18,8 +18,8 @@ from transforms.problem import Gemm, contraction_ops, parse_module
 from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
     workgroup_size
 from transforms.tuning_spec import APPLIED_MARKER
-from transforms.ukernel import ukernel_mma
-from transforms.warpgroups import PingPong8
+from transforms.kernels import kernel_label, kernel_mma, kernel_name, kernel_threads
+from transforms.warpgroups import DoubleBuffered, PingPong8
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
 from .inspect import KernelStats
@@ -127,19 +127,32 @@ def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
               f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
 
 
-def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule: PingPong8, ukernel: str, gemm: Gemm,
-                   target: Target) -> None:
+def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule: PingPong8 | DoubleBuffered,
+                   gemm: Gemm, target: Target) -> None:
     """The injected warp-group ukernel replaced the contraction and its schedule shows in the ISA."""
+    ukernel = kernel_name(schedule, gemm.dtype, gemm.layout)
     module = parse_module(configured.read_text(), configured.name)
     ops = contraction_ops(module)
     descriptor = _attr_text(ops[0], "iree_codegen.ukernel") if ops else None
     if descriptor is None or f'"{ukernel}"' not in descriptor:
         _fail(dispatch, f"ukernel {ukernel}", f"the contraction carries {descriptor}")
-    _verify_only_mma(dispatch, stats, target.mma[ukernel_mma(target, gemm.dtype)].opcode, f"ukernel {ukernel}'s MFMA")
+    opcode = target.mma[kernel_mma(schedule, target, gemm.dtype)].opcode
+    _verify_only_mma(dispatch, stats, opcode, f"ukernel {ukernel}'s MMA")
     if stats.lds_bytes != schedule.lds_bytes():
         _fail(dispatch, f"ukernel {ukernel}'s LDS", f"planned {schedule.lds_bytes()} B, the kernel allocates "
               f"{stats.lds_bytes} B")
+    if (stats.wave_size, stats.workgroup_size) != (target.wave_size, kernel_threads(schedule)):
+        _fail(dispatch, f"ukernel {ukernel}'s waves", f"built for {kernel_threads(schedule)} threads in waves of "
+              f"{target.wave_size}, the kernel has {stats.workgroup_size} in waves of {stats.wave_size}")
     _verify_no_spills(dispatch, stats)
+    if isinstance(schedule, PingPong8):
+        _verify_pingpong(dispatch, stats, schedule, gemm)
+    else:
+        loop = loop_body((configured.parent / stats.isa_file).read_text())
+        _verify_double_buffered(dispatch, stats, schedule, loop, opcode)
+
+
+def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gemm: Gemm) -> None:
     program = schedule.program(2)
     step = [op for op in program.groups[0] if op.phase.startswith("step 0")]
     priorities = sum(op.kind == "setprio" for op in step)
@@ -152,3 +165,38 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule
     if stats.conditional_barriers != 2:
         _fail(dispatch, "the stagger and re-align barriers", f"found {stats.conditional_barriers} conditionally "
               "executed s_barrier, expected 2")
+
+
+def _verify_double_buffered(dispatch: str, stats: KernelStats, schedule: DoubleBuffered, loop: list[str],
+                            opcode: str) -> None:
+    """One barrier per K step in the loop, no stagger; the interleave variant has global loads between its
+    MMAs, the plain one issues all of them before its first MMA."""
+    label = kernel_label(schedule)
+    mma_per_step = schedule.counts()[2]
+    mmas = [i for i, line in enumerate(loop) if line.split()[:1] == [opcode]]
+    loads = [i for i, line in enumerate(loop) if re.match(r"\s*(?:buffer|global)_load", line)]
+    barriers = sum(1 for line in loop if line.split()[:1] == ["s_barrier"])
+    if not mmas or len(mmas) % mma_per_step or barriers != len(mmas) // mma_per_step:
+        _fail(dispatch, f"the {label} K loop", f"expected {mma_per_step} {opcode} and one s_barrier per K step, "
+              f"the loop has {len(mmas)} and {barriers}")
+    if stats.conditional_barriers or stats.setprio:
+        _fail(dispatch, f"the {label} K loop", "found a stagger barrier or s_setprio the schedule does not have")
+    between = [i for i in loads if mmas[0] < i < mmas[-1]]
+    if schedule.fetch_slices > 1 and not between:
+        _fail(dispatch, "global loads interleaved with the MMAs", "every global load of the loop is issued "
+              "before the first or after the last MMA")
+    if schedule.fetch_slices == 1 and between:
+        _fail(dispatch, "the whole next tile fetched before the MMAs", f"{len(between)} global loads sit "
+              "between MMAs")
+
+
+def loop_body(isa: str) -> list[str]:
+    """The instructions of the kernel's K loop: from the label a backward branch returns to, up to that branch
+    (the last such loop in the code). LLVM may rotate or unroll the loop, so the body can hold several K steps."""
+    lines = isa.splitlines()
+    labels = {line.rstrip(":"): i for i, line in enumerate(lines) if re.match(r"^\.LBB\d+_\d+:", line)}
+    for end in range(len(lines) - 1, -1, -1):
+        branch = re.match(r"^\s+s_(?:cbranch_\w+|branch)\s+(\.LBB\d+_\d+)", lines[end])
+        if branch and labels.get(branch.group(1), len(lines)) < end:
+            return [line for line in lines[labels[branch.group(1)] + 1:end] if line.startswith("\t")]
+    return []

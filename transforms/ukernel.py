@@ -81,7 +81,7 @@ def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
                            f"stage and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
 
 
-class _Builder:
+class KernelBuilder:
     """Small helpers over the bindings for index arithmetic and the ops the body repeats."""
 
     def __init__(self, element: ir.Type, entry: ir.Block):
@@ -114,10 +114,11 @@ class _Builder:
         return vector.TransferReadOp(vec, source, indices, identity, padding, [True] * len(shape)).result
 
     def write(self, value: ir.Value, dest: ir.Value, indices: list[ir.Value], transposed: bool = False) -> None:
-        """Store a vector at `indices`; `transposed` writes a row vector down a column of a 2-D buffer."""
+        """Store a vector at `indices`; `transposed` writes a row vector down a column (the buffer's last two
+        dimensions swapped)."""
         rank = len(indices)
-        layout = (ir.AffineMap.get_permutation([1, 0]) if transposed else
-                  ir.AffineMap.get_minor_identity(rank, ir.VectorType(value.type).rank))
+        layout = (ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1), ir.AffineDimExpr.get(rank - 2)])
+                  if transposed else ir.AffineMap.get_minor_identity(rank, ir.VectorType(value.type).rank))
         vector.TransferWriteOp(None, value, dest, indices, layout, [True] * ir.VectorType(value.type).rank)
 
     def barrier(self) -> None:
@@ -160,13 +161,13 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([operand, b_operand, result], [result])),
                      sym_visibility="private")
     entry = fn.regions[0].blocks.append(operand, b_operand, result)
-    b = _Builder(element, entry)
+    b = KernelBuilder(element, entry)
     with ir.InsertionPoint(entry):
         lhs, rhs = entry.arguments[0], entry.arguments[1]
         zero = arith.ConstantOp(element, 0.0).result
         k_size = tensor.DimOp(lhs, b.c(1)).result
         lds = {"a": memref.AllocOp(lds_type, [], []).result, "b": memref.AllocOp(lds_type, [], []).result}
-        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, _reassociation(), [], [16, 16, slices, mma_k]).result
+        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, reassociation(), [], [16, 16, slices, mma_k]).result
                  for key, value in lds.items()}
         init = tensor.EmptyOp([16, 16, 16, 16], f32).result
         forall = scf.ForallOp([0], [THREADS], [1], shared_outs=[init],
@@ -227,14 +228,14 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
 
             def cluster(acc: ir.Value, current, half: int) -> ir.Value:
                 for upper, lower, b_tiles in current:
-                    acc = _mfma(mma, acc, (upper if half == 0 else lower, b_tiles), acc_type)
+                    acc = inner_tiled(mma, acc, (upper if half == 0 else lower, b_tiles), acc_type)
                 return acc
 
             # Prologue: fill the LDS tile, then stagger the second group by one barrier.
             store(fetch(b.c(0)))
             leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
             lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
-            _conditional_barrier(lagging)
+            conditional_barrier(lagging)
             b.barrier()
             zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
                 acc_type, ir.FloatAttr.get(f32, 0.0))).result
@@ -255,7 +256,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                 b.priority(0)
                 b.barrier()
                 scf.YieldOp([upper_acc, lower_acc])
-            _conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
+            conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
             last = fragments()  # the last tile
             finals = [cluster(loop.results[0], last, 0), cluster(loop.results[1], last, 1)]
             results = []
@@ -269,23 +270,28 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                 for tile, m_outer in zip(results, (m_upper, m_lower)):
                     tensor.ParallelInsertSliceOp(tile, out, [m_outer, lane_row, n_outer, inner], [], [],
                                                  [ir.ShapedType.get_dynamic_size()] * 4, [4, 1, 4, 4], [1, 1, 1, 1])
-        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], _reassociation()).result])
+        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], reassociation()).result])
 
 
-def _reassociation() -> ir.ArrayAttr:
+def reassociation() -> ir.ArrayAttr:
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in dims]) for dims in ([0, 1], [2, 3])])
 
 
-def _mfma(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], acc_type: ir.Type) -> ir.Value:
+def inner_tiled(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], acc_type: ir.Type,
+                col_major: bool = True) -> ir.Value:
+    """One distributed intrinsic: `operands` hold this lane's fragments. `col_major` transposes the accumulator
+    layout; IREE implements it by swapping the MFMA operands, and for WMMA not at all, so WMMA kernels pass
+    False."""
+    layout = f"#iree_gpu.mma_layout<{mma}, col_major = true>" if col_major else f"#iree_gpu.mma_layout<{mma}>"
     return iree_codegen.InnerTiledOp(
         list(operands), [acc], _contraction(), _iterators(),
-        ir.Attribute.parse(f"#iree_gpu.mma_layout<{mma}, col_major = true>"),
+        ir.Attribute.parse(layout),
         ir.Attribute.parse("#iree_gpu.mma_semantics<distributed = true, opaque = false>"),
         results=[acc_type]).results[0]
 
 
-def _conditional_barrier(condition: ir.Value) -> None:
+def conditional_barrier(condition: ir.Value) -> None:
     branch = scf.IfOp(condition)
     with ir.InsertionPoint(branch.then_block):
         rocdl.SBarrierOp()

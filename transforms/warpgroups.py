@@ -36,10 +36,11 @@ class _TiledSchedule:
     element_bytes: int = 2
     wave_size: int = 64
     lds_stages: int = 2
+    lds_pad: int = 0  # elements added to every LDS row (bank-conflict padding)
 
     def lds_bytes(self) -> int:
         m, n, k = self.tile
-        return (m + n) * k * self.element_bytes * self.lds_stages
+        return (m + n) * (k + self.lds_pad) * self.element_bytes * self.lds_stages
 
 
 class LdsBudgetError(ValueError):
@@ -256,32 +257,75 @@ class ProducerConsumer(_TiledSchedule):
 
 @dataclass(frozen=True)
 class DoubleBuffered(_TiledSchedule):
+    """One group of `waves` waves, two LDS stages, one barrier per K step: the next tile goes out while the
+    current one is read and multiplied. With `register_prefetch` (targets without direct-to-LDS loads, such as
+    gfx1151) the next tile is fetched into registers and stored into the other stage after the MMAs; with
+    `fetch_slices` > 1 that fetch is split into pieces issued between groups of MMAs (the interleave variant)."""
+
     tile: tuple[int, int, int] = (128, 128, 64)
+    waves: int = 4
+    register_prefetch: bool = False
+    fetch_slices: int = 1
+    mma_k: int = 16  # K of the intrinsic: the MMA count per K step is (m/16)(n/16)(k/mma_k) over the waves
     name: str = "double_buffered"
 
-    def program(self, k_steps: int = 4) -> Program:
+    def counts(self) -> tuple[int, int, int]:
+        """Per wave and K step: global loads (16 B per lane), LDS reads (16 B per lane), 16x16 MMAs."""
         m, n, k = self.tile
-        lanes = 4 * self.wave_size
-        loads = _instructions((m + n) * k * self.element_bytes, lanes, LOAD_BYTES)
-        reads = _instructions((m + n) * k * self.element_bytes, lanes, READ_BYTES)
-        mfma = (m // 16) * (n // 16) * (k // 16) // 4
+        lanes = self.waves * self.wave_size
+        tile_bytes = (m + n) * k * self.element_bytes
+        return (_instructions(tile_bytes, lanes, LOAD_BYTES), _instructions(tile_bytes, lanes, READ_BYTES),
+                (m // 16) * (n // 16) * (k // self.mma_k) // self.waves)
+
+    def program(self, k_steps: int = 4) -> Program:
+        loads, reads, mma = self.counts()
         p = ProgramBuilder()
         p.phase = "prologue"
-        p.load("AB.0", loads)
-        p.wait_writes("AB.0")
+        self._fill(p, "AB.0", loads)
         p.barrier()
         for i in range(k_steps):
             s, nxt = f"AB.{i % 2}", f"AB.{(i + 1) % 2}"
+            more = i + 1 < k_steps
             p.phase = f"step {i}"
-            if i + 1 < k_steps:
+            spread = more and self.register_prefetch and self.fetch_slices > 1
+            if more and not self.register_prefetch:
                 p.load(nxt, loads)
+            elif more and not spread:
+                p.fetch(nxt, loads)  # the next tile into registers, in flight under this tile's MMAs
             p.read(s, reads)
             p.wait_reads(s)
-            p.mma(mfma, s)
-            if i + 1 < k_steps:
+            if spread:
+                pieces = _split(loads, self.fetch_slices)
+                for piece, mma_part in zip(pieces, _split(mma, len(pieces))):
+                    p.fetch(nxt, piece)  # the next tile into registers, between the MMAs of this one
+                    p.mma(mma_part, s)
+            else:
+                p.mma(mma, s)
+            if more and self.register_prefetch:
+                p.wait_fetches(nxt)
+                p.store(nxt, loads)
+                p.wait_stores(nxt)
+            elif more:
                 p.wait_writes(nxt)
             p.barrier()
-        return Program(self.name, (tuple(p.ops),), ("waves 0-3",), 4)
+        suffix = (f", register prefetch in {self.fetch_slices} slice(s)" if self.register_prefetch else "")
+        return Program(self.name + suffix, (tuple(p.ops),), (f"waves 0-{self.waves - 1}",), self.waves)
+
+    def _fill(self, p: ProgramBuilder, stage: str, loads: int) -> None:
+        if self.register_prefetch:
+            p.fetch(stage, loads)
+            p.wait_fetches(stage)
+            p.store(stage, loads)
+            p.wait_stores(stage)
+        else:
+            p.load(stage, loads)
+            p.wait_writes(stage)
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """`total` in `parts` nearly equal positive pieces (fewer when total < parts)."""
+    parts = max(1, min(parts, total))
+    return [total // parts + (i < total % parts) for i in range(parts)]
 
 
 SCHEDULES = {cls.name: cls for cls in (PingPong8, Interleave4, ProducerConsumer, DoubleBuffered)}
