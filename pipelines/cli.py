@@ -20,7 +20,7 @@ from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm
 from transforms.hazards import Hazard, check
 from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
     WarpGroups
-from transforms.kernels import UkernelError, kernel_schedule
+from transforms.kernels import KERNELS, UkernelError, kernel_schedule
 from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
@@ -292,14 +292,21 @@ def cmd_tune(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    if args.schedule not in SCHEDULES:
-        raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(SCHEDULES)}.")
+    names = sorted(set(SCHEDULES) | set(KERNELS))
+    if args.schedule not in names:
+        raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
-    schedule = SCHEDULES[args.schedule](**kwargs)
-    if args.target:
-        target = get_target(args.target)
+    target = get_target(args.target) if args.target else None
+    if not kwargs and target is not None and target.name in KERNELS.get(args.schedule, ((),))[0]:
+        schedule = kernel_schedule(args.schedule, "bf16", target)  # the generated kernel's own schedule
+    elif args.schedule in SCHEDULES:
+        schedule = SCHEDULES[args.schedule](**kwargs)
+    else:
+        raise UsageError(f"{args.schedule} is the schedule of a generated kernel; name its target with --target "
+                         f"({'/'.join(KERNELS[args.schedule][0])}) and no --tile or --lds-stages.")
+    if target is not None:
         try:
             check_lds(schedule, target.lds_bytes, target.name)
         except LdsBudgetError as err:
@@ -389,7 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, required=True)
     p.set_defaults(run=cmd_tune)
     p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
-    p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered")
+    p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered, "
+                   "interleave; with --target, a generated kernel's own schedule (pingpong8 on gfx942/gfx950, "
+                   "double_buffered and interleave on gfx1151)")
     p.add_argument("--tile", help="block tile MxNxK")
     p.add_argument("--k-steps", type=int, default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")

@@ -1,5 +1,6 @@
-"""The pingpong8 ukernel route: what it refuses (one sentence each), and that its verification cannot be fooled
-by a kernel that is not the injected ukernel."""
+"""The generated-kernel route (pingpong8 on gfx942/gfx950; double_buffered and interleave on gfx1151): what it
+refuses (one sentence each), what the compiled kernels show, and that verification cannot be fooled by a kernel
+that is not the injected one or does not follow its schedule."""
 
 import pytest
 from iree.compiler import ir
@@ -9,8 +10,10 @@ from pipelines.inspect import inspect_dump
 from pipelines.targets import TARGETS
 from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
+from transforms.kernels import kernel_schedule
 from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
-from transforms.warpgroups import PingPong8
+from transforms.ukernel_wmma import wmma_schedule
+from transforms.warpgroups import DoubleBuffered, PingPong8
 
 KERNEL = ukernel_schedule("bf16")
 NT = Gemm(1024, 1024, 512, "bf16", "nt")
@@ -24,6 +27,13 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
     (job(NT.with_(layout="tn")), "covers the NT and NN layouts"),
     (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
     (job(target="gfx1151"), "gfx1151 is not covered yet"),
+    (job(Gemm(1024, 1024, 512, "bf16", "tn"), "gfx1151", wmma_schedule("bf16")), "covers the NT and NN layouts"),
+    (job(Gemm(1088, 1024, 512, "bf16", "nt"), "gfx1151", wmma_schedule("bf16")), "needs M a multiple of 128"),
+    (job(Gemm(1024, 1024, 32, "bf16", "nt"), "gfx1151", wmma_schedule("bf16")), r"K of 32 \(at least 64\)"),
+    (job(NT.with_(epilogue=Epilogue("bias-relu")), "gfx1151", wmma_schedule("bf16")), "epilogues are not fused"),
+    (job(NT, "gfx942", wmma_schedule("bf16")), "16x16x16 WMMA on f16 or bf16; not bf16 on gfx942"),
+    (job(NT, "gfx1151", DoubleBuffered(tile=(128, 64, 32), wave_size=32, waves=8, register_prefetch=True)),
+     "128x64x32 tile on 8 waves of 32 with register prefetch and padded LDS only"),
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
     (job(NT.with_(batch=2)), "no batch"),
     (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
@@ -54,8 +64,8 @@ def test_verification_rejects_a_kernel_without_the_ukernel(tmp_path):
     dump = tmp_path / "plain" / "dump"
     kernel, = inspect_dump(dump, TARGETS["gfx942"])
     with ir.Context(), ir.Location.unknown(), pytest.raises(FallbackError, match="requested ukernel pingpong8"):
-        verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, KERNEL,
-                       ukernel_name(KERNEL, "bf16"), NT, TARGETS["gfx942"])
+        verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, KERNEL, NT,
+                       TARGETS["gfx942"])
 
 
 def test_compile_with_the_ukernel(tmp_path):
@@ -92,3 +102,45 @@ def test_nn_layout_writes_b_down_lds_columns(tmp_path, target):
     assert kernel["spill_count"] == 0 and kernel["lds_bytes"] == 32768 and kernel["conditional_barriers"] == 2
     isa = next((tmp_path / "pp" / "dump").glob("*.rocmasm")).read_text()
     assert "ds_write_b16" in isa and "ds_write_b128" in isa  # B scattered 2 bytes at a time, A in 16-byte rows
+
+
+def test_kernels_are_offered_per_target():
+    with pytest.raises(UkernelError, match="generated for gfx1151; gfx942 is not covered"):
+        kernel_schedule("interleave", "bf16", TARGETS["gfx942"])
+    with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered"):
+        kernel_schedule("pingpong4", "bf16", TARGETS["gfx942"])
+
+
+@pytest.mark.parametrize("variant", ["double_buffered", "interleave"])
+@pytest.mark.parametrize("layout, dtype", [("nt", "bf16"), ("nn", "f16")])
+def test_gfx1151_wmma_kernels(tmp_path, variant, layout, dtype):
+    """wave32, only v_wmma, the padded two-stage LDS plan, no spills, one barrier per K step (checked by
+    verification inside compile_job)."""
+    gemm = Gemm(1024, 1024, 512, dtype, layout)
+    kernel = kernel_schedule(variant, dtype, TARGETS["gfx1151"])
+    report = flow.compile_job(flow.prepare(job(gemm, "gfx1151", kernel)), tmp_path / "k")
+    stats, = report["dispatches"]
+    assert report["verified"] and set(stats["mma"]) == {f"v_wmma_f32_16x16x16_{dtype}"}
+    assert stats["wave_size"] == 32 and stats["workgroup_size"] == 256 and stats["spill_count"] == 0
+    assert stats["lds_bytes"] == kernel.lds_bytes() == 2 * (128 + 64) * (32 + 8) * 2
+    assert stats["conditional_barriers"] == 0 and stats["setprio"] == 0
+
+
+def test_verification_tells_the_two_gfx1151_variants_apart(tmp_path):
+    """The interleave kernel has global loads between its WMMAs; checked as double_buffered, it is rejected."""
+    gemm = Gemm(1024, 1024, 512, "bf16", "nt")
+    interleave = kernel_schedule("interleave", "bf16", TARGETS["gfx1151"])
+    flow.compile_job(flow.prepare(job(gemm, "gfx1151", interleave)), tmp_path / "k")
+    dump = tmp_path / "k" / "dump"
+    kernel, = inspect_dump(dump, TARGETS["gfx1151"])
+    plain = kernel_schedule("double_buffered", "bf16", TARGETS["gfx1151"])
+    configured = dump / f"configured_{kernel.dispatch}.mlir"
+    with ir.Context(), ir.Location.unknown():
+        verify_ukernel(kernel.dispatch, configured, kernel, interleave, gemm, TARGETS["gfx1151"])
+        with pytest.raises(FallbackError, match="requested ukernel double_buffered_wmma_nt_bf16_k32"):
+            verify_ukernel(kernel.dispatch, configured, kernel, plain, gemm, TARGETS["gfx1151"])
+        # the same code under the plain kernel's name: the load placement gives it away
+        configured.write_text(configured.read_text().replace("interleave_wmma", "double_buffered_wmma"))
+        with pytest.raises(FallbackError, match="whole next tile fetched before the MMAs did not take effect: "
+                                                "[0-9]+ global loads sit between MMAs"):
+            verify_ukernel(kernel.dispatch, configured, kernel, plain, gemm, TARGETS["gfx1151"])
