@@ -1,75 +1,89 @@
 """Generated warp-group kernels by name: which schedule each one follows, where it applies, and its builder.
 
 `pingpong8` (gfx942, gfx950: 8 waves of 64, MFMA) is built by `ukernel.build_pingpong8`; `double_buffered`
-and `interleave` (gfx1151: 8 waves of 32, WMMA) by `ukernel_wmma.build_double_buffered`. A kernel is chosen by
-its schedule object, so a `Job` carries only the schedule; everything else (intrinsic, name, thread count, the
-checks of the problem) is derived here.
+(all three AMD targets), `interleave4` (gfx942, gfx950: 4 waves of 64) and `interleave` (gfx1151: 8 waves of 32,
+WMMA) by `ukernel_dbuf.build_double_buffered`. A kernel is chosen by its schedule object, so a `Job` carries only
+the schedule; everything else (intrinsic, name, thread count, the checks of the problem) is derived here.
 """
 
 from __future__ import annotations
 
 from .hazards import check
-from .ukernel import UkernelError, build_pingpong8, check_problem as check_pingpong8, ukernel_mma, \
-    ukernel_name, ukernel_schedule
-from .ukernel_wmma import WAVE_SIZE, build_double_buffered, wmma_schedule
+from .schedule import mma_shape
+from .ukernel import UkernelError, build_pingpong8, check_problem as check_pingpong8, ukernel_mma, ukernel_name, \
+    ukernel_schedule
+from .ukernel_dbuf import build_double_buffered, dbuf_schedule
 from .warpgroups import DoubleBuffered, PingPong8, check_lds
 
-# name -> (targets, schedule for an input type)
-KERNELS = {
-    "pingpong8": (("gfx942", "gfx950"), ukernel_schedule),
-    "double_buffered": (("gfx1151",), lambda dtype: wmma_schedule(dtype, fetch_slices=1)),
-    "interleave": (("gfx1151",), lambda dtype: wmma_schedule(dtype, fetch_slices=2)),
-}
+CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
+# name -> (targets, fetch slices of the double-buffered kernel; None for pingpong8)
+KERNELS = {"pingpong8": (CDNA, None), "double_buffered": (CDNA + RDNA, 1), "interleave4": (CDNA, 4),
+           "interleave": (RDNA, 2)}
 WMMA = {"f16": "WMMAR3_F32_16x16x16_F16", "bf16": "WMMAR3_F32_16x16x16_BF16"}
 
+Kernel = PingPong8 | DoubleBuffered
 
-def kernel_schedule(name: str, dtype: str, target) -> PingPong8 | DoubleBuffered:
-    """The shipped schedule of kernel `name` for `dtype`; one sentence when `target` has no such kernel."""
+
+def kernel_schedule(name: str, dtype: str, target) -> Kernel:
+    """The shipped schedule of kernel `name` for `dtype` on `target`; one sentence when there is none."""
     if name not in KERNELS:
         raise UkernelError(f"--schedule {name} has no generated kernel; choose one of {', '.join(KERNELS)}.")
-    targets, make = KERNELS[name]
+    targets, fetch_slices = KERNELS[name]
     if target.name not in targets:
         raise UkernelError(f"the {name} kernel is generated for {' and '.join(targets)}; {target.name} is not "
                            "covered (" + ", ".join(f"{n}: {'/'.join(t)}" for n, (t, _) in KERNELS.items()) + ").")
-    return make(dtype)
+    if fetch_slices is None:
+        return ukernel_schedule(dtype)
+    mma = _mma(target, dtype, name)
+    return dbuf_schedule(dtype, target.wave_size, mma_shape(mma)[2], fetch_slices)
 
 
-def kernel_label(schedule: PingPong8 | DoubleBuffered) -> str:
-    if isinstance(schedule, DoubleBuffered):
-        return "interleave" if schedule.fetch_slices > 1 else "double_buffered"
-    return schedule.name
+def kernel_label(schedule: Kernel) -> str:
+    if isinstance(schedule, PingPong8):
+        return schedule.name
+    if schedule.fetch_slices == 1:
+        return "double_buffered"
+    return "interleave" if schedule.wave_size == 32 else "interleave4"
 
 
-def kernel_name(schedule: PingPong8 | DoubleBuffered, dtype: str, layout: str) -> str:
+def kernel_name(schedule: Kernel, dtype: str, layout: str) -> str:
     if isinstance(schedule, PingPong8):
         return ukernel_name(schedule, dtype, layout)
-    return f"{kernel_label(schedule)}_wmma_{layout}_{dtype}_k{schedule.tile[2]}"
+    return f"{kernel_label(schedule)}_w{schedule.wave_size}_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
-def kernel_mma(schedule: PingPong8 | DoubleBuffered, target, dtype: str) -> str:
-    if isinstance(schedule, PingPong8):
+def _mma(target, dtype: str, label: str) -> str:
+    if target.wave_size == 64:
         return ukernel_mma(target, dtype)
-    if target.name != "gfx1151" or dtype not in WMMA:
-        raise UkernelError(f"the {kernel_label(schedule)} kernel uses gfx1151's 16x16x16 WMMA on f16 or bf16; "
-                           f"not {dtype} on {target.name}.")
+    if dtype not in WMMA:
+        raise UkernelError(f"the {label} kernel uses gfx1151's 16x16x16 WMMA on f16 or bf16, not {dtype}.")
     return WMMA[dtype]
 
 
-def kernel_threads(schedule: PingPong8 | DoubleBuffered) -> int:
+def kernel_mma(schedule: Kernel, target, dtype: str) -> str:
+    label = kernel_label(schedule)
+    if target.name not in KERNELS[label][0]:
+        raise UkernelError(f"the {label} kernel is generated for {' and '.join(KERNELS[label][0])}; "
+                           f"{target.name} is not covered.")
+    return _mma(target, dtype, label)
+
+
+def kernel_threads(schedule: Kernel) -> int:
     return 8 * 64 if isinstance(schedule, PingPong8) else schedule.waves * schedule.wave_size
 
 
-def check_kernel(schedule: PingPong8 | DoubleBuffered, gemm, target) -> None:
+def check_kernel(schedule: Kernel, gemm, target) -> None:
     """One sentence for anything the generated kernel cannot do for `gemm` on `target`."""
     if isinstance(schedule, PingPong8):
         check_pingpong8(schedule, gemm, target)
         return
     label = kernel_label(schedule)
-    kernel_mma(schedule, target, gemm.dtype)
-    shipped = wmma_schedule(gemm.dtype, schedule.fetch_slices)
+    mma = kernel_mma(schedule, target, gemm.dtype)
+    shipped = dbuf_schedule(gemm.dtype, target.wave_size, mma_shape(mma)[2], schedule.fetch_slices)
     if schedule != shipped:
-        raise UkernelError(f"the {label} kernel is generated for the 128x64x32 tile on 8 waves of {WAVE_SIZE} "
-                           "with register prefetch and padded LDS only.")
+        m, n, k = shipped.tile
+        raise UkernelError(f"the {label} kernel is generated for the {m}x{n}x{k} tile on {shipped.waves} waves of "
+                           f"{shipped.wave_size} with register prefetch and padded LDS only.")
     if gemm.layout not in ("nt", "nn"):
         raise UkernelError(f"the {label} kernel covers the NT and NN layouts (A stored M×K); "
                            f"{gemm.layout.upper()} is not generated yet.")
@@ -83,11 +97,10 @@ def check_kernel(schedule: PingPong8 | DoubleBuffered, gemm, target) -> None:
     check(schedule.program(4))
 
 
-def build_kernel(schedule: PingPong8 | DoubleBuffered, gemm, target) -> None:
+def build_kernel(schedule: Kernel, gemm, target) -> None:
     """Emit the kernel's `util.func` at the current insertion point."""
     mma = kernel_mma(schedule, target, gemm.dtype)
     if isinstance(schedule, PingPong8):
         build_pingpong8(schedule, gemm.dtype, mma, gemm.layout)
     else:
-        build_double_buffered(schedule, gemm.dtype, mma, gemm.layout, kernel_name(schedule, gemm.dtype,
-                                                                                     gemm.layout))
+        build_double_buffered(schedule, gemm.dtype, mma, gemm.layout, kernel_name(schedule, gemm.dtype, gemm.layout))

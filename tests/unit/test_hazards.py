@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from transforms.hazards import Hazard, Program, check
-from transforms.ukernel_wmma import wmma_schedule
+from transforms.ukernel_dbuf import dbuf_schedule
 from transforms.warpgroups import SCHEDULES, PingPong8
 
 
@@ -125,22 +125,22 @@ def test_register_prefetch_needs_its_fourth_phase():
         check(broken)
 
 
-@pytest.mark.parametrize("fetch_slices", [1, 2])
+@pytest.mark.parametrize("wave_size, mma_k, fetch_slices", [(32, 16, 1), (32, 16, 2), (64, 16, 4), (64, 32, 1)])
 @pytest.mark.parametrize("k_steps", [1, 2, 3, 8])
-def test_gfx1151_register_prefetch_schedules_are_race_free(fetch_slices, k_steps):
-    assert check(wmma_schedule("bf16", fetch_slices).program(k_steps))
+def test_register_prefetch_double_buffers_are_race_free(wave_size, mma_k, fetch_slices, k_steps):
+    assert check(dbuf_schedule("bf16", wave_size, mma_k, fetch_slices).program(k_steps))
 
 
 def test_gfx1151_double_buffer_without_its_step_barrier_races():
     """Without the barrier that ends step 0, a fast wave stores tile 2 into stage 0 while slower ones read it."""
-    broken = drop_barrier_everywhere(wmma_schedule("bf16").program(3), "step 0")
+    broken = drop_barrier_everywhere(dbuf_schedule("bf16", 32, 16).program(3), "step 0")
     with pytest.raises(Hazard, match=r"LDS race on AB\.0 in epoch 1: .*reads AB\.0 \(step 0.*writes AB\.0 "
                                      r"\(step 1"):
         check(broken)
 
 
 def test_gfx1151_store_into_the_stage_being_read_races():
-    program = wmma_schedule("bf16", 2).program(3)
+    program = dbuf_schedule("bf16", 32, 16, 2).program(3)
     ops = tuple(replace(op, buffer="AB.0") if op.kind == "store" and op.phase == "step 0" else op
                 for op in program.groups[0])
     with pytest.raises(Hazard, match=r"LDS race on AB\.0 in epoch 1: .*reads AB\.0 \(step 0.*writes AB\.0 "

@@ -1,4 +1,5 @@
-"""The generated-kernel route (pingpong8 on gfx942/gfx950; double_buffered and interleave on gfx1151): what it
+"""The generated-kernel route (pingpong8 and interleave4 on gfx942/gfx950, interleave on gfx1151, double_buffered
+on all three): what it
 refuses (one sentence each), what the compiled kernels show, and that verification cannot be fooled by a kernel
 that is not the injected one or does not follow its schedule."""
 
@@ -12,10 +13,10 @@ from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
 from transforms.kernels import kernel_schedule
 from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
-from transforms.ukernel_wmma import wmma_schedule
 from transforms.warpgroups import DoubleBuffered, PingPong8
 
 KERNEL = ukernel_schedule("bf16")
+DB1151 = kernel_schedule("double_buffered", "bf16", TARGETS["gfx1151"])
 NT = Gemm(1024, 1024, 512, "bf16", "nt")
 
 
@@ -27,13 +28,13 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
     (job(NT.with_(layout="tn")), "covers the NT and NN layouts"),
     (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
     (job(target="gfx1151"), "gfx1151 is not covered yet"),
-    (job(Gemm(1024, 1024, 512, "bf16", "tn"), "gfx1151", wmma_schedule("bf16")), "covers the NT and NN layouts"),
-    (job(Gemm(1088, 1024, 512, "bf16", "nt"), "gfx1151", wmma_schedule("bf16")), "needs M a multiple of 128"),
-    (job(Gemm(1024, 1024, 32, "bf16", "nt"), "gfx1151", wmma_schedule("bf16")), r"K of 32 \(at least 64\)"),
-    (job(NT.with_(epilogue=Epilogue("bias-relu")), "gfx1151", wmma_schedule("bf16")), "epilogues are not fused"),
-    (job(NT, "gfx942", wmma_schedule("bf16")), "16x16x16 WMMA on f16 or bf16; not bf16 on gfx942"),
+    (job(Gemm(1024, 1024, 512, "bf16", "tn"), "gfx1151", DB1151), "covers the NT and NN layouts"),
+    (job(Gemm(1088, 1024, 512, "bf16", "nt"), "gfx1151", DB1151), "needs M a multiple of 128"),
+    (job(Gemm(1024, 1024, 32, "bf16", "nt"), "gfx1151", DB1151), r"K of 32 \(at least 64\)"),
+    (job(NT.with_(epilogue=Epilogue("bias-relu")), "gfx1151", DB1151), "epilogues are not fused"),
+    (job(NT, "gfx942", DB1151), "generated for the 128x128x32 tile on 4 waves of 64"),
     (job(NT, "gfx1151", DoubleBuffered(tile=(128, 64, 32), wave_size=32, waves=8, register_prefetch=True)),
-     "128x64x32 tile on 8 waves of 32 with register prefetch and padded LDS only"),
+     "generated for the 128x64x32 tile on 8 waves of 32 with register prefetch and padded LDS only"),
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
     (job(NT.with_(batch=2)), "no batch"),
     (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
@@ -107,22 +108,30 @@ def test_nn_layout_writes_b_down_lds_columns(tmp_path, target):
 def test_kernels_are_offered_per_target():
     with pytest.raises(UkernelError, match="generated for gfx1151; gfx942 is not covered"):
         kernel_schedule("interleave", "bf16", TARGETS["gfx942"])
+    with pytest.raises(UkernelError, match="WMMA on f16 or bf16, not f8E4M3FNUZ"):
+        kernel_schedule("double_buffered", "f8E4M3FNUZ", TARGETS["gfx1151"])
     with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered"):
         kernel_schedule("pingpong4", "bf16", TARGETS["gfx942"])
 
 
-@pytest.mark.parametrize("variant", ["double_buffered", "interleave"])
-@pytest.mark.parametrize("layout, dtype", [("nt", "bf16"), ("nn", "f16")])
-def test_gfx1151_wmma_kernels(tmp_path, variant, layout, dtype):
-    """wave32, only v_wmma, the padded two-stage LDS plan, no spills, one barrier per K step (checked by
-    verification inside compile_job)."""
+@pytest.mark.parametrize("target, variant, layout, dtype, opcode, lds", [
+    ("gfx1151", "double_buffered", "nt", "bf16", "v_wmma_f32_16x16x16_bf16", 2 * (128 + 64) * (32 + 8) * 2),
+    ("gfx1151", "interleave", "nn", "f16", "v_wmma_f32_16x16x16_f16", 2 * (128 + 64) * (32 + 8) * 2),
+    ("gfx942", "interleave4", "nn", "bf16", "v_mfma_f32_16x16x16_bf16", 2 * (128 + 128) * (32 + 8) * 2),
+    ("gfx942", "double_buffered", "nt", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * (64 + 8)),
+    ("gfx950", "interleave4", "nt", "bf16", "v_mfma_f32_16x16x32_bf16", 2 * (128 + 128) * (32 + 8) * 2),
+    ("gfx950", "double_buffered", "nn", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * (64 + 8)),
+])
+def test_double_buffered_kernels(tmp_path, target, variant, layout, dtype, opcode, lds):
+    """The target's wave size and only its MMA, the padded two-stage LDS plan, no spills, no stagger; the K loop's
+    MMAs per barrier and the load placement are checked by verification inside compile_job."""
     gemm = Gemm(1024, 1024, 512, dtype, layout)
-    kernel = kernel_schedule(variant, dtype, TARGETS["gfx1151"])
-    report = flow.compile_job(flow.prepare(job(gemm, "gfx1151", kernel)), tmp_path / "k")
+    kernel = kernel_schedule(variant, dtype, TARGETS[target])
+    report = flow.compile_job(flow.prepare(job(gemm, target, kernel)), tmp_path / "k")
     stats, = report["dispatches"]
-    assert report["verified"] and set(stats["mma"]) == {f"v_wmma_f32_16x16x16_{dtype}"}
-    assert stats["wave_size"] == 32 and stats["workgroup_size"] == 256 and stats["spill_count"] == 0
-    assert stats["lds_bytes"] == kernel.lds_bytes() == 2 * (128 + 64) * (32 + 8) * 2
+    assert report["verified"] and set(stats["mma"]) == {opcode} and stats["spill_count"] == 0
+    assert stats["wave_size"] == TARGETS[target].wave_size and stats["workgroup_size"] == 256
+    assert stats["lds_bytes"] == kernel.lds_bytes() == lds
     assert stats["conditional_barriers"] == 0 and stats["setprio"] == 0
 
 
@@ -137,10 +146,10 @@ def test_verification_tells_the_two_gfx1151_variants_apart(tmp_path):
     configured = dump / f"configured_{kernel.dispatch}.mlir"
     with ir.Context(), ir.Location.unknown():
         verify_ukernel(kernel.dispatch, configured, kernel, interleave, gemm, TARGETS["gfx1151"])
-        with pytest.raises(FallbackError, match="requested ukernel double_buffered_wmma_nt_bf16_k32"):
+        with pytest.raises(FallbackError, match="requested ukernel double_buffered_w32_nt_bf16_k32"):
             verify_ukernel(kernel.dispatch, configured, kernel, plain, gemm, TARGETS["gfx1151"])
         # the same code under the plain kernel's name: the load placement gives it away
-        configured.write_text(configured.read_text().replace("interleave_wmma", "double_buffered_wmma"))
+        configured.write_text(configured.read_text().replace("interleave_w32", "double_buffered_w32"))
         with pytest.raises(FallbackError, match="whole next tile fetched before the MMAs did not take effect: "
                                                 "[0-9]+ global loads sit between MMAs"):
             verify_ukernel(kernel.dispatch, configured, kernel, plain, gemm, TARGETS["gfx1151"])
