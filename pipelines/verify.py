@@ -148,8 +148,8 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule
     if isinstance(schedule, PingPong8):
         _verify_pingpong(dispatch, stats, schedule, gemm)
     else:
-        loop = loop_body((configured.parent / stats.isa_file).read_text())
-        _verify_double_buffered(dispatch, stats, schedule, loop, opcode)
+        phases = barrier_phases((configured.parent / stats.isa_file).read_text())
+        _verify_double_buffered(dispatch, stats, schedule, phases, opcode)
 
 
 def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gemm: Gemm) -> None:
@@ -167,36 +167,40 @@ def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gem
               "executed s_barrier, expected 2")
 
 
-def _verify_double_buffered(dispatch: str, stats: KernelStats, schedule: DoubleBuffered, loop: list[str],
+def _verify_double_buffered(dispatch: str, stats: KernelStats, schedule: DoubleBuffered, phases: list[list[str]],
                             opcode: str) -> None:
-    """One barrier per K step in the loop, no stagger; the interleave variant has global loads between its
-    MMAs, the plain one issues all of them before its first MMA."""
+    """Every barrier phase with MMAs is one K step: the step's MMAs, then (except for the last tile) the next
+    tile's loads; the interleave variants issue loads between their MMAs, the plain one before the first. Read on
+    barrier phases rather than the loop, so a loop LLVM unrolled or rotated reads the same."""
     label = kernel_label(schedule)
     mma_per_step = schedule.counts()[2]
-    mmas = [i for i, line in enumerate(loop) if line.split()[:1] == [opcode]]
-    loads = [i for i, line in enumerate(loop) if re.match(r"\s*(?:buffer|global)_load", line)]
-    barriers = sum(1 for line in loop if line.split()[:1] == ["s_barrier"])
-    if not mmas or len(mmas) % mma_per_step or barriers != len(mmas) // mma_per_step:
-        _fail(dispatch, f"the {label} K loop", f"expected {mma_per_step} {opcode} and one s_barrier per K step, "
-              f"the loop has {len(mmas)} and {barriers}")
+    steps = [phase for phase in phases if any(line.split()[:1] == [opcode] for line in phase)]
     if stats.conditional_barriers or stats.setprio:
         _fail(dispatch, f"the {label} K loop", "found a stagger barrier or s_setprio the schedule does not have")
-    between = [i for i in loads if mmas[0] < i < mmas[-1]]
-    if schedule.fetch_slices > 1 and not between:
-        _fail(dispatch, "global loads interleaved with the MMAs", "every global load of the loop is issued "
-              "before the first or after the last MMA")
-    if schedule.fetch_slices == 1 and between:
-        _fail(dispatch, "the whole next tile fetched before the MMAs", f"{len(between)} global loads sit "
-              "between MMAs")
+    for number, phase in enumerate(steps):
+        mmas = [i for i, line in enumerate(phase) if line.split()[:1] == [opcode]]
+        loads = [i for i, line in enumerate(phase) if re.match(r"\s*(?:buffer|global)_load", line)]
+        if len(mmas) != mma_per_step:
+            _fail(dispatch, f"the {label} K loop", f"expected {mma_per_step} {opcode} between barriers, a phase has "
+                  f"{len(mmas)}")
+        between = [i for i in loads if mmas[0] < i < mmas[-1]]
+        last = number == len(steps) - 1
+        if schedule.fetch_slices > 1 and not last and not between:
+            _fail(dispatch, "global loads interleaved with the MMAs", "a K step issues every global load before "
+                  "its first or after its last MMA")
+        if schedule.fetch_slices == 1 and (between or any(i > mmas[-1] for i in loads)):
+            _fail(dispatch, "the whole next tile fetched before the MMAs", f"{len(loads)} global loads of a K "
+                  f"step, {len(between)} of them between MMAs")
 
 
-def loop_body(isa: str) -> list[str]:
-    """The instructions of the kernel's K loop: from the label a backward branch returns to, up to that branch
-    (the last such loop in the code). LLVM may rotate or unroll the loop, so the body can hold several K steps."""
-    lines = isa.splitlines()
-    labels = {line.rstrip(":"): i for i, line in enumerate(lines) if re.match(r"^\.LBB\d+_\d+:", line)}
-    for end in range(len(lines) - 1, -1, -1):
-        branch = re.match(r"^\s+s_(?:cbranch_\w+|branch)\s+(\.LBB\d+_\d+)", lines[end])
-        if branch and labels.get(branch.group(1), len(lines)) < end:
-            return [line for line in lines[labels[branch.group(1)] + 1:end] if line.startswith("\t")]
-    return []
+def barrier_phases(isa: str) -> list[list[str]]:
+    """The kernel's instructions in code order, cut at every `s_barrier` (the barrier ends its phase)."""
+    phases, current = [], []
+    for line in isa.split(".Lfunc_end", 1)[0].splitlines():
+        if not line.startswith("\t") or line.lstrip().startswith((";", ".")):
+            continue
+        current.append(line)
+        if line.split()[:1] == ["s_barrier"]:
+            phases.append(current)
+            current = []
+    return phases + [current]

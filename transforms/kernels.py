@@ -12,7 +12,7 @@ from .hazards import check
 from .schedule import mma_shape
 from .ukernel import UkernelError, build_pingpong8, check_problem as check_pingpong8, ukernel_mma, ukernel_name, \
     ukernel_schedule
-from .ukernel_dbuf import build_double_buffered, dbuf_schedule
+from .ukernel_dbuf import build_double_buffered, dbuf_schedule, lds_swizzle
 from .warpgroups import DoubleBuffered, PingPong8, check_lds
 
 CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
@@ -35,7 +35,7 @@ def kernel_schedule(name: str, dtype: str, target) -> Kernel:
     if fetch_slices is None:
         return ukernel_schedule(dtype)
     mma = _mma(target, dtype, name)
-    return dbuf_schedule(dtype, target.wave_size, mma_shape(mma)[2], fetch_slices)
+    return dbuf_schedule(dtype, target.wave_size, mma_shape(mma)[2], fetch_slices, target.lds_banks)
 
 
 def kernel_label(schedule: Kernel) -> str:
@@ -79,11 +79,13 @@ def check_kernel(schedule: Kernel, gemm, target) -> None:
         return
     label = kernel_label(schedule)
     mma = kernel_mma(schedule, target, gemm.dtype)
-    shipped = dbuf_schedule(gemm.dtype, target.wave_size, mma_shape(mma)[2], schedule.fetch_slices)
+    shipped = dbuf_schedule(gemm.dtype, target.wave_size, mma_shape(mma)[2], schedule.fetch_slices,
+                            target.lds_banks)
     if schedule != shipped:
         m, n, k = shipped.tile
         raise UkernelError(f"the {label} kernel is generated for the {m}x{n}x{k} tile on {shipped.waves} waves of "
-                           f"{shipped.wave_size} with register prefetch and padded LDS only.")
+                           f"{shipped.wave_size} with register prefetch and {'padded' if shipped.lds_pad else 'XOR-swizzled'} LDS "
+                           "only.")
     if gemm.layout not in ("nt", "nn"):
         raise UkernelError(f"the {label} kernel covers the NT and NN layouts (A stored M×K); "
                            f"{gemm.layout.upper()} is not generated yet.")
@@ -95,6 +97,9 @@ def check_kernel(schedule: Kernel, gemm, target) -> None:
         raise UkernelError(f"the {label} kernel replaces the contraction only; epilogues are not fused into it.")
     check_lds(schedule, target.lds_bytes, target.name)
     check(schedule.program(4))
+    swizzle = lds_swizzle(schedule)
+    if swizzle is not None:
+        swizzle.check(16)
 
 
 def build_kernel(schedule: Kernel, gemm, target) -> None:

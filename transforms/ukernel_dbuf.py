@@ -34,6 +34,53 @@ from .warpgroups import DoubleBuffered
 
 FRAGMENT = 16  # M = N of every intrinsic used here
 LDS_PAD = 8  # elements per LDS row: shifts each row's banks so the 16 rows of a fragment read spread out
+CHUNK_BYTES = 16  # the unit an XOR swizzle permutes: one 16-byte global load / LDS store
+
+
+@dataclass(frozen=True)
+class XorSwizzle:
+    """The 16-byte chunks of an LDS row permuted by XOR with a mask that changes every `rows_per_line` rows.
+
+    Derived from the access geometry: a row holds `chunks` chunks, and `rows_per_line` rows fill one line of the
+    LDS banks (banks × 4 bytes), so rows a whole line apart start on the same bank. A fragment read takes the
+    same K chunk of 16 consecutive rows; the mask moves the rows of each line-sized group to different chunks.
+    XOR is its own inverse: the reader applies the same function to find what the writer put where."""
+
+    chunk_elements: int
+    chunks: int
+    rows_per_line: int
+
+    def mask(self, row: int) -> int:
+        return (row // self.rows_per_line) % self.chunks
+
+    def column(self, row: int, k: int) -> int:
+        """The physical column of logical element `k` of `row`."""
+        return ((k // self.chunk_elements) ^ self.mask(row)) * self.chunk_elements + k % self.chunk_elements
+
+    def inverse(self, row: int, column: int) -> int:
+        return ((column // self.chunk_elements) ^ self.mask(row)) * self.chunk_elements + column % self.chunk_elements
+
+    def check(self, rows: int) -> None:
+        """Every row's columns are permuted, and the inverse undoes them; raises ValueError otherwise."""
+        width = self.chunks * self.chunk_elements
+        for row in range(rows):
+            placed = [self.column(row, k) for k in range(width)]
+            if sorted(placed) != list(range(width)) or any(self.inverse(row, c) != k for k, c in enumerate(placed)):
+                raise ValueError(f"XOR swizzle {self} is not a permutation with inverse on row {row}.")
+
+    def emit(self, b: KernelBuilder, row: ir.Value, k: ir.Value) -> ir.Value:
+        """`column` in IR: the same formula on index values."""
+        chunk = arith.DivUIOp(k, b.c(self.chunk_elements)).result
+        mask = arith.RemUIOp(arith.DivUIOp(row, b.c(self.rows_per_line)).result, b.c(self.chunks)).result
+        moved = arith.MulIOp(arith.XOrIOp(chunk, mask).result, b.c(self.chunk_elements)).result
+        return b.add(moved, arith.RemUIOp(k, b.c(self.chunk_elements)).result)
+
+
+def lds_swizzle(schedule: DoubleBuffered) -> XorSwizzle | None:
+    if not schedule.xor_rows:
+        return None
+    chunk_elements = CHUNK_BYTES // schedule.element_bytes
+    return XorSwizzle(chunk_elements, schedule.tile[2] // chunk_elements, schedule.xor_rows)
 
 
 @dataclass(frozen=True)
@@ -47,14 +94,20 @@ class _Shape:
 _SHAPES = {32: _Shape(4, 2, wmma=True), 64: _Shape(2, 2, wmma=False)}
 
 
-def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1) -> DoubleBuffered:
-    """The shipped tile for a target's wave size: 128x64x32 on 8 waves of 32 (WMMA), 128x128 with 64 bytes of K
-    on 4 waves of 64 (MFMA)."""
+def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32
+                  ) -> DoubleBuffered:
+    """The shipped tile for a target's wave size: 128x64x32 on 8 waves of 32 (WMMA, padded LDS rows, seed 002's
+    choice), 128x128 with 64 bytes of K on 4 waves of 64 (MFMA, XOR-swizzled LDS, which needs no padding and so
+    leaves room for two workgroups per CU on gfx942)."""
     shape = _SHAPES[wave_size]
-    tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // element_bytes(dtype))
-    return DoubleBuffered(tile=tile, element_bytes=element_bytes(dtype), wave_size=wave_size,
-                          waves=shape.waves_m * shape.waves_n, register_prefetch=True, fetch_slices=fetch_slices,
-                          lds_pad=LDS_PAD, mma_k=mma_k)
+    eb = element_bytes(dtype)
+    tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
+    if shape.wmma:
+        layout = {"lds_pad": LDS_PAD}
+    else:
+        layout = {"xor_rows": max(1, lds_banks * 4 // (tile[2] * eb))}  # rows of one line of the LDS banks
+    return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
+                          register_prefetch=True, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
 
 
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
@@ -67,6 +120,7 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
     per_lane = mma_k if shape.wmma else mma_k // lane_groups  # K values of one fragment a lane holds
     acc_elements = 8 if shape.wmma else 4
     row = k_tile + schedule.lds_pad
+    swizzle = lds_swizzle(schedule)
     copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte load / store
     threads = schedule.waves * schedule.wave_size
     tiles_m, tiles_n = m_tile // shape.waves_m // FRAGMENT, n_tile // shape.waves_n // FRAGMENT
@@ -132,20 +186,41 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
 
             def store(stage: ir.Value, fetched: list) -> None:
                 for operand, r, value in fetched:
-                    if operand == "bT":  # NN B: the K row's N values go down an LDS column
+                    if operand == "bT" and swizzle is None:  # NN B: the K row's N values go down an LDS column
                         tile, in_tile = b.delinearize(n_col, [n_tile // FRAGMENT, FRAGMENT])
                         b.write(value, lds["b"], [stage, tile, in_tile, r], transposed=True)
+                    elif operand == "bT":  # ... each to the column its own row's swizzle gives it
+                        for i in range(copy):
+                            tile, in_tile = b.delinearize(b.add(n_col, b.c(i)), [n_tile // FRAGMENT, FRAGMENT])
+                            element_value = vector.ExtractOp(value, [], [0, i]).result
+                            memref.StoreOp(element_value, lds["b"], [stage, tile, in_tile,
+                                                                     write_column(b, swizzle, in_tile, r)])
                     else:
                         rows = m_tile if operand == "a" else n_tile
                         tile, in_tile = b.delinearize(r, [rows // FRAGMENT, FRAGMENT])
-                        b.write(value, lds[operand], [stage, tile, in_tile, col])
+                        column = col if swizzle is None else write_column(b, swizzle, in_tile, col)
+                        b.write(value, lds[operand], [stage, tile, in_tile, column])
 
             def fragments(stage: ir.Value) -> tuple[list[ir.Value], list[list[ir.Value]]]:
                 """Per K slice: this lane's A fragments of its M tiles (tiles_m, 1, per_lane), and its B fragment
                 of each of its N tiles (1, 1, per_lane)."""
                 def read(operand: str, first_tile: ir.Value, tiles: int, s: int) -> ir.Value:
                     k = b.add(b.c(s * mma_k), k_in_slice)
-                    return b.read(lds[operand], [stage, first_tile, lane_row, k], [tiles, 1, per_lane], zero)
+                    if swizzle is None:
+                        return b.read(lds[operand], [stage, first_tile, lane_row, k], [tiles, 1, per_lane], zero)
+                    # swizzled: one read per 16-byte chunk the fragment spans, each at its own row's column
+                    width = min(per_lane, swizzle.chunk_elements)
+                    whole = arith.ConstantOp(ir.VectorType.get([tiles, 1, per_lane], element),
+                                             ir.DenseElementsAttr.get_splat(ir.VectorType.get(
+                                                 [tiles, 1, per_lane], element), ir.FloatAttr.get(element, 0.0))
+                                             ).result
+                    for start in range(0, per_lane, width):
+                        column = read_column(b, swizzle, lane_row, b.add(k, b.c(start)))
+                        part = b.read(lds[operand], [stage, first_tile, lane_row, column], [tiles, 1, width], zero)
+                        if width == per_lane:
+                            return part
+                        whole = vector.InsertStridedSliceOp(part, whole, [0, 0, start], [1, 1, 1]).result
+                    return whole
                 a_first, b_first = b.mul(wave_m, tiles_m), b.mul(wave_n, tiles_n)
                 a_frags = [read("a", a_first, tiles_m, s) for s in range(slices)]
                 b_frags = [[read("b", b.add(b_first, b.c(j)), 1, s) for j in range(tiles_n)] for s in range(slices)]
@@ -221,6 +296,16 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
                 tensor.ParallelInsertSliceOp(written, out, offsets, [], [], [dynamic] * 7, piece_shape, [1] * 7)
         groups = ([0, 1, 2, 3], [4, 5, 6]) if shape.wmma else ([0, 1, 2], [3, 4, 5, 6])
         util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], _groups(groups)).result])
+
+
+def write_column(b: KernelBuilder, swizzle: XorSwizzle, row: ir.Value, k: ir.Value) -> ir.Value:
+    """Where a store puts logical column `k` of `row` (the writer's side of the swizzle)."""
+    return swizzle.emit(b, row, k)
+
+
+def read_column(b: KernelBuilder, swizzle: XorSwizzle, row: ir.Value, k: ir.Value) -> ir.Value:
+    """Where a fragment read finds logical column `k` of `row` (the reader's side: the same XOR)."""
+    return swizzle.emit(b, row, k)
 
 
 def _fence() -> None:

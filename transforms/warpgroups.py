@@ -267,6 +267,7 @@ class DoubleBuffered(_TiledSchedule):
     register_prefetch: bool = False
     fetch_slices: int = 1
     mma_k: int = 16  # K of the intrinsic: the MMA count per K step is (m/16)(n/16)(k/mma_k) over the waves
+    xor_rows: int = 0  # XOR-swizzled LDS rows: rows that share one mask (one line of the banks); 0: not swizzled
     name: str = "double_buffered"
 
     def counts(self) -> tuple[int, int, int]:

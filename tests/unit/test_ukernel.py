@@ -12,6 +12,7 @@ from pipelines.targets import TARGETS
 from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
 from transforms.kernels import kernel_schedule
+from transforms.ukernel_dbuf import XorSwizzle, lds_swizzle
 from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
 from transforms.warpgroups import DoubleBuffered, PingPong8
 
@@ -117,13 +118,14 @@ def test_kernels_are_offered_per_target():
 @pytest.mark.parametrize("target, variant, layout, dtype, opcode, lds", [
     ("gfx1151", "double_buffered", "nt", "bf16", "v_wmma_f32_16x16x16_bf16", 2 * (128 + 64) * (32 + 8) * 2),
     ("gfx1151", "interleave", "nn", "f16", "v_wmma_f32_16x16x16_f16", 2 * (128 + 64) * (32 + 8) * 2),
-    ("gfx942", "interleave4", "nn", "bf16", "v_mfma_f32_16x16x16_bf16", 2 * (128 + 128) * (32 + 8) * 2),
-    ("gfx942", "double_buffered", "nt", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * (64 + 8)),
-    ("gfx950", "interleave4", "nt", "bf16", "v_mfma_f32_16x16x32_bf16", 2 * (128 + 128) * (32 + 8) * 2),
-    ("gfx950", "double_buffered", "nn", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * (64 + 8)),
+    ("gfx942", "interleave4", "nn", "bf16", "v_mfma_f32_16x16x16_bf16", 2 * (128 + 128) * 32 * 2),
+    ("gfx942", "double_buffered", "nt", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * 64),
+    ("gfx950", "interleave4", "nt", "bf16", "v_mfma_f32_16x16x32_bf16", 2 * (128 + 128) * 32 * 2),
+    ("gfx950", "double_buffered", "nn", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * 64),
 ])
 def test_double_buffered_kernels(tmp_path, target, variant, layout, dtype, opcode, lds):
-    """The target's wave size and only its MMA, the padded two-stage LDS plan, no spills, no stagger; the K loop's
+    """The target's wave size and only its MMA, the two-stage LDS plan (rows padded on gfx1151, XOR-swizzled and
+    unpadded on CDNA), no spills, no stagger; the K loop's
     MMAs per barrier and the load placement are checked by verification inside compile_job."""
     gemm = Gemm(1024, 1024, 512, dtype, layout)
     kernel = kernel_schedule(variant, dtype, TARGETS[target])
@@ -151,5 +153,26 @@ def test_verification_tells_the_two_gfx1151_variants_apart(tmp_path):
         # the same code under the plain kernel's name: the load placement gives it away
         configured.write_text(configured.read_text().replace("interleave_w32", "double_buffered_w32"))
         with pytest.raises(FallbackError, match="whole next tile fetched before the MMAs did not take effect: "
-                                                "[0-9]+ global loads sit between MMAs"):
+                                                "[0-9]+ global loads of a K step, [1-9][0-9]* of them between MMAs"):
             verify_ukernel(kernel.dispatch, configured, kernel, plain, gemm, TARGETS["gfx1151"])
+
+
+@pytest.mark.parametrize("target, dtype, rows_per_line", [("gfx942", "bf16", 2), ("gfx950", "bf16", 4),
+                                                           ("gfx942", "f8E4M3FNUZ", 2)])
+def test_xor_swizzle_follows_the_bank_geometry(target, dtype, rows_per_line):
+    """64-byte rows: 2 fill a line of gfx942's 32 banks, 4 of gfx950's 64; the 4 chunks of a row are permuted."""
+    swizzle = lds_swizzle(kernel_schedule("interleave4", dtype, TARGETS[target]))
+    assert (swizzle.chunks, swizzle.rows_per_line) == (4, rows_per_line)
+    swizzle.check(16)
+    # the 16 rows of a fragment read start their chunk 0 on 8 (gfx942) different 16-byte bank slots, not 2
+    line = TARGETS[target].lds_banks * 4
+    slots = {(r * 64 + swizzle.column(r, 0) * (16 // swizzle.chunk_elements)) % line // 16 for r in range(16)}
+    assert len(slots) == min(16, line // 16)
+
+
+def test_a_swizzle_without_its_inverse_is_rejected():
+    class Broken(XorSwizzle):
+        def inverse(self, row, column):
+            return column
+    with pytest.raises(ValueError, match="not a permutation with inverse on row 2"):
+        Broken(8, 4, 2).check(16)
