@@ -19,7 +19,7 @@ from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_
     workgroup_size
 from transforms.tuning_spec import APPLIED_MARKER
 from transforms.kernels import kernel_label, kernel_mma, kernel_name, kernel_threads
-from transforms.warpgroups import DoubleBuffered, PingPong8
+from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
 from .inspect import KernelStats
@@ -127,8 +127,8 @@ def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
               f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
 
 
-def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule: PingPong8 | DoubleBuffered,
-                   gemm: Gemm, target: Target) -> None:
+def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,
+                   schedule: PingPong8 | DoubleBuffered | ProducerConsumer, gemm: Gemm, target: Target) -> None:
     """The injected warp-group ukernel replaced the contraction and its schedule shows in the ISA."""
     ukernel = kernel_name(schedule, gemm.dtype, gemm.layout)
     module = parse_module(configured.read_text(), configured.name)
@@ -148,8 +148,15 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats, schedule
     if isinstance(schedule, PingPong8):
         _verify_pingpong(dispatch, stats, schedule, gemm)
     else:
-        phases = barrier_phases((configured.parent / stats.isa_file).read_text())
-        _verify_double_buffered(dispatch, stats, schedule, phases, opcode)
+        isa = (configured.parent / stats.isa_file).read_text()
+        phases = barrier_phases(isa)
+        if stats.conditional_barriers or stats.setprio:
+            _fail(dispatch, f"the {kernel_label(schedule)} K loop", "found a stagger barrier or s_setprio the "
+                  "schedule does not have")
+        if isinstance(schedule, ProducerConsumer):
+            _verify_producer_consumer(dispatch, schedule, isa, opcode)
+        else:
+            _verify_double_buffered(dispatch, schedule, phases, opcode)
 
 
 def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gemm: Gemm) -> None:
@@ -167,19 +174,40 @@ def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gem
               "executed s_barrier, expected 2")
 
 
-def _verify_double_buffered(dispatch: str, stats: KernelStats, schedule: DoubleBuffered, phases: list[list[str]],
-                            opcode: str) -> None:
+def _mma_and_loads(phase: list[str], opcode: str) -> tuple[list[int], list[int]]:
+    return ([i for i, line in enumerate(phase) if line.split()[:1] == [opcode]],
+            [i for i, line in enumerate(phase) if re.match(r"\s*(?:buffer|global)_load", line)])
+
+
+def _verify_producer_consumer(dispatch: str, schedule: ProducerConsumer, isa: str, opcode: str) -> None:
+    """The roles are separate code: no basic block both loads from global memory and multiplies; a block ending
+    in a barrier holds the consumers' MMAs of one K step (their loop), another loads without multiplying (the
+    producers' loop)."""
+    mma_per_step = schedule.counts()[3]
+    consumer_step = producer_step = False
+    for block in basic_blocks(isa):
+        mmas, loads = _mma_and_loads(block, opcode)
+        barriers = sum(line.split()[:1] == ["s_barrier"] for line in block)
+        if mmas and loads:
+            _fail(dispatch, "producer and consumer waves", f"a basic block has {len(mmas)} {opcode} and "
+                  f"{len(loads)} global loads")
+        consumer_step |= barriers == 1 and len(mmas) == mma_per_step
+        producer_step |= barriers >= 1 and bool(loads) and not mmas
+    if not (consumer_step and producer_step):
+        _fail(dispatch, "producer and consumer waves", f"expected a consumer block of {mma_per_step} {opcode} and "
+              f"one barrier (found: {consumer_step}) and a producer block of loads and a barrier (found: "
+              f"{producer_step})")
+
+
+def _verify_double_buffered(dispatch: str, schedule: DoubleBuffered, phases: list[list[str]], opcode: str) -> None:
     """Every barrier phase with MMAs is one K step: the step's MMAs, then (except for the last tile) the next
     tile's loads; the interleave variants issue loads between their MMAs, the plain one before the first. Read on
     barrier phases rather than the loop, so a loop LLVM unrolled or rotated reads the same."""
     label = kernel_label(schedule)
     mma_per_step = schedule.counts()[2]
     steps = [phase for phase in phases if any(line.split()[:1] == [opcode] for line in phase)]
-    if stats.conditional_barriers or stats.setprio:
-        _fail(dispatch, f"the {label} K loop", "found a stagger barrier or s_setprio the schedule does not have")
     for number, phase in enumerate(steps):
-        mmas = [i for i, line in enumerate(phase) if line.split()[:1] == [opcode]]
-        loads = [i for i, line in enumerate(phase) if re.match(r"\s*(?:buffer|global)_load", line)]
+        mmas, loads = _mma_and_loads(phase, opcode)
         if len(mmas) != mma_per_step:
             _fail(dispatch, f"the {label} K loop", f"expected {mma_per_step} {opcode} between barriers, a phase has "
                   f"{len(mmas)}")
@@ -193,14 +221,33 @@ def _verify_double_buffered(dispatch: str, stats: KernelStats, schedule: DoubleB
                   f"step, {len(between)} of them between MMAs")
 
 
+def _code(isa: str) -> list[str]:
+    """The kernel's instructions and labels in code order (the first kernel of the file)."""
+    return [line for line in isa.split(".Lfunc_end", 1)[0].splitlines()
+            if re.match(r"^\.LBB\d+_\d+:", line) or (line.startswith("\t") and not line.lstrip().startswith((";", ".")))]
+
+
 def barrier_phases(isa: str) -> list[list[str]]:
     """The kernel's instructions in code order, cut at every `s_barrier` (the barrier ends its phase)."""
     phases, current = [], []
-    for line in isa.split(".Lfunc_end", 1)[0].splitlines():
-        if not line.startswith("\t") or line.lstrip().startswith((";", ".")):
-            continue
+    for line in _code(isa):
         current.append(line)
         if line.split()[:1] == ["s_barrier"]:
             phases.append(current)
             current = []
     return phases + [current]
+
+
+def basic_blocks(isa: str) -> list[list[str]]:
+    """The kernel's instructions cut at labels and after branches."""
+    blocks, current = [], []
+    for line in _code(isa):
+        if line.startswith(".LBB"):
+            blocks.append(current)
+            current = []
+            continue
+        current.append(line)
+        if re.match(r"\s+s_(?:cbranch_\w+|branch)\b", line):
+            blocks.append(current)
+            current = []
+    return [block for block in blocks + [current] if block]

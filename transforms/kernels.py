@@ -12,16 +12,16 @@ from .hazards import check
 from .schedule import mma_shape
 from .ukernel import UkernelError, build_pingpong8, check_problem as check_pingpong8, ukernel_mma, ukernel_name, \
     ukernel_schedule
-from .ukernel_dbuf import build_double_buffered, dbuf_schedule, lds_swizzle
-from .warpgroups import DoubleBuffered, PingPong8, check_lds
+from .ukernel_dbuf import build_double_buffered, build_producer_consumer, dbuf_schedule, lds_swizzle, pc_schedule
+from .warpgroups import DoubleBuffered, PingPong8, ProducerConsumer, check_lds
 
 CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
-# name -> (targets, fetch slices of the double-buffered kernel; None for pingpong8)
+# name -> (targets, fetch slices of the double-buffered kernel; None: pingpong8, 0: producer_consumer)
 KERNELS = {"pingpong8": (CDNA, None), "double_buffered": (CDNA + RDNA, 1), "interleave4": (CDNA, 4),
-           "interleave": (RDNA, 2)}
+           "interleave": (RDNA, 2), "producer_consumer": (CDNA, 0)}
 WMMA = {"f16": "WMMAR3_F32_16x16x16_F16", "bf16": "WMMAR3_F32_16x16x16_BF16"}
 
-Kernel = PingPong8 | DoubleBuffered
+Kernel = PingPong8 | DoubleBuffered | ProducerConsumer
 
 
 def kernel_schedule(name: str, dtype: str, target) -> Kernel:
@@ -35,11 +35,13 @@ def kernel_schedule(name: str, dtype: str, target) -> Kernel:
     if fetch_slices is None:
         return ukernel_schedule(dtype)
     mma = _mma(target, dtype, name)
+    if fetch_slices == 0:
+        return pc_schedule(dtype, mma_shape(mma)[2], target.lds_banks)
     return dbuf_schedule(dtype, target.wave_size, mma_shape(mma)[2], fetch_slices, target.lds_banks)
 
 
 def kernel_label(schedule: Kernel) -> str:
-    if isinstance(schedule, PingPong8):
+    if isinstance(schedule, (PingPong8, ProducerConsumer)):
         return schedule.name
     if schedule.fetch_slices == 1:
         return "double_buffered"
@@ -49,6 +51,8 @@ def kernel_label(schedule: Kernel) -> str:
 def kernel_name(schedule: Kernel, dtype: str, layout: str) -> str:
     if isinstance(schedule, PingPong8):
         return ukernel_name(schedule, dtype, layout)
+    if isinstance(schedule, ProducerConsumer):
+        return f"{schedule.name}_{schedule.producers}p{schedule.consumers}c_{layout}_{dtype}_k{schedule.tile[2]}"
     return f"{kernel_label(schedule)}_w{schedule.wave_size}_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
@@ -69,7 +73,11 @@ def kernel_mma(schedule: Kernel, target, dtype: str) -> str:
 
 
 def kernel_threads(schedule: Kernel) -> int:
-    return 8 * 64 if isinstance(schedule, PingPong8) else schedule.waves * schedule.wave_size
+    if isinstance(schedule, PingPong8):
+        return 8 * 64
+    if isinstance(schedule, ProducerConsumer):
+        return (schedule.producers + schedule.consumers) * schedule.wave_size
+    return schedule.waves * schedule.wave_size
 
 
 def check_kernel(schedule: Kernel, gemm, target) -> None:
@@ -78,17 +86,13 @@ def check_kernel(schedule: Kernel, gemm, target) -> None:
         check_pingpong8(schedule, gemm, target)
         return
     label = kernel_label(schedule)
-    mma = kernel_mma(schedule, target, gemm.dtype)
-    shipped = dbuf_schedule(gemm.dtype, target.wave_size, mma_shape(mma)[2], schedule.fetch_slices,
-                            target.lds_banks)
+    kernel_mma(schedule, target, gemm.dtype)  # refuses a target the kernel is not generated for
+    shipped = kernel_schedule(label, gemm.dtype, target)
     if schedule != shipped:
         m, n, k = shipped.tile
-        raise UkernelError(f"the {label} kernel is generated for the {m}x{n}x{k} tile on {shipped.waves} waves of "
-                           f"{shipped.wave_size} with register prefetch and {'padded' if shipped.lds_pad else 'XOR-swizzled'} LDS "
-                           "only.")
-    if gemm.layout not in ("nt", "nn"):
-        raise UkernelError(f"the {label} kernel covers the NT and NN layouts (A stored M×K); "
-                           f"{gemm.layout.upper()} is not generated yet.")
+        raise UkernelError(f"the {label} kernel is generated for the {m}x{n}x{k} tile on {kernel_threads(shipped)} "
+                           f"threads with register prefetch and {'padded' if shipped.lds_pad else 'XOR-swizzled'} "
+                           "LDS only.")
     m, n, k = schedule.tile
     if gemm.batched or gemm.m % m or gemm.n % n or gemm.k % k or gemm.k < 2 * k:
         raise UkernelError(f"the {label} kernel needs M a multiple of {m}, N of {n}, K of {k} (at least {2 * k}) "
@@ -105,7 +109,10 @@ def check_kernel(schedule: Kernel, gemm, target) -> None:
 def build_kernel(schedule: Kernel, gemm, target) -> None:
     """Emit the kernel's `util.func` at the current insertion point."""
     mma = kernel_mma(schedule, target, gemm.dtype)
+    name = kernel_name(schedule, gemm.dtype, gemm.layout)
     if isinstance(schedule, PingPong8):
         build_pingpong8(schedule, gemm.dtype, mma, gemm.layout)
+    elif isinstance(schedule, ProducerConsumer):
+        build_producer_consumer(schedule, gemm.dtype, mma, gemm.layout, name)
     else:
-        build_double_buffered(schedule, gemm.dtype, mma, gemm.layout, kernel_name(schedule, gemm.dtype, gemm.layout))
+        build_double_buffered(schedule, gemm.dtype, mma, gemm.layout, name)

@@ -1,24 +1,27 @@
-"""Double-buffered GEMM kernels with register prefetch as MLIR ukernels, for WMMA (gfx1151) and MFMA (gfx942,
-gfx950) targets, built with the bindings.
+"""Register-prefetch GEMM kernels as MLIR ukernels, for WMMA (gfx1151) and MFMA (gfx942, gfx950) targets,
+built with the bindings: the double-buffered kernels and the producer-consumer kernel.
 
-The body follows `warpgroups.DoubleBuffered(register_prefetch=True)`, which `hazards.check` proves race-free:
-one group of waves on a block tile, two padded LDS stages, one barrier per K step. The next K tile is fetched
-into registers while the current stage is read and multiplied, then stored into the other stage before the
-barrier (these kernels do not use direct-to-LDS loads, which gfx1151 lacks). Shipped shapes (`dbuf_schedule`):
+Both follow a program `hazards.check` proves race-free: two LDS stages, one barrier per K step; the next K tile
+goes from global memory into registers and from there into the stage nobody reads in this step (these kernels do
+not use direct-to-LDS loads, which gfx1151 lacks).
 
-- gfx1151: 128×64×32 on 8 waves of 32 in a 4×2 grid, 2×2 WMMA tiles of 16×16 per wave (seed 002's fastest);
-- gfx942 / gfx950: 128×128 with 64 bytes of K on 4 waves of 64 in a 2×2 grid, 4×4 MFMA tiles of 16×16 per wave.
-
-`fetch_slices` = 1 issues the whole next tile's loads first, then the LDS reads, the MMAs and the stores, with
-`rocdl.sched.barrier` fences so LLVM keeps that order; `fetch_slices` > 1 (the interleave variants) spreads the
-loads over that many groups of MMAs and pins the pattern with `rocdl.sched.group.barrier`.
+- `build_double_buffered` (`warpgroups.DoubleBuffered(register_prefetch=True)`): every wave loads and computes.
+  gfx1151: 128×64×32 on 8 waves of 32 in a 4×2 grid, 2×2 WMMA tiles of 16×16 per wave (seed 002's fastest);
+  gfx942 / gfx950: 128×128 with 64 bytes of K on 4 waves of 64 in a 2×2 grid, 4×4 MFMA tiles per wave.
+  `fetch_slices` = 1 issues the whole next tile's loads first, then the LDS reads, the MMAs and the stores,
+  with `rocdl.sched.barrier` fences so LLVM keeps that order; `fetch_slices` > 1 (the interleave variants)
+  spreads the loads over that many groups of MMAs, pinned with `rocdl.sched.group.barrier`.
+- `build_producer_consumer` (`warpgroups.ProducerConsumer(register_prefetch=True)`, gfx942 / gfx950): 8 consumer
+  waves (a 2×4 grid of 64×64) only read and multiply a 128×256 tile; 4 producer waves only load the next tile
+  and store it. The two roles branch on the wave index and meet at the same barriers.
 
 Fragments follow IREE's layouts. WMMAR3 (row-major accumulator): a lane holds one row of A (lane % 16) and one
 column of B over all 16 K values, lanes 16-31 repeating lanes 0-15; accumulator element e of lane l is row
 2e + l / 16, column l % 16. MFMA 16x16xK with `col_major`: lane l holds K values (l / 16)·K/4 … of row l % 16 of
-A and of column l % 16 of B; accumulator element e is row l % 16, column 4(l / 16) + e. B sits in LDS N-major
-(K contiguous) in both layouts: in NN each thread writes its 16 bytes along N down an LDS column. Not yet run
-anywhere: numerics await the emulator.
+A and of column l % 16 of B; accumulator element e is row l % 16, column 4(l / 16) + e. A and B sit in LDS
+K-contiguous (M- and N-major) in every layout: an operand stored K-major in global memory (B in NN, A and B in
+TN) is loaded 16 bytes along M or N and written down LDS columns. On CDNA the LDS rows are XOR-swizzled; on
+gfx1151 padded. Not yet run anywhere: numerics await the emulator.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from iree.compiler.dialects import arith, memref, rocdl, scf, tensor, util, vect
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .ukernel import KernelBuilder, inner_tiled
-from .warpgroups import DoubleBuffered
+from .warpgroups import DoubleBuffered, ProducerConsumer
 
 FRAGMENT = 16  # M = N of every intrinsic used here
 LDS_PAD = 8  # elements per LDS row: shifts each row's banks so the 16 rows of a fragment read spread out
@@ -76,7 +79,7 @@ class XorSwizzle:
         return b.add(moved, arith.RemUIOp(k, b.c(self.chunk_elements)).result)
 
 
-def lds_swizzle(schedule: DoubleBuffered) -> XorSwizzle | None:
+def lds_swizzle(schedule: DoubleBuffered | ProducerConsumer) -> XorSwizzle | None:
     if not schedule.xor_rows:
         return None
     chunk_elements = CHUNK_BYTES // schedule.element_bytes
@@ -85,13 +88,18 @@ def lds_swizzle(schedule: DoubleBuffered) -> XorSwizzle | None:
 
 @dataclass(frozen=True)
 class _Shape:
-    """How one target's kernel lays waves and fragments out."""
+    """How a kernel lays its computing waves and their fragments out."""
     waves_m: int
     waves_n: int
     wmma: bool  # WMMAR3 (wave32, replicated A/B lanes, row-major accumulator) or MFMA (wave64, col_major)
 
 
 _SHAPES = {32: _Shape(4, 2, wmma=True), 64: _Shape(2, 2, wmma=False)}
+_CONSUMERS = _Shape(2, 4, wmma=False)
+
+
+def _xor_rows(lds_banks: int, k_tile: int, eb: int) -> int:
+    return max(1, lds_banks * 4 // (k_tile * eb))  # rows of one line of the LDS banks
 
 
 def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32
@@ -102,200 +110,345 @@ def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1,
     shape = _SHAPES[wave_size]
     eb = element_bytes(dtype)
     tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
-    if shape.wmma:
-        layout = {"lds_pad": LDS_PAD}
-    else:
-        layout = {"xor_rows": max(1, lds_banks * 4 // (tile[2] * eb))}  # rows of one line of the LDS banks
+    layout = {"lds_pad": LDS_PAD} if shape.wmma else {"xor_rows": _xor_rows(lds_banks, tile[2], eb)}
     return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
                           register_prefetch=True, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
+
+
+def pc_schedule(dtype: str, mma_k: int, lds_banks: int) -> ProducerConsumer:
+    """The shipped producer-consumer tile: 128x256 with 64 bytes of K, 4 producers and 8 consumers of 64 lanes,
+    XOR-swizzled LDS (2 stages: 48 KiB)."""
+    eb = element_bytes(dtype)
+    k = 64 // eb
+    return ProducerConsumer(tile=(128, 256, k), element_bytes=eb, wave_size=64, register_prefetch=True,
+                            mma_k=mma_k, xor_rows=_xor_rows(lds_banks, k, eb))
+
+
+def _acc_zero(vec_type: ir.Type, f32: ir.Type) -> ir.Value:
+    return arith.ConstantOp(vec_type, ir.DenseElementsAttr.get_splat(vec_type, ir.FloatAttr.get(f32, 0.0))).result
+
+
+class _Tiles:
+    """The LDS tiles of one kernel and the code that moves data through them: global loads of a K tile into
+    registers (`fetches`), their stores into an LDS stage (`store`), this lane's fragments of a stage
+    (`fragments`) and the MMAs over them (`multiply`). Built inside the forall, from the thread's indices."""
+
+    def __init__(self, b: KernelBuilder, schedule, shape: _Shape, dtype: str, mma: str, layout: str,
+                 operands: tuple[ir.Value, ir.Value]):
+        self.b, self.shape, self.mma, self.layout = b, shape, mma, layout
+        self.m_tile, self.n_tile, self.k_tile = schedule.tile
+        self.lhs, self.rhs = operands
+        self.element = ir.Type.parse(dtype)
+        self.zero = arith.ConstantOp(self.element, 0.0).result
+        self.copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte load / store
+        self.swizzle = lds_swizzle(schedule)
+        self.mma_k = mma_shape(mma)[2]
+        self.slices = self.k_tile // self.mma_k
+        self.lane_groups = (32 if shape.wmma else 64) // FRAGMENT  # 2 (WMMA: replicas) or 4 (MFMA: K groups)
+        self.per_lane = self.mma_k if shape.wmma else self.mma_k // self.lane_groups
+        self.acc_elements = 8 if shape.wmma else 4
+        self.tiles_m = self.m_tile // shape.waves_m // FRAGMENT
+        self.tiles_n = self.n_tile // shape.waves_n // FRAGMENT
+        self.column_type = ir.VectorType.get([self.tiles_m, 1, self.acc_elements], ir.F32Type.get())
+        self.fetch_slices = getattr(schedule, "fetch_slices", 1)
+
+    @staticmethod
+    def lds(schedule, dtype: str) -> dict[str, ir.Value]:
+        """(stage, 16-row tile, row in tile, padded K) for A and B: a fragment read takes one row of each tile."""
+        m_tile, n_tile, k_tile = schedule.tile
+        element, row = ir.Type.parse(dtype), k_tile + schedule.lds_pad
+        workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
+        return {key: memref.AllocOp(ir.MemRefType.get([2, rows // FRAGMENT, FRAGMENT, row], element,
+                                                      memory_space=workgroup), [], []).result
+                for key, rows in (("a", m_tile), ("b", n_tile))}
+
+    def set_copier(self, tid: ir.Value, threads: int) -> None:
+        """Which 16-byte pieces thread `tid` of `threads` loads and stores."""
+        b = self.b
+        # K-contiguous operands: rows of K, `col_groups` 16-byte pieces per row
+        col_groups = self.k_tile // self.copy
+        rows_per_pass = threads // col_groups
+        row, col_group = b.delinearize(tid, [rows_per_pass, col_groups])
+        self.col = b.mul(col_group, self.copy)
+        self.rows = {op: [b.add(row, b.c(p * rows_per_pass)) for p in range(size // rows_per_pass)]
+                     for op, size in (("a", self.m_tile), ("b", self.n_tile))}
+        # K-major operands: 16 bytes along M or N of one K row
+        self.k_major = {}
+        for op, size in (("a", self.m_tile), ("b", self.n_tile)):
+            groups = size // self.copy
+            k_rows_per_pass = threads // groups
+            k_row, group = b.delinearize(tid, [k_rows_per_pass, groups])
+            self.k_major[op] = (b.mul(group, self.copy),
+                                [b.add(k_row, b.c(p * k_rows_per_pass)) for p in range(self.k_tile // k_rows_per_pass)])
+
+    def k_contiguous(self, op: str) -> bool:
+        return {"nt": True, "nn": op == "a", "tn": False}[self.layout]
+
+    def k_size(self) -> ir.Value:
+        return tensor.DimOp(self.lhs, self.b.c(1 if self.k_contiguous("a") else 0)).result
+
+    def _load(self, source: ir.Value, offsets: list[ir.Value]) -> ir.Value:
+        b, dynamic = self.b, ir.ShapedType.get_dynamic_size()
+        piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, self.copy], self.element), source, offsets, [],
+                                      [], [dynamic] * 2, [1, self.copy], [1, 1]).result
+        return b.read(piece, [b.c(0), b.c(0)], [1, self.copy], self.zero)
+
+    def fetches(self, k_base: ir.Value) -> list:
+        """The global loads of one K tile in issue order: (operand, K-major?, row, how to load)."""
+        b, plan = self.b, []
+        for op, source in (("a", self.lhs), ("b", self.rhs)):
+            if self.k_contiguous(op):
+                k_col = b.add(k_base, self.col)
+                plan += [(op, False, r, lambda s=source, r=r, k=k_col: self._load(s, [r, k])) for r in self.rows[op]]
+            else:
+                m_col, k_rows = self.k_major[op]
+                plan += [(op, True, kr, lambda s=source, kr=kr, m=m_col: self._load(s, [b.add(k_base, kr), m]))
+                         for kr in k_rows]
+        return plan
+
+    @staticmethod
+    def issue(plan: list) -> list:
+        return [(op, k_major, r, make()) for op, k_major, r, make in plan]
+
+    def store(self, stage: ir.Value, lds: dict[str, ir.Value], fetched: list) -> None:
+        b, swizzle = self.b, self.swizzle
+        for op, k_major, r, value in fetched:
+            tiles = (self.m_tile if op == "a" else self.n_tile) // FRAGMENT
+            if not k_major:
+                tile, in_tile = b.delinearize(r, [tiles, FRAGMENT])
+                column = self.col if swizzle is None else write_column(b, swizzle, in_tile, self.col)
+                b.write(value, lds[op], [stage, tile, in_tile, column])
+            elif swizzle is None:  # a K row's M or N values go down an LDS column
+                tile, in_tile = b.delinearize(self.k_major[op][0], [tiles, FRAGMENT])
+                b.write(value, lds[op], [stage, tile, in_tile, r], transposed=True)
+            else:  # ... each to the column its own row's swizzle gives it
+                for i in range(self.copy):
+                    tile, in_tile = b.delinearize(b.add(self.k_major[op][0], b.c(i)), [tiles, FRAGMENT])
+                    element_value = vector.ExtractOp(value, [], [0, i]).result
+                    memref.StoreOp(element_value, lds[op], [stage, tile, in_tile, write_column(b, swizzle, in_tile, r)])
+
+    def set_lanes(self, wave_m: ir.Value, wave_n: ir.Value, lane_group: ir.Value, lane_row: ir.Value) -> None:
+        self.wave_m, self.wave_n, self.lane_group, self.lane_row = wave_m, wave_n, lane_group, lane_row
+        self.k_in_slice = self.b.c(0) if self.shape.wmma else self.b.mul(lane_group, self.per_lane)
+
+    def fragments(self, stage: ir.Value, lds: dict[str, ir.Value]) -> tuple[list, list]:
+        """Per K slice: this lane's A fragments of its M tiles (tiles_m, 1, per_lane), and its B fragment of each
+        of its N tiles (1, 1, per_lane)."""
+        b, swizzle, per_lane = self.b, self.swizzle, self.per_lane
+
+        def read(op: str, first_tile: ir.Value, tiles: int, s: int) -> ir.Value:
+            k = b.add(b.c(s * self.mma_k), self.k_in_slice)
+            if swizzle is None:
+                return b.read(lds[op], [stage, first_tile, self.lane_row, k], [tiles, 1, per_lane], self.zero)
+            # swizzled: one read per 16-byte chunk the fragment spans, each at its own row's column
+            width = min(per_lane, swizzle.chunk_elements)
+            whole_type = ir.VectorType.get([tiles, 1, per_lane], self.element)
+            whole = arith.ConstantOp(whole_type, ir.DenseElementsAttr.get_splat(
+                whole_type, ir.FloatAttr.get(self.element, 0.0))).result
+            for start in range(0, per_lane, width):
+                column = read_column(b, swizzle, self.lane_row, b.add(k, b.c(start)))
+                part = b.read(lds[op], [stage, first_tile, self.lane_row, column], [tiles, 1, width], self.zero)
+                if width == per_lane:
+                    return part
+                whole = vector.InsertStridedSliceOp(part, whole, [0, 0, start], [1, 1, 1]).result
+            return whole
+
+        a_first, b_first = b.mul(self.wave_m, self.tiles_m), b.mul(self.wave_n, self.tiles_n)
+        a_frags = [read("a", a_first, self.tiles_m, s) for s in range(self.slices)]
+        b_frags = [[read("b", b.add(b_first, b.c(j)), 1, s) for j in range(self.tiles_n)] for s in range(self.slices)]
+        return a_frags, b_frags
+
+    def multiply(self, accs: list[ir.Value], frags, plan: list) -> tuple[list[ir.Value], list]:
+        """Every MMA of the K tile, one group per (K slice, N tile); with loads to spread, the groups go in
+        `fetch_slices` chunks, each chunk's loads issued before its MMAs."""
+        a_frags, b_frags = frags
+        groups = [(s, j) for s in range(self.slices) for j in range(self.tiles_n)]
+        spread = bool(plan) and self.fetch_slices > 1
+        chunks = _chunks(groups, self.fetch_slices if spread else 1)
+        loads = _chunks(plan, len(chunks)) if spread else [[] for _ in chunks]
+        accs, issued = list(accs), []
+        for chunk, chunk_loads in zip(chunks, loads):
+            issued += self.issue(chunk_loads)
+            if spread:
+                rocdl.SchedGroupBarrier(_mask("vmem_read"), len(chunk_loads), 0)
+            for s, j in chunk:
+                accs[j] = inner_tiled(self.mma, accs[j], (a_frags[s], b_frags[s][j]), self.column_type,
+                                      col_major=not self.shape.wmma)
+            if spread:
+                rocdl.SchedGroupBarrier(_mask("mfma_wmma"), len(chunk) * self.tiles_m, 0)
+        return accs, issued
+
+    def out_shape(self) -> list[int]:
+        s = self.shape
+        if s.wmma:  # (wave row, M tile, acc element, lane half, wave column, N tile, column)
+            return [s.waves_m, self.tiles_m, self.acc_elements, self.lane_groups, s.waves_n, self.tiles_n, FRAGMENT]
+        # (wave row, M tile, row, wave column, N tile, lane group, acc element)
+        return [s.waves_m, self.tiles_m, FRAGMENT, s.waves_n, self.tiles_n, self.lane_groups, self.acc_elements]
+
+    def result_piece(self, accs: list[ir.Value]) -> tuple[ir.Value, list[ir.Value], list[int]]:
+        """This lane's accumulators as one slice of the output (`out_shape`): value, offsets, sizes."""
+        b, f32 = self.b, ir.F32Type.get()
+        tile_type = ir.VectorType.get([self.tiles_m, self.tiles_n, self.acc_elements], f32)
+        whole = _acc_zero(tile_type, f32)
+        for j, acc in enumerate(accs):
+            whole = vector.InsertStridedSliceOp(acc, whole, [0, j, 0], [1, 1, 1]).result
+        if self.shape.wmma:  # (M tile, N tile, e) -> (1, M tile, e, 1, 1, N tile, 1)
+            whole = vector.TransposeOp(ir.VectorType.get([self.tiles_m, self.acc_elements, self.tiles_n], f32),
+                                       whole, [0, 2, 1]).result
+            sizes = [1, self.tiles_m, self.acc_elements, 1, 1, self.tiles_n, 1]
+            offsets = [self.wave_m, b.c(0), b.c(0), self.lane_group, self.wave_n, b.c(0), self.lane_row]
+        else:  # (M tile, N tile, e) -> (1, M tile, 1, 1, N tile, 1, e)
+            sizes = [1, self.tiles_m, 1, 1, self.tiles_n, 1, self.acc_elements]
+            offsets = [self.wave_m, b.c(0), self.lane_row, self.wave_n, b.c(0), self.lane_group, b.c(0)]
+        shaped = vector.ShapeCastOp(ir.VectorType.get(sizes, f32), whole).result
+        return shaped, offsets, sizes
+
+    def output_groups(self) -> ir.ArrayAttr:
+        return _groups(([0, 1, 2, 3], [4, 5, 6]) if self.shape.wmma else ([0, 1, 2], [3, 4, 5, 6]))
+
+
+def _function(name: str, schedule, dtype: str, layout: str) -> tuple[util.FuncOp, ir.Block]:
+    m_tile, n_tile, _ = schedule.tile
+    element, dynamic = ir.Type.parse(dtype), ir.ShapedType.get_dynamic_size()
+    def operand(rows: int, k_contiguous: bool) -> ir.Type:
+        return ir.RankedTensorType.get([rows, dynamic] if k_contiguous else [dynamic, rows], element)
+    lhs = operand(m_tile, layout != "tn")
+    rhs = operand(n_tile, layout == "nt")
+    result = ir.RankedTensorType.get([m_tile, n_tile], ir.F32Type.get())
+    fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([lhs, rhs, result], [result])),
+                     sym_visibility="private")
+    return fn, fn.regions[0].blocks.append(lhs, rhs, result)
+
+
+def _write_result(t: _Tiles, out: ir.Value, piece: tuple, sizes_override: list[ir.Value] | None = None) -> None:
+    """The forall terminator: insert this lane's piece into the shared output."""
+    value, offsets, sizes = piece
+    f32, dynamic = ir.F32Type.get(), ir.ShapedType.get_dynamic_size()
+    b = t.b
+    if sizes_override is None:
+        written = vector.TransferWriteOp(ir.RankedTensorType.get(sizes, f32), value,
+                                         tensor.EmptyOp(sizes, f32).result, [b.c(0)] * 7,
+                                         ir.AffineMap.get_identity(7), [True] * 7).result
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.regions[0].blocks[0]):
+            tensor.ParallelInsertSliceOp(written, out, offsets, [], [], [dynamic] * 7, sizes, [1] * 7)
+        return
+    # a dynamic leading size (1 for the lanes that own a piece, 0 for the others), masked write
+    piece_type = ir.RankedTensorType.get([dynamic, *sizes[1:]], f32)
+    empty = tensor.EmptyOp([sizes_override[0], *sizes[1:]], f32).result
+    written = vector.TransferWriteOp(piece_type, value, empty, [b.c(0)] * 7, ir.AffineMap.get_identity(7),
+                                     [False] + [True] * 6).result
+    terminator = scf.InParallelOp()
+    with ir.InsertionPoint(terminator.regions[0].blocks[0]):
+        tensor.ParallelInsertSliceOp(written, out, offsets, [sizes_override[0]], [], [dynamic] * 7,
+                                     [dynamic] + sizes[1:], [1] * 7)
 
 
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
     """Emit `util.func private @<name>` at the current insertion point."""
     shape = _SHAPES[schedule.wave_size]
-    m_tile, n_tile, k_tile = schedule.tile
-    mma_k = mma_shape(mma)[2]
-    slices = k_tile // mma_k
-    lane_groups = schedule.wave_size // FRAGMENT  # 2 (WMMA: replicas) or 4 (MFMA: K groups)
-    per_lane = mma_k if shape.wmma else mma_k // lane_groups  # K values of one fragment a lane holds
-    acc_elements = 8 if shape.wmma else 4
-    row = k_tile + schedule.lds_pad
-    swizzle = lds_swizzle(schedule)
-    copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte load / store
     threads = schedule.waves * schedule.wave_size
-    tiles_m, tiles_n = m_tile // shape.waves_m // FRAGMENT, n_tile // shape.waves_n // FRAGMENT
-    element, f32 = ir.Type.parse(dtype), ir.F32Type.get()
-    dynamic = ir.ShapedType.get_dynamic_size()
-    lhs_type = ir.RankedTensorType.get([m_tile, dynamic], element)
-    rhs_type = (ir.RankedTensorType.get([n_tile, dynamic], element) if layout == "nt" else
-                ir.RankedTensorType.get([dynamic, n_tile], element))
-    result = ir.RankedTensorType.get([m_tile, n_tile], f32)
-    workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
-    # LDS as (stage, 16-row tile, row in tile, padded K): a fragment read takes one row of every tile it needs.
-    lds_type = {"a": ir.MemRefType.get([2, m_tile // FRAGMENT, FRAGMENT, row], element, memory_space=workgroup),
-                "b": ir.MemRefType.get([2, n_tile // FRAGMENT, FRAGMENT, row], element, memory_space=workgroup)}
-    column_type = ir.VectorType.get([tiles_m, 1, acc_elements], f32)  # one N tile's accumulators
-    if shape.wmma:  # (wave row, M tile, acc element, lane half, wave column, N tile, column)
-        out_shape = [shape.waves_m, tiles_m, acc_elements, lane_groups, shape.waves_n, tiles_n, FRAGMENT]
-    else:  # (wave row, M tile, row, wave column, N tile, lane group, acc element)
-        out_shape = [shape.waves_m, tiles_m, FRAGMENT, shape.waves_n, tiles_n, lane_groups, acc_elements]
-
-    fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([lhs_type, rhs_type, result], [result])),
-                     sym_visibility="private")
-    entry = fn.regions[0].blocks.append(lhs_type, rhs_type, result)
-    b = KernelBuilder(element, entry)
+    k_tile = schedule.tile[2]
+    fn, entry = _function(name, schedule, dtype, layout)
+    b = KernelBuilder(ir.Type.parse(dtype), entry)
     with ir.InsertionPoint(entry):
-        lhs, rhs = entry.arguments[0], entry.arguments[1]
-        zero = arith.ConstantOp(element, 0.0).result
-        k_size = tensor.DimOp(lhs, b.c(1)).result
-        lds = {key: memref.AllocOp(t, [], []).result for key, t in lds_type.items()}
-        forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(out_shape, f32).result],
+        lds = _Tiles.lds(schedule, dtype)
+        t = _Tiles(b, schedule, shape, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
+        k_size = t.k_size()
+        forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), ir.F32Type.get()).result],
                               mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
         with ir.InsertionPoint(forall.body):
             tid, out = forall.body.arguments[0], forall.body.arguments[1]
-            wave_m, wave_n, lane_group, lane_row = b.delinearize(tid, [shape.waves_m, shape.waves_n, lane_groups,
-                                                                       FRAGMENT])
-            k_in_slice = b.c(0) if shape.wmma else b.mul(lane_group, per_lane)
-
-            # Copies: one 16-byte vector per thread and pass; K-contiguous rows of A (and of B in NT).
-            col_groups = k_tile // copy
-            rows_per_pass = threads // col_groups
-            copy_row, col_group = b.delinearize(tid, [rows_per_pass, col_groups])
-            col = b.mul(col_group, copy)
-            a_rows = [b.add(copy_row, b.c(p * rows_per_pass)) for p in range(m_tile // rows_per_pass)]
-            b_rows = [b.add(copy_row, b.c(p * rows_per_pass)) for p in range(n_tile // rows_per_pass)]
-            # B in NN: 16 bytes along N of one K row per thread, for as many passes as the K tile needs.
-            n_groups = n_tile // copy
-            k_rows_per_pass = threads // n_groups
-            k_row, n_group = b.delinearize(tid, [k_rows_per_pass, n_groups])
-            n_col = b.mul(n_group, copy)
-            k_rows = [b.add(k_row, b.c(p * k_rows_per_pass)) for p in range(k_tile // k_rows_per_pass)]
-
-            def load(source: ir.Value, offsets: list[ir.Value]) -> ir.Value:
-                piece = tensor.ExtractSliceOp(ir.RankedTensorType.get([1, copy], element), source, offsets, [], [],
-                                              [dynamic] * 2, [1, copy], [1, 1]).result
-                return b.read(piece, [b.c(0), b.c(0)], [1, copy], zero)
-
-            def fetches(k_base: ir.Value) -> list:
-                """The global loads of one K tile in issue order: (operand, LDS row or K row, how to load)."""
-                k_col = b.add(k_base, col)
-                plan = [("a", r, lambda r=r: load(lhs, [r, k_col])) for r in a_rows]
-                if layout == "nt":
-                    return plan + [("b", r, lambda r=r: load(rhs, [r, k_col])) for r in b_rows]
-                return plan + [("bT", kr, lambda kr=kr: load(rhs, [b.add(k_base, kr), n_col])) for kr in k_rows]
-
-            def store(stage: ir.Value, fetched: list) -> None:
-                for operand, r, value in fetched:
-                    if operand == "bT" and swizzle is None:  # NN B: the K row's N values go down an LDS column
-                        tile, in_tile = b.delinearize(n_col, [n_tile // FRAGMENT, FRAGMENT])
-                        b.write(value, lds["b"], [stage, tile, in_tile, r], transposed=True)
-                    elif operand == "bT":  # ... each to the column its own row's swizzle gives it
-                        for i in range(copy):
-                            tile, in_tile = b.delinearize(b.add(n_col, b.c(i)), [n_tile // FRAGMENT, FRAGMENT])
-                            element_value = vector.ExtractOp(value, [], [0, i]).result
-                            memref.StoreOp(element_value, lds["b"], [stage, tile, in_tile,
-                                                                     write_column(b, swizzle, in_tile, r)])
-                    else:
-                        rows = m_tile if operand == "a" else n_tile
-                        tile, in_tile = b.delinearize(r, [rows // FRAGMENT, FRAGMENT])
-                        column = col if swizzle is None else write_column(b, swizzle, in_tile, col)
-                        b.write(value, lds[operand], [stage, tile, in_tile, column])
-
-            def fragments(stage: ir.Value) -> tuple[list[ir.Value], list[list[ir.Value]]]:
-                """Per K slice: this lane's A fragments of its M tiles (tiles_m, 1, per_lane), and its B fragment
-                of each of its N tiles (1, 1, per_lane)."""
-                def read(operand: str, first_tile: ir.Value, tiles: int, s: int) -> ir.Value:
-                    k = b.add(b.c(s * mma_k), k_in_slice)
-                    if swizzle is None:
-                        return b.read(lds[operand], [stage, first_tile, lane_row, k], [tiles, 1, per_lane], zero)
-                    # swizzled: one read per 16-byte chunk the fragment spans, each at its own row's column
-                    width = min(per_lane, swizzle.chunk_elements)
-                    whole = arith.ConstantOp(ir.VectorType.get([tiles, 1, per_lane], element),
-                                             ir.DenseElementsAttr.get_splat(ir.VectorType.get(
-                                                 [tiles, 1, per_lane], element), ir.FloatAttr.get(element, 0.0))
-                                             ).result
-                    for start in range(0, per_lane, width):
-                        column = read_column(b, swizzle, lane_row, b.add(k, b.c(start)))
-                        part = b.read(lds[operand], [stage, first_tile, lane_row, column], [tiles, 1, width], zero)
-                        if width == per_lane:
-                            return part
-                        whole = vector.InsertStridedSliceOp(part, whole, [0, 0, start], [1, 1, 1]).result
-                    return whole
-                a_first, b_first = b.mul(wave_m, tiles_m), b.mul(wave_n, tiles_n)
-                a_frags = [read("a", a_first, tiles_m, s) for s in range(slices)]
-                b_frags = [[read("b", b.add(b_first, b.c(j)), 1, s) for j in range(tiles_n)] for s in range(slices)]
-                return a_frags, b_frags
-
-            def multiply(accs: list[ir.Value], frags, plan: list) -> tuple[list[ir.Value], list]:
-                """Every MMA of the K tile, one group per (K slice, N tile); with loads to spread, the groups go
-                in `fetch_slices` chunks, each chunk's loads issued before its MMAs."""
-                a_frags, b_frags = frags
-                groups = [(s, j) for s in range(slices) for j in range(tiles_n)]
-                spread = bool(plan) and schedule.fetch_slices > 1
-                chunks = _chunks(groups, schedule.fetch_slices if spread else 1)
-                loads = _chunks(plan, len(chunks)) if spread else [[] for _ in chunks]
-                accs, issued = list(accs), []
-                for chunk, chunk_loads in zip(chunks, loads):
-                    issued += [(operand, r, make()) for operand, r, make in chunk_loads]
-                    if spread:
-                        rocdl.SchedGroupBarrier(_mask("vmem_read"), len(chunk_loads), 0)
-                    for s, j in chunk:
-                        accs[j] = inner_tiled(mma, accs[j], (a_frags[s], b_frags[s][j]), column_type,
-                                              col_major=not shape.wmma)
-                    if spread:
-                        rocdl.SchedGroupBarrier(_mask("mfma_wmma"), len(chunk) * tiles_m, 0)
-                return accs, issued
-
-            # Prologue: K tile 0 into stage 0.
-            store(b.c(0), [(o, r, make()) for o, r, make in fetches(b.c(0))])
+            t.set_lanes(*b.delinearize(tid, [shape.waves_m, shape.waves_n, t.lane_groups, FRAGMENT]))
+            t.set_copier(tid, threads)
+            t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))  # prologue: K tile 0 into stage 0
             b.barrier()
-            zeros = arith.ConstantOp(column_type, ir.DenseElementsAttr.get_splat(
-                column_type, ir.FloatAttr.get(f32, 0.0))).result
-            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros] * tiles_n)
+            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [_acc_zero(t.column_type, ir.F32Type.get())] * t.tiles_n)
             with ir.InsertionPoint(loop.body):
-                step = arith.DivUIOp(loop.induction_variable, b.c(k_tile)).result
-                upcoming = arith.RemUIOp(step, b.c(2)).result  # the stage K tile `step` goes to
-                current = arith.SubIOp(b.c(1), upcoming).result
-                plan = fetches(loop.induction_variable)
+                upcoming, current = _stages(b, loop.induction_variable, k_tile)
+                plan = t.fetches(loop.induction_variable)
                 accs = list(loop.inner_iter_args)
                 if schedule.fetch_slices == 1:
                     # the whole next tile goes out first, then the LDS reads; the fences keep LLVM from sinking
                     # the loads to their stores or hoisting the stores above the MMAs
-                    fetched = [(o, r, make()) for o, r, make in plan]
-                    frags = fragments(current)
+                    fetched = t.issue(plan)
+                    frags = t.fragments(current, lds)
                     _fence()
-                    accs, _ = multiply(accs, frags, [])
+                    accs, _ = t.multiply(accs, frags, [])
                 else:
-                    accs, fetched = multiply(accs, fragments(current), plan)
+                    accs, fetched = t.multiply(accs, t.fragments(current, lds), plan)
                 _fence()
-                store(upcoming, fetched)
+                t.store(upcoming, lds, fetched)
                 b.barrier()
                 scf.YieldOp(accs)
-            last_step = arith.DivUIOp(k_size, b.c(k_tile)).result
-            last_stage = arith.RemUIOp(arith.AddIOp(last_step, b.c(1)).result, b.c(2)).result
-            finals, _ = multiply(list(loop.results), fragments(last_stage), [])
-            tile_type = ir.VectorType.get([tiles_m, tiles_n, acc_elements], f32)
-            whole = arith.ConstantOp(tile_type, ir.DenseElementsAttr.get_splat(
-                tile_type, ir.FloatAttr.get(f32, 0.0))).result
-            for j, acc in enumerate(finals):
-                whole = vector.InsertStridedSliceOp(acc, whole, [0, j, 0], [1, 1, 1]).result
-            if shape.wmma:  # (M tile, N tile, e) -> (1, M tile, e, 1, 1, N tile, 1) at (wave_m, 0, 0, half, wave_n, 0, row)
-                whole = vector.TransposeOp(ir.VectorType.get([tiles_m, acc_elements, tiles_n], f32), whole,
-                                           [0, 2, 1]).result
-                piece_shape = [1, tiles_m, acc_elements, 1, 1, tiles_n, 1]
-                offsets = [wave_m, b.c(0), b.c(0), lane_group, wave_n, b.c(0), lane_row]
-            else:  # (M tile, N tile, e) -> (1, M tile, 1, 1, N tile, 1, e) at (wave_m, 0, row, wave_n, 0, group, 0)
-                piece_shape = [1, tiles_m, 1, 1, tiles_n, 1, acc_elements]
-                offsets = [wave_m, b.c(0), lane_row, wave_n, b.c(0), lane_group, b.c(0)]
-            shaped = vector.ShapeCastOp(ir.VectorType.get(piece_shape, f32), whole).result
-            written = vector.TransferWriteOp(ir.RankedTensorType.get(piece_shape, f32), shaped,
-                                             tensor.EmptyOp(piece_shape, f32).result, [b.c(0)] * 7,
-                                             ir.AffineMap.get_identity(7), [True] * 7).result
-            terminator = scf.InParallelOp()
-            with ir.InsertionPoint(terminator.regions[0].blocks[0]):
-                tensor.ParallelInsertSliceOp(written, out, offsets, [], [], [dynamic] * 7, piece_shape, [1] * 7)
-        groups = ([0, 1, 2, 3], [4, 5, 6]) if shape.wmma else ([0, 1, 2], [3, 4, 5, 6])
-        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], _groups(groups)).result])
+            finals, _ = t.multiply(list(loop.results), t.fragments(_last_stage(b, k_size, k_tile), lds), [])
+            _write_result(t, out, t.result_piece(finals))
+        result = ir.RankedTensorType.get(schedule.tile[:2], ir.F32Type.get())
+        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], t.output_groups()).result])
+
+
+def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, layout: str, name: str) -> None:
+    """Emit `util.func private @<name>`: consumers are waves 0-7, producers waves 8-11. Each role runs its own
+    loop with one barrier per K step; the output slice of a producer lane is empty (size 0)."""
+    consumers = schedule.consumers * schedule.wave_size
+    threads = consumers + schedule.producers * schedule.wave_size
+    k_tile = schedule.tile[2]
+    f32 = ir.F32Type.get()
+    fn, entry = _function(name, schedule, dtype, layout)
+    b = KernelBuilder(ir.Type.parse(dtype), entry)
+    with ir.InsertionPoint(entry):
+        lds = _Tiles.lds(schedule, dtype)
+        t = _Tiles(b, schedule, _CONSUMERS, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
+        k_size = t.k_size()
+        forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), f32).result],
+                              mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
+        with ir.InsertionPoint(forall.body):
+            tid, out = forall.body.arguments[0], forall.body.arguments[1]
+            producer = arith.CmpIOp(arith.CmpIPredicate.uge, tid, b.c(consumers)).result
+            # producers index the copies from 0; every lane gets (wrapped) consumer indices for its output slice
+            t.set_copier(arith.SubIOp(tid, b.c(consumers)).result, threads - consumers)
+            t.set_lanes(*b.delinearize(arith.RemUIOp(tid, b.c(consumers)).result,
+                                       [_CONSUMERS.waves_m, _CONSUMERS.waves_n, t.lane_groups, FRAGMENT]))
+            prologue = scf.IfOp(producer)
+            with ir.InsertionPoint(prologue.then_block):
+                t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))
+                scf.YieldOp([])
+            b.barrier()
+            zeros = _acc_zero(t.column_type, f32)
+            roles = scf.IfOp(producer, [t.column_type] * t.tiles_n, has_else=True)
+            with ir.InsertionPoint(roles.then_block):  # producers: load the next tile into the other stage
+                loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile))
+                with ir.InsertionPoint(loop.body):
+                    upcoming, _ = _stages(b, loop.induction_variable, k_tile)
+                    t.store(upcoming, lds, t.issue(t.fetches(loop.induction_variable)))
+                    b.barrier()
+                    scf.YieldOp([])
+                scf.YieldOp([zeros] * t.tiles_n)
+            with ir.InsertionPoint(roles.else_block):  # consumers: read and multiply the current stage
+                loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros] * t.tiles_n)
+                with ir.InsertionPoint(loop.body):
+                    _, current = _stages(b, loop.induction_variable, k_tile)
+                    accs, _ = t.multiply(list(loop.inner_iter_args), t.fragments(current, lds), [])
+                    _fence()  # the step's MMAs stay in its barrier phase
+                    b.barrier()
+                    scf.YieldOp(accs)
+                finals, _ = t.multiply(list(loop.results), t.fragments(_last_stage(b, k_size, k_tile), lds), [])
+                scf.YieldOp(finals)
+            owned = arith.SelectOp(producer, b.c(0), b.c(1)).result
+            _write_result(t, out, t.result_piece(list(roles.results)), [owned])
+        result = ir.RankedTensorType.get(schedule.tile[:2], f32)
+        util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], t.output_groups()).result])
+
+
+def _stages(b: KernelBuilder, k: ir.Value, k_tile: int) -> tuple[ir.Value, ir.Value]:
+    """(the stage K tile k / k_tile goes to, the stage of the tile before it)."""
+    upcoming = arith.RemUIOp(arith.DivUIOp(k, b.c(k_tile)).result, b.c(2)).result
+    return upcoming, arith.SubIOp(b.c(1), upcoming).result
+
+
+def _last_stage(b: KernelBuilder, k_size: ir.Value, k_tile: int) -> ir.Value:
+    steps = arith.DivUIOp(k_size, b.c(k_tile)).result
+    return arith.RemUIOp(arith.AddIOp(steps, b.c(1)).result, b.c(2)).result
 
 
 def write_column(b: KernelBuilder, swizzle: XorSwizzle, row: ir.Value, k: ir.Value) -> ir.Value:

@@ -219,32 +219,38 @@ class Interleave4(_TiledSchedule):
 
 @dataclass(frozen=True)
 class ProducerConsumer(_TiledSchedule):
+    """Producer waves only move the next tile into the other LDS stage (directly, or through registers with
+    `register_prefetch`); consumer waves only read the current stage and multiply. One barrier per K step."""
+
     tile: tuple[int, int, int] = (128, 256, 64)
     producers: int = 4
     consumers: int = 8
+    register_prefetch: bool = False
+    mma_k: int = 16
+    xor_rows: int = 0  # as in DoubleBuffered
     name: str = "producer_consumer"
 
-    def program(self, k_steps: int = 4) -> Program:
+    def counts(self) -> tuple[int, int, int, int]:
+        """Per wave and K step: producer loads of A and of B, consumer LDS reads, consumer 16x16 MMAs."""
         m, n, k = self.tile
         load_lanes, read_lanes = self.producers * self.wave_size, self.consumers * self.wave_size
-        a_loads = _instructions(m * k * self.element_bytes, load_lanes, LOAD_BYTES)
-        b_loads = _instructions(n * k * self.element_bytes, load_lanes, LOAD_BYTES)
-        reads = _instructions((m + n) * k * self.element_bytes, read_lanes, READ_BYTES)
-        mfma = (m // 16) * (n // 16) * (k // 16) // self.consumers
+        return (_instructions(m * k * self.element_bytes, load_lanes, LOAD_BYTES),
+                _instructions(n * k * self.element_bytes, load_lanes, LOAD_BYTES),
+                _instructions((m + n) * k * self.element_bytes, read_lanes, READ_BYTES),
+                (m // 16) * (n // 16) * (k // self.mma_k) // self.consumers)
+
+    def program(self, k_steps: int = 4) -> Program:
+        a_loads, b_loads, reads, mfma = self.counts()
         producer, consumer = ProgramBuilder(), ProgramBuilder()
         producer.phase = consumer.phase = "prologue"
-        producer.load("A.0", a_loads)
-        producer.load("B.0", b_loads)
-        producer.wait_writes("A.0", "B.0")
+        self._fill(producer, "0", a_loads, b_loads)
         producer.barrier()
         consumer.barrier()
         for i in range(k_steps):
             s, nxt = i % 2, (i + 1) % 2
             producer.phase = consumer.phase = f"step {i}"
             if i + 1 < k_steps:
-                producer.load(f"A.{nxt}", a_loads)
-                producer.load(f"B.{nxt}", b_loads)
-                producer.wait_writes(f"A.{nxt}", f"B.{nxt}")
+                self._fill(producer, str(nxt), a_loads, b_loads)
             consumer.read(f"A.{s}", reads // 2)
             consumer.read(f"B.{s}", reads - reads // 2)
             consumer.wait_reads(f"A.{s}", f"B.{s}")
@@ -253,6 +259,20 @@ class ProducerConsumer(_TiledSchedule):
             consumer.barrier()
         return Program(self.name, (tuple(producer.ops), tuple(consumer.ops)), ("producers", "consumers"),
                        self.consumers)
+
+    def _fill(self, p: ProgramBuilder, stage: str, a_loads: int, b_loads: int) -> None:
+        a, b = f"A.{stage}", f"B.{stage}"
+        if self.register_prefetch:
+            p.fetch(a, a_loads)
+            p.fetch(b, b_loads)
+            p.wait_fetches(a, b)
+            p.store(a, a_loads)
+            p.store(b, b_loads)
+            p.wait_stores(a, b)
+        else:
+            p.load(a, a_loads)
+            p.load(b, b_loads)
+            p.wait_writes(a, b)
 
 
 @dataclass(frozen=True)

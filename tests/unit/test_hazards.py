@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from transforms.hazards import Hazard, Program, check
-from transforms.ukernel_dbuf import dbuf_schedule
+from transforms.ukernel_dbuf import dbuf_schedule, pc_schedule
 from transforms.warpgroups import SCHEDULES, PingPong8
 
 
@@ -145,4 +145,19 @@ def test_gfx1151_store_into_the_stage_being_read_races():
                 for op in program.groups[0])
     with pytest.raises(Hazard, match=r"LDS race on AB\.0 in epoch 1: .*reads AB\.0 \(step 0.*writes AB\.0 "
                                      r"\(step 0"):
+        check(program.with_group(0, ops))
+
+
+@pytest.mark.parametrize("k_steps", [1, 2, 3, 8])
+def test_register_prefetch_producer_consumer_is_race_free(k_steps):
+    assert check(pc_schedule("bf16", 16, 32).program(k_steps))
+
+
+def test_producers_filling_the_stage_being_read_race():
+    """Producers that refill the stage the consumers read in the same step (one stage instead of two)."""
+    program = pc_schedule("bf16", 16, 32).program(3)
+    ops = tuple(replace(op, buffer=op.buffer[:-1] + "1") if op.kind in ("fetch", "store") and op.phase == "step 1"
+                else op for op in program.groups[0])
+    with pytest.raises(Hazard, match=r"LDS race on A\.1 in epoch 2: producers writes A\.1 \(step 1.*consumers "
+                                     r"reads A\.1 \(step 1"):
         check(program.with_group(0, ops))

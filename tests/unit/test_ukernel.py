@@ -29,13 +29,13 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
     (job(NT.with_(layout="tn")), "covers the NT and NN layouts"),
     (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
     (job(target="gfx1151"), "gfx1151 is not covered yet"),
-    (job(Gemm(1024, 1024, 512, "bf16", "tn"), "gfx1151", DB1151), "covers the NT and NN layouts"),
     (job(Gemm(1088, 1024, 512, "bf16", "nt"), "gfx1151", DB1151), "needs M a multiple of 128"),
     (job(Gemm(1024, 1024, 32, "bf16", "nt"), "gfx1151", DB1151), r"K of 32 \(at least 64\)"),
     (job(NT.with_(epilogue=Epilogue("bias-relu")), "gfx1151", DB1151), "epilogues are not fused"),
-    (job(NT, "gfx942", DB1151), "generated for the 128x128x32 tile on 4 waves of 64"),
+    (job(NT, "gfx942", DB1151), "generated for the 128x128x32 tile on 256 threads with register prefetch and "
+                                "XOR-swizzled LDS only"),
     (job(NT, "gfx1151", DoubleBuffered(tile=(128, 64, 32), wave_size=32, waves=8, register_prefetch=True)),
-     "generated for the 128x64x32 tile on 8 waves of 32 with register prefetch and padded LDS only"),
+     "generated for the 128x64x32 tile on 256 threads with register prefetch and padded LDS only"),
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
     (job(NT.with_(batch=2)), "no batch"),
     (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
@@ -111,7 +111,8 @@ def test_kernels_are_offered_per_target():
         kernel_schedule("interleave", "bf16", TARGETS["gfx942"])
     with pytest.raises(UkernelError, match="WMMA on f16 or bf16, not f8E4M3FNUZ"):
         kernel_schedule("double_buffered", "f8E4M3FNUZ", TARGETS["gfx1151"])
-    with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered"):
+    with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered, "
+                                           "interleave4, interleave, producer_consumer"):
         kernel_schedule("pingpong4", "bf16", TARGETS["gfx942"])
 
 
@@ -122,8 +123,13 @@ def test_kernels_are_offered_per_target():
     ("gfx942", "double_buffered", "nt", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * 64),
     ("gfx950", "interleave4", "nt", "bf16", "v_mfma_f32_16x16x32_bf16", 2 * (128 + 128) * 32 * 2),
     ("gfx950", "double_buffered", "nn", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 128) * 64),
+    ("gfx1151", "double_buffered", "tn", "bf16", "v_wmma_f32_16x16x16_bf16", 2 * (128 + 64) * (32 + 8) * 2),
+    ("gfx942", "interleave4", "tn", "f16", "v_mfma_f32_16x16x16_f16", 2 * (128 + 128) * 32 * 2),
+    ("gfx942", "producer_consumer", "nt", "bf16", "v_mfma_f32_16x16x16_bf16", 2 * (128 + 256) * 32 * 2),
+    ("gfx950", "producer_consumer", "nn", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8", 2 * (128 + 256) * 64),
+    ("gfx942", "producer_consumer", "tn", "f16", "v_mfma_f32_16x16x16_f16", 2 * (128 + 256) * 32 * 2),
 ])
-def test_double_buffered_kernels(tmp_path, target, variant, layout, dtype, opcode, lds):
+def test_register_prefetch_kernels(tmp_path, target, variant, layout, dtype, opcode, lds):
     """The target's wave size and only its MMA, the two-stage LDS plan (rows padded on gfx1151, XOR-swizzled and
     unpadded on CDNA), no spills, no stagger; the K loop's
     MMAs per barrier and the load placement are checked by verification inside compile_job."""
@@ -132,7 +138,8 @@ def test_double_buffered_kernels(tmp_path, target, variant, layout, dtype, opcod
     report = flow.compile_job(flow.prepare(job(gemm, target, kernel)), tmp_path / "k")
     stats, = report["dispatches"]
     assert report["verified"] and set(stats["mma"]) == {opcode} and stats["spill_count"] == 0
-    assert stats["wave_size"] == TARGETS[target].wave_size and stats["workgroup_size"] == 256
+    threads = 768 if variant == "producer_consumer" else 256
+    assert stats["wave_size"] == TARGETS[target].wave_size and stats["workgroup_size"] == threads
     assert stats["lds_bytes"] == kernel.lds_bytes() == lds
     assert stats["conditional_barriers"] == 0 and stats["setprio"] == 0
 
