@@ -37,7 +37,7 @@ class KernelStats:
     lds_writes: int = 0
     barriers: int = 0
     setprio: int = 0
-    conditional_barriers: int = 0  # s_barrier right behind an s_cbranch_execz: executed by some waves only
+    conditional_barriers: int = 0  # s_barrier right behind an s_cbranch_execz (and its waits): some waves only
     async_copies: int = 0  # cp.async (PTX)
     ldmatrix: int = 0  # ldmatrix (PTX)
 
@@ -61,7 +61,7 @@ _AMDGPU_COUNTS = {
     "lds_writes": r"^\s+ds_(?:write|store)\w*",
     "barriers": r"^\s+s_barrier\b",
     "setprio": r"^\s+s_setprio\b",
-    "conditional_barriers": r"^\s+s_cbranch_execz\s+\S+\n\s+s_barrier\b",
+    "conditional_barriers": r"^\s+s_cbranch_execz\s+\S+\n(?:\s+s_waitcnt\b.*\n)*\s+s_barrier\b",
 }
 _PTX_COUNTS = {
     "global_loads": r"^\s+ld\.global\S*",

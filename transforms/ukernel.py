@@ -15,7 +15,7 @@ defines for the intrinsic (`col_major` accumulator). Not yet run anywhere: numer
 from __future__ import annotations
 
 from iree.compiler import ir
-from iree.compiler.dialects import affine, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
+from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .hazards import check
@@ -175,7 +175,8 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
         with ir.InsertionPoint(forall.body):
             tid, out = forall.body.arguments[0], forall.body.arguments[1]
             wave_m, wave_n, lane_group, lane_row = b.delinearize(tid, [2, 4, 4, 16])
-            inner = b.mul(lane_group, per_lane)
+            inner = b.mul(lane_group, per_lane)  # the lane's K values within a slice
+            acc_column = b.mul(lane_group, 4)  # the lane's 4 accumulator columns (col_major 16x16 layout)
             m_upper = b.mul(wave_m, 8)
             m_lower = b.add(m_upper, b.c(4))
             n_outer = b.mul(wave_n, 4)
@@ -268,7 +269,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.regions[0].blocks[0]):
                 for tile, m_outer in zip(results, (m_upper, m_lower)):
-                    tensor.ParallelInsertSliceOp(tile, out, [m_outer, lane_row, n_outer, inner], [], [],
+                    tensor.ParallelInsertSliceOp(tile, out, [m_outer, lane_row, n_outer, acc_column], [], [],
                                                  [ir.ShapedType.get_dynamic_size()] * 4, [4, 1, 4, 4], [1, 1, 1, 1])
         util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], reassociation()).result])
 
@@ -292,9 +293,14 @@ def inner_tiled(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], ac
 
 
 def conditional_barrier(condition: ir.Value) -> None:
+    """A barrier only the waves where `condition` holds execute. It is a full workgroup barrier with its LDS
+    fence (`s_waitcnt lgkmcnt(0)` first): the stagger barrier is where the lagging group's prologue stores must
+    have landed before the leading group, meeting it at its own barrier, reads them. (A bare `s_barrier` here
+    raced: found by the emulator, not by the schedule model, which had the wait.)"""
     branch = scf.IfOp(condition)
     with ir.InsertionPoint(branch.then_block):
-        rocdl.SBarrierOp()
+        amdgpu.MemoryCounterWaitOp(ds=0)  # this group's LDS stores and reads have completed
+        rocdl.SBarrierOp()  # not gpu.barrier: IREE folds that into the unconditional one after it
         scf.YieldOp([])
 
 
