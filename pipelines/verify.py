@@ -180,19 +180,20 @@ def _mma_and_loads(phase: list[str], opcode: str) -> tuple[list[int], list[int]]
 
 
 def _verify_producer_consumer(dispatch: str, schedule: ProducerConsumer, isa: str, opcode: str) -> None:
-    """The roles are separate code: no basic block both loads from global memory and multiplies; a block ending
-    in a barrier holds the consumers' MMAs of one K step (their loop), another loads without multiplying (the
-    producers' loop)."""
+    """The roles are separate code: no barrier phase of a basic block both loads from global memory and
+    multiplies; one such phase holds the consumers' MMAs of a K step and ends in their barrier, another loads
+    without multiplying and ends in the producers' barrier."""
     mma_per_step = schedule.counts()[3]
     consumer_step = producer_step = False
     for block in basic_blocks(isa):
-        mmas, loads = _mma_and_loads(block, opcode)
-        barriers = sum(line.split()[:1] == ["s_barrier"] for line in block)
-        if mmas and loads:
-            _fail(dispatch, "producer and consumer waves", f"a basic block has {len(mmas)} {opcode} and "
-                  f"{len(loads)} global loads")
-        consumer_step |= barriers == 1 and len(mmas) == mma_per_step
-        producer_step |= barriers >= 1 and bool(loads) and not mmas
+        for phase in barrier_phases(block):  # LLVM may unroll a loop into one block of several steps
+            mmas, loads = _mma_and_loads(phase, opcode)
+            ends_in_barrier = bool(phase) and phase[-1].split()[:1] == ["s_barrier"]
+            if mmas and loads:
+                _fail(dispatch, "producer and consumer waves", f"a phase of a basic block has {len(mmas)} {opcode} "
+                      f"and {len(loads)} global loads")
+            consumer_step |= ends_in_barrier and len(mmas) == mma_per_step
+            producer_step |= ends_in_barrier and bool(loads) and not mmas
     if not (consumer_step and producer_step):
         _fail(dispatch, "producer and consumer waves", f"expected a consumer block of {mma_per_step} {opcode} and "
               f"one barrier (found: {consumer_step}) and a producer block of loads and a barrier (found: "
@@ -227,10 +228,11 @@ def _code(isa: str) -> list[str]:
             if re.match(r"^\.LBB\d+_\d+:", line) or (line.startswith("\t") and not line.lstrip().startswith((";", ".")))]
 
 
-def barrier_phases(isa: str) -> list[list[str]]:
-    """The kernel's instructions in code order, cut at every `s_barrier` (the barrier ends its phase)."""
+def barrier_phases(code: str | list[str]) -> list[list[str]]:
+    """Instructions (a kernel's ISA text, or lines of it) in code order, cut at every `s_barrier` (the barrier
+    ends its phase)."""
     phases, current = [], []
-    for line in _code(isa):
+    for line in _code(code) if isinstance(code, str) else code:
         current.append(line)
         if line.split()[:1] == ["s_barrier"]:
             phases.append(current)

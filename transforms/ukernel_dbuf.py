@@ -320,28 +320,25 @@ def _function(name: str, schedule, dtype: str, layout: str) -> tuple[util.FuncOp
     return fn, fn.regions[0].blocks.append(lhs, rhs, result)
 
 
-def _write_result(t: _Tiles, out: ir.Value, piece: tuple, sizes_override: list[ir.Value] | None = None) -> None:
-    """The forall terminator: insert this lane's piece into the shared output."""
+def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | None = None) -> None:
+    """The forall terminator: insert this lane's piece into the shared output. With `m_tiles`, only that many
+    of the piece's M tiles (dimension 1) are written: the write is masked and the inserted slice that long."""
     value, offsets, sizes = piece
-    f32, dynamic = ir.F32Type.get(), ir.ShapedType.get_dynamic_size()
-    b = t.b
-    if sizes_override is None:
+    f32, dynamic, b = ir.F32Type.get(), ir.ShapedType.get_dynamic_size(), t.b
+    if m_tiles is None:
         written = vector.TransferWriteOp(ir.RankedTensorType.get(sizes, f32), value,
                                          tensor.EmptyOp(sizes, f32).result, [b.c(0)] * 7,
                                          ir.AffineMap.get_identity(7), [True] * 7).result
-        terminator = scf.InParallelOp()
-        with ir.InsertionPoint(terminator.regions[0].blocks[0]):
-            tensor.ParallelInsertSliceOp(written, out, offsets, [], [], [dynamic] * 7, sizes, [1] * 7)
-        return
-    # a dynamic leading size (1 for the lanes that own a piece, 0 for the others), masked write
-    piece_type = ir.RankedTensorType.get([dynamic, *sizes[1:]], f32)
-    empty = tensor.EmptyOp([sizes_override[0], *sizes[1:]], f32).result
-    written = vector.TransferWriteOp(piece_type, value, empty, [b.c(0)] * 7, ir.AffineMap.get_identity(7),
-                                     [False] + [True] * 6).result
+        dynamic_sizes, static_sizes = [], sizes
+    else:
+        static_sizes = [sizes[0], dynamic, *sizes[2:]]
+        written = vector.TransferWriteOp(ir.RankedTensorType.get(static_sizes, f32), value,
+                                         tensor.EmptyOp([sizes[0], m_tiles, *sizes[2:]], f32).result, [b.c(0)] * 7,
+                                         ir.AffineMap.get_identity(7), [True, False] + [True] * 5).result
+        dynamic_sizes = [m_tiles]
     terminator = scf.InParallelOp()
     with ir.InsertionPoint(terminator.regions[0].blocks[0]):
-        tensor.ParallelInsertSliceOp(written, out, offsets, [sizes_override[0]], [], [dynamic] * 7,
-                                     [dynamic] + sizes[1:], [1] * 7)
+        tensor.ParallelInsertSliceOp(written, out, offsets, dynamic_sizes, [], [dynamic] * 7, static_sizes, [1] * 7)
 
 
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
@@ -388,8 +385,11 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
 
 
 def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, layout: str, name: str) -> None:
-    """Emit `util.func private @<name>`: consumers are waves 0-7, producers waves 8-11. Each role runs its own
-    loop with one barrier per K step; the output slice of a producer lane is empty (size 0)."""
+    """Emit `util.func private @<name>`: consumers are waves 0-7, producers waves 8-11, in one forall (IREE
+    accepts LDS writes only inside one). Each role runs its own loop with one barrier per K step, so the barriers
+    of the two code paths meet one to one. Every lane inserts an output slice; a producer's is empty: its M-tile
+    extent is 0, masked in the write (a masked unit dimension would not do: IREE's vector-transfer optimisation
+    drops unit dimensions together with their mask, which the emulator caught as zeros in the output)."""
     consumers = schedule.consumers * schedule.wave_size
     threads = consumers + schedule.producers * schedule.wave_size
     k_tile = schedule.tile[2]
@@ -434,8 +434,8 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
                     scf.YieldOp(accs)
                 finals, _ = t.multiply(list(loop.results), t.fragments(_last_stage(b, k_size, k_tile), lds), [])
                 scf.YieldOp(finals)
-            owned = arith.SelectOp(producer, b.c(0), b.c(1)).result
-            _write_result(t, out, t.result_piece(list(roles.results)), [owned])
+            owned = arith.SelectOp(producer, b.c(0), b.c(t.tiles_m)).result
+            _write_result(t, out, t.result_piece(list(roles.results)), owned)
         result = ir.RankedTensorType.get(schedule.tile[:2], f32)
         util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], t.output_groups()).result])
 
