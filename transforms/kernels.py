@@ -12,7 +12,8 @@ from .hazards import check
 from .schedule import mma_shape
 from .ukernel import UkernelError, build_pingpong8, check_problem as check_pingpong8, ukernel_mma, ukernel_name, \
     ukernel_schedule
-from .ukernel_dbuf import build_double_buffered, build_producer_consumer, dbuf_schedule, lds_swizzle, pc_schedule
+from .lds_swizzle import lds_swizzle
+from .ukernel_dbuf import build_double_buffered, build_producer_consumer, dbuf_schedule, pc_schedule
 from .warpgroups import DoubleBuffered, PingPong8, ProducerConsumer, check_lds
 
 CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
@@ -33,7 +34,7 @@ def kernel_schedule(name: str, dtype: str, target) -> Kernel:
         raise UkernelError(f"the {name} kernel is generated for {' and '.join(targets)}; {target.name} is not "
                            "covered (" + ", ".join(f"{n}: {'/'.join(t)}" for n, (t, _) in KERNELS.items()) + ").")
     if fetch_slices is None:
-        return ukernel_schedule(dtype)
+        return ukernel_schedule(dtype, target.lds_banks)
     mma = _mma(target, dtype, name)
     if fetch_slices == 0:
         return pc_schedule(dtype, mma_shape(mma)[2], target.lds_banks)

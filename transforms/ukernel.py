@@ -19,6 +19,7 @@ from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, mem
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .hazards import check
+from .lds_swizzle import lds_swizzle, xor_rows
 from .warpgroups import PingPong8, check_lds
 
 THREADS = 512  # 8 waves of 64
@@ -39,12 +40,13 @@ def ukernel_name(schedule: PingPong8, dtype: str, layout: str = "nt") -> str:
     return f"pingpong8_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
-def ukernel_schedule(dtype: str) -> PingPong8:
-    """The shipped tile: 256x256 with 64 B of K per row (K 32 for 16-bit, 64 for fp8). K 64 at 16-bit compiles
-    on gfx942 but spills 11 VGPRs: the accumulator (128), every fragment of the step and the prefetched tile
-    exceed the 256 registers a wave has when two share a SIMD."""
+def ukernel_schedule(dtype: str, lds_banks: int = 32) -> PingPong8:
+    """The shipped tile: 256x256 with 64 B of K per row (K 32 for 16-bit, 64 for fp8), XOR-swizzled LDS for the
+    target's banks. K 64 at 16-bit compiles on gfx942 but spills 11 VGPRs: the accumulator (128), every
+    fragment of the step and the prefetched tile exceed the 256 registers a wave has when two share a SIMD."""
     eb = element_bytes(dtype)
-    return PingPong8(tile=(ROWS, ROWS, 64 // eb), element_bytes=eb, lds_stages=1)
+    k = 64 // eb
+    return PingPong8(tile=(ROWS, ROWS, k), element_bytes=eb, lds_stages=1, xor_rows=xor_rows(lds_banks, k, eb))
 
 
 def ukernel_mma(target, dtype: str) -> str:
@@ -69,6 +71,12 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
         raise UkernelError("the pingpong8 ukernel replaces the contraction only; epilogues are not fused into it.")
     check_lds(schedule, target.lds_bytes, target.name)
     check(schedule.program(4))  # the schedule the body follows must be race-free
+    swizzle = lds_swizzle(schedule)
+    if swizzle is not None:
+        swizzle.check(ROWS)
+        # fragment reads compute the mask from the row within a 16-row tile; writes from the LDS row
+        if any(swizzle.mask(r) != swizzle.mask(r % 16) for r in range(ROWS)):
+            raise UkernelError(f"the XOR swizzle {swizzle} does not repeat every 16 rows.")
 
 
 def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
@@ -146,6 +154,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     slices = k_tile // mma_k
     per_lane = mma_k // 4  # A and B elements one lane holds for one 16x16xK intrinsic
     copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte global load / LDS store
+    swizzle = lds_swizzle(schedule)
     element = ir.Type.parse(dtype)
     f32 = ir.F32Type.get()
     operand = ir.RankedTensorType.get([ROWS, ir.ShapedType.get_dynamic_size()], element)
@@ -210,21 +219,35 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                     fetched["b"] = [load(rhs, [b.add(k_base, kr), n_col]) for kr in k_rows]
                 return fetched
 
+            def column(row: ir.Value, k: ir.Value) -> ir.Value:
+                return k if swizzle is None else swizzle.emit(b, row, k)
+
             def store(fetched: dict[str, list[ir.Value]]) -> None:
                 for r, value in zip(rows, fetched["a"]):
-                    b.write(value, lds["a"], [r, col])
+                    b.write(value, lds["a"], [r, column(r, col)])
                 if layout == "nt":
                     for r, value in zip(rows, fetched["b"]):
-                        b.write(value, lds["b"], [r, col])
-                else:
+                        b.write(value, lds["b"], [r, column(r, col)])
+                elif swizzle is None:
                     for kr, value in zip(k_rows, fetched["b"]):
                         b.write(value, lds["b"], [n_col, kr], transposed=True)
+                else:  # each N row's element to the column that row's swizzle gives it
+                    for kr, value in zip(k_rows, fetched["b"]):
+                        for i in range(copy):
+                            n = b.add(n_col, b.c(i))
+                            memref.StoreOp(vector.ExtractOp(value, [], [0, i]).result, lds["b"], [n, column(n, kr)])
+
+            def fragment_position(s: int) -> list[ir.Value]:
+                """(K slice, offset in it) of this lane's values of slice `s`, after the swizzle."""
+                if swizzle is None:
+                    return [b.c(s), inner]
+                return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), inner)), [slices, mma_k])
 
             def fragments() -> list[tuple[ir.Value, ir.Value, ir.Value]]:
                 """Per K slice: upper A tiles, lower A tiles, B tiles."""
-                return [(b.read(tiles["a"], [m_upper, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero),
-                         b.read(tiles["a"], [m_lower, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero),
-                         b.read(tiles["b"], [n_outer, lane_row, b.c(s), inner], [4, 1, 1, per_lane], zero))
+                return [(b.read(tiles["a"], [m_upper, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero),
+                         b.read(tiles["a"], [m_lower, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero),
+                         b.read(tiles["b"], [n_outer, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero))
                         for s in range(slices)]
 
             def cluster(acc: ir.Value, current, half: int) -> ir.Value:

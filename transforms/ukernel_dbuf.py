@@ -32,58 +32,12 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, memref, rocdl, scf, tensor, util, vector
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
+from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
 from .ukernel import KernelBuilder, inner_tiled
 from .warpgroups import DoubleBuffered, ProducerConsumer
 
 FRAGMENT = 16  # M = N of every intrinsic used here
 LDS_PAD = 8  # elements per LDS row: shifts each row's banks so the 16 rows of a fragment read spread out
-CHUNK_BYTES = 16  # the unit an XOR swizzle permutes: one 16-byte global load / LDS store
-
-
-@dataclass(frozen=True)
-class XorSwizzle:
-    """The 16-byte chunks of an LDS row permuted by XOR with a mask that changes every `rows_per_line` rows.
-
-    Derived from the access geometry: a row holds `chunks` chunks, and `rows_per_line` rows fill one line of the
-    LDS banks (banks × 4 bytes), so rows a whole line apart start on the same bank. A fragment read takes the
-    same K chunk of 16 consecutive rows; the mask moves the rows of each line-sized group to different chunks.
-    XOR is its own inverse: the reader applies the same function to find what the writer put where."""
-
-    chunk_elements: int
-    chunks: int
-    rows_per_line: int
-
-    def mask(self, row: int) -> int:
-        return (row // self.rows_per_line) % self.chunks
-
-    def column(self, row: int, k: int) -> int:
-        """The physical column of logical element `k` of `row`."""
-        return ((k // self.chunk_elements) ^ self.mask(row)) * self.chunk_elements + k % self.chunk_elements
-
-    def inverse(self, row: int, column: int) -> int:
-        return ((column // self.chunk_elements) ^ self.mask(row)) * self.chunk_elements + column % self.chunk_elements
-
-    def check(self, rows: int) -> None:
-        """Every row's columns are permuted, and the inverse undoes them; raises ValueError otherwise."""
-        width = self.chunks * self.chunk_elements
-        for row in range(rows):
-            placed = [self.column(row, k) for k in range(width)]
-            if sorted(placed) != list(range(width)) or any(self.inverse(row, c) != k for k, c in enumerate(placed)):
-                raise ValueError(f"XOR swizzle {self} is not a permutation with inverse on row {row}.")
-
-    def emit(self, b: KernelBuilder, row: ir.Value, k: ir.Value) -> ir.Value:
-        """`column` in IR: the same formula on index values."""
-        chunk = arith.DivUIOp(k, b.c(self.chunk_elements)).result
-        mask = arith.RemUIOp(arith.DivUIOp(row, b.c(self.rows_per_line)).result, b.c(self.chunks)).result
-        moved = arith.MulIOp(arith.XOrIOp(chunk, mask).result, b.c(self.chunk_elements)).result
-        return b.add(moved, arith.RemUIOp(k, b.c(self.chunk_elements)).result)
-
-
-def lds_swizzle(schedule: DoubleBuffered | ProducerConsumer) -> XorSwizzle | None:
-    if not schedule.xor_rows:
-        return None
-    chunk_elements = CHUNK_BYTES // schedule.element_bytes
-    return XorSwizzle(chunk_elements, schedule.tile[2] // chunk_elements, schedule.xor_rows)
 
 
 @dataclass(frozen=True)
@@ -98,10 +52,6 @@ _SHAPES = {32: _Shape(4, 2, wmma=True), 64: _Shape(2, 2, wmma=False)}
 _CONSUMERS = _Shape(2, 4, wmma=False)
 
 
-def _xor_rows(lds_banks: int, k_tile: int, eb: int) -> int:
-    return max(1, lds_banks * 4 // (k_tile * eb))  # rows of one line of the LDS banks
-
-
 def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32
                   ) -> DoubleBuffered:
     """The shipped tile for a target's wave size: 128x64x32 on 8 waves of 32 (WMMA, padded LDS rows, seed 002's
@@ -110,7 +60,7 @@ def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1,
     shape = _SHAPES[wave_size]
     eb = element_bytes(dtype)
     tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
-    layout = {"lds_pad": LDS_PAD} if shape.wmma else {"xor_rows": _xor_rows(lds_banks, tile[2], eb)}
+    layout = {"lds_pad": LDS_PAD} if shape.wmma else {"xor_rows": xor_rows(lds_banks, tile[2], eb)}
     return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
                           register_prefetch=True, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
 
@@ -121,7 +71,7 @@ def pc_schedule(dtype: str, mma_k: int, lds_banks: int) -> ProducerConsumer:
     eb = element_bytes(dtype)
     k = 64 // eb
     return ProducerConsumer(tile=(128, 256, k), element_bytes=eb, wave_size=64, register_prefetch=True,
-                            mma_k=mma_k, xor_rows=_xor_rows(lds_banks, k, eb))
+                            mma_k=mma_k, xor_rows=xor_rows(lds_banks, k, eb))
 
 
 def _acc_zero(vec_type: ir.Type, f32: ir.Type) -> ir.Value:

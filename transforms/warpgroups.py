@@ -37,6 +37,7 @@ class _TiledSchedule:
     wave_size: int = 64
     lds_stages: int = 2
     lds_pad: int = 0  # elements added to every LDS row (bank-conflict padding)
+    xor_rows: int = 0  # XOR-swizzled LDS rows: rows that share one mask (one line of the banks); 0: not swizzled
 
     def lds_bytes(self) -> int:
         m, n, k = self.tile
@@ -227,7 +228,6 @@ class ProducerConsumer(_TiledSchedule):
     consumers: int = 8
     register_prefetch: bool = False
     mma_k: int = 16
-    xor_rows: int = 0  # as in DoubleBuffered
     name: str = "producer_consumer"
 
     def counts(self) -> tuple[int, int, int, int]:
@@ -287,7 +287,6 @@ class DoubleBuffered(_TiledSchedule):
     register_prefetch: bool = False
     fetch_slices: int = 1
     mma_k: int = 16  # K of the intrinsic: the MMA count per K step is (m/16)(n/16)(k/mma_k) over the waves
-    xor_rows: int = 0  # XOR-swizzled LDS rows: rows that share one mask (one line of the banks); 0: not swizzled
     name: str = "double_buffered"
 
     def counts(self) -> tuple[int, int, int]:

@@ -12,7 +12,7 @@ from pipelines.targets import TARGETS
 from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
 from transforms.kernels import kernel_schedule
-from transforms.ukernel_dbuf import XorSwizzle, lds_swizzle
+from transforms.lds_swizzle import XorSwizzle, lds_swizzle
 from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
 from transforms.warpgroups import DoubleBuffered, PingPong8
 
@@ -183,3 +183,13 @@ def test_a_swizzle_without_its_inverse_is_rejected():
             return column
     with pytest.raises(ValueError, match="not a permutation with inverse on row 2"):
         Broken(8, 4, 2).check(16)
+
+
+def test_pingpong8_swizzle_repeats_every_16_rows():
+    """Its fragment reads take the mask from the row within a 16-row tile, its stores from the LDS row."""
+    for target, rows_per_line in (("gfx942", 2), ("gfx950", 4)):
+        swizzle = lds_swizzle(kernel_schedule("pingpong8", "bf16", TARGETS[target]))
+        assert swizzle.rows_per_line == rows_per_line
+        assert all(swizzle.mask(r) == swizzle.mask(r % 16) for r in range(256))
+    with pytest.raises(UkernelError, match="does not repeat every 16 rows"):
+        flow.prepare(job(kernel=PingPong8(tile=(256, 256, 32), lds_stages=1, xor_rows=8)))
