@@ -157,6 +157,10 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,
             _verify_producer_consumer(dispatch, schedule, isa, opcode)
         else:
             _verify_double_buffered(dispatch, schedule, phases, opcode)
+        if isinstance(schedule, DoubleBuffered) and not schedule.register_prefetch and (
+                stats.dma_loads == 0 or stats.global_loads or stats.lds_writes):
+            _fail(dispatch, "direct-to-LDS loads", f"{stats.dma_loads} direct-to-LDS loads, {stats.global_loads} "
+                  f"loads into registers and {stats.lds_writes} LDS stores")
 
 
 def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gemm: Gemm) -> None:

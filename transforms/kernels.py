@@ -1,8 +1,9 @@
 """Generated warp-group kernels by name: which schedule each one follows, where it applies, and its builder.
 
 `pingpong8` (gfx942, gfx950: 8 waves of 64, MFMA) is built by `ukernel.build_pingpong8`; `double_buffered`
-(all three AMD targets), `interleave4` (gfx942, gfx950: 4 waves of 64) and `interleave` (gfx1151: 8 waves of 32,
-WMMA) by `ukernel_dbuf.build_double_buffered`. A kernel is chosen by its schedule object, so a `Job` carries only
+(all three AMD targets), `double_buffered_dma` (gfx950's direct global-to-LDS loads), `interleave4` (gfx942,
+gfx950: 4 waves of 64) and `interleave` (gfx1151: 8 waves of 32, WMMA) by `ukernel_dbuf.build_double_buffered`,
+`producer_consumer` (gfx942, gfx950) by `ukernel_dbuf.build_producer_consumer`. A kernel is chosen by its schedule object, so a `Job` carries only
 the schedule; everything else (intrinsic, name, thread count, the checks of the problem) is derived here.
 """
 
@@ -17,33 +18,43 @@ from .ukernel_dbuf import build_double_buffered, build_producer_consumer, dbuf_s
 from .warpgroups import DoubleBuffered, PingPong8, ProducerConsumer, check_lds
 
 CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
-# name -> (targets, fetch slices of the double-buffered kernel; None: pingpong8, 0: producer_consumer)
-KERNELS = {"pingpong8": (CDNA, None), "double_buffered": (CDNA + RDNA, 1), "interleave4": (CDNA, 4),
-           "interleave": (RDNA, 2), "producer_consumer": (CDNA, 0)}
 WMMA = {"f16": "WMMAR3_F32_16x16x16_F16", "bf16": "WMMAR3_F32_16x16x16_BF16"}
 
 Kernel = PingPong8 | DoubleBuffered | ProducerConsumer
+
+
+def _dbuf(fetch_slices: int, dma: bool = False):
+    return lambda dtype, target, mma_k: dbuf_schedule(dtype, target.wave_size, mma_k, fetch_slices,
+                                                      target.lds_banks, dma=dma)
+
+
+# name -> (targets, the shipped schedule for (dtype, target, K of the target's intrinsic))
+KERNELS = {
+    "pingpong8": (CDNA, lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks)),
+    "double_buffered": (CDNA + RDNA, _dbuf(1)),
+    "double_buffered_dma": (("gfx950",), _dbuf(1, dma=True)),
+    "interleave4": (CDNA, _dbuf(4)),
+    "interleave": (RDNA, _dbuf(2)),
+    "producer_consumer": (CDNA, lambda dtype, target, mma_k: pc_schedule(dtype, mma_k, target.lds_banks)),
+}
 
 
 def kernel_schedule(name: str, dtype: str, target) -> Kernel:
     """The shipped schedule of kernel `name` for `dtype` on `target`; one sentence when there is none."""
     if name not in KERNELS:
         raise UkernelError(f"--schedule {name} has no generated kernel; choose one of {', '.join(KERNELS)}.")
-    targets, fetch_slices = KERNELS[name]
+    targets, make = KERNELS[name]
     if target.name not in targets:
         raise UkernelError(f"the {name} kernel is generated for {' and '.join(targets)}; {target.name} is not "
                            "covered (" + ", ".join(f"{n}: {'/'.join(t)}" for n, (t, _) in KERNELS.items()) + ").")
-    if fetch_slices is None:
-        return ukernel_schedule(dtype, target.lds_banks)
-    mma = _mma(target, dtype, name)
-    if fetch_slices == 0:
-        return pc_schedule(dtype, mma_shape(mma)[2], target.lds_banks)
-    return dbuf_schedule(dtype, target.wave_size, mma_shape(mma)[2], fetch_slices, target.lds_banks)
+    return make(dtype, target, mma_shape(_mma(target, dtype, name))[2])
 
 
 def kernel_label(schedule: Kernel) -> str:
     if isinstance(schedule, (PingPong8, ProducerConsumer)):
         return schedule.name
+    if not schedule.register_prefetch:
+        return "double_buffered_dma"
     if schedule.fetch_slices == 1:
         return "double_buffered"
     return "interleave" if schedule.wave_size == 32 else "interleave4"
@@ -94,6 +105,9 @@ def check_kernel(schedule: Kernel, gemm, target) -> None:
         raise UkernelError(f"the {label} kernel is generated for the {m}x{n}x{k} tile on {kernel_threads(shipped)} "
                            f"threads with register prefetch and {'padded' if shipped.lds_pad else 'XOR-swizzled'} "
                            "LDS only.")
+    if isinstance(schedule, DoubleBuffered) and not schedule.register_prefetch and gemm.layout != "nt":
+        raise UkernelError(f"the {label} kernel loads 16-byte pieces of K-contiguous rows straight into LDS; it "
+                           f"covers the NT layout only, not {gemm.layout.upper()}.")
     m, n, k = schedule.tile
     if gemm.batched or gemm.m % m or gemm.n % n or gemm.k % k or gemm.k < 2 * k:
         raise UkernelError(f"the {label} kernel needs M a multiple of {m}, N of {n}, K of {k} (at least {2 * k}) "

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, memref, rocdl, scf, tensor, util, vector
+from iree.compiler.dialects import amdgpu, arith, iree_gpu, memref, rocdl, scf, tensor, util, vector
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
@@ -52,8 +52,8 @@ _SHAPES = {32: _Shape(4, 2, wmma=True), 64: _Shape(2, 2, wmma=False)}
 _CONSUMERS = _Shape(2, 4, wmma=False)
 
 
-def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32
-                  ) -> DoubleBuffered:
+def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32,
+                  dma: bool = False) -> DoubleBuffered:
     """The shipped tile for a target's wave size: 128x64x32 on 8 waves of 32 (WMMA, padded LDS rows, seed 002's
     choice), 128x128 with 64 bytes of K on 4 waves of 64 (MFMA, XOR-swizzled LDS, which needs no padding and so
     leaves room for two workgroups per CU on gfx942)."""
@@ -62,7 +62,7 @@ def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1,
     tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
     layout = {"lds_pad": LDS_PAD} if shape.wmma else {"xor_rows": xor_rows(lds_banks, tile[2], eb)}
     return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
-                          register_prefetch=True, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
+                          register_prefetch=not dma, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
 
 
 def pc_schedule(dtype: str, mma_k: int, lds_banks: int) -> ProducerConsumer:
@@ -176,6 +176,32 @@ class _Tiles:
                     tile, in_tile = b.delinearize(b.add(self.k_major[op][0], b.c(i)), [tiles, FRAGMENT])
                     element_value = vector.ExtractOp(value, [], [0, i]).result
                     memref.StoreOp(element_value, lds[op], [stage, tile, in_tile, write_column(b, swizzle, in_tile, r)])
+
+    def set_dma(self, tid: ir.Value, waves: int, wave_size: int, sources: dict[str, ir.Value]) -> None:
+        """Direct global-to-LDS copies: each wave moves whole 16-row tiles of A and B, a lane 16 bytes into the
+        slot after its predecessor's (the LDS side of one copy is contiguous, so the swizzle is applied to what
+        each lane fetches)."""
+        b = self.b
+        chunks = self.k_tile // self.copy
+        if wave_size // chunks != FRAGMENT:
+            raise ValueError(f"a direct-to-LDS copy of {wave_size} lanes fills {wave_size // chunks} rows of "
+                             f"{chunks} 16-byte pieces, not one {FRAGMENT}-row tile.")
+        self.dma_wave, lane = b.delinearize(tid, [waves, wave_size])
+        self.dma_row, slot = b.delinearize(lane, [FRAGMENT, chunks])
+        self.dma_slot = b.mul(slot, self.copy)
+        self.dma_waves, self.sources = waves, sources
+
+    def dma(self, k_base: ir.Value, stage: ir.Value, lds: dict[str, ir.Value]) -> None:
+        b = self.b
+        # slot c of a row holds logical column c XOR mask: the swizzle is its own inverse
+        column = self.dma_slot if self.swizzle is None else read_column(b, self.swizzle, self.dma_row, self.dma_slot)
+        for op, rows in (("a", self.m_tile), ("b", self.n_tile)):
+            per_wave = rows // FRAGMENT // self.dma_waves
+            for i in range(per_wave):
+                tile = b.add(b.mul(self.dma_wave, per_wave), b.c(i))
+                source_row = b.add(b.mul(tile, FRAGMENT), self.dma_row)
+                amdgpu.GatherToLDSOp(self.sources[op], [source_row, b.add(k_base, column)], lds[op],
+                                     [stage, tile, b.c(0), b.c(0)], ir.VectorType.get([self.copy], self.element))
 
     def set_lanes(self, wave_m: ir.Value, wave_n: ir.Value, lane_group: ir.Value, lane_row: ir.Value) -> None:
         self.wave_m, self.wave_n, self.lane_group, self.lane_row = wave_m, wave_n, lane_group, lane_row
@@ -291,8 +317,24 @@ def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | No
         tensor.ParallelInsertSliceOp(written, out, offsets, dynamic_sizes, [], [dynamic] * 7, static_sizes, [1] * 7)
 
 
+def _fat_buffer(b: KernelBuilder, operand: ir.Value, element_bytes: int) -> ir.Value:
+    """`operand` (K-contiguous rows) as a buffer-resource memref, the source a direct-to-LDS load reads."""
+    tensor_type = ir.RankedTensorType(operand.type)
+    pitch = arith.MulIOp(tensor.DimOp(operand, b.c(1)).result, b.c(element_bytes)).result
+    cast = iree_gpu.BufferResourceCastOp(tensor_type, operand, cache_swizzle_stride=pitch).result
+    dynamic = ir.ShapedType.get_dynamic_size()
+    memref_type = ir.MemRefType.get(list(tensor_type.shape), tensor_type.element_type,
+                                    ir.Attribute.parse("strided<[?, 1], offset: ?>"),
+                                    ir.Attribute.parse("#amdgpu.address_space<fat_raw_buffer>"))
+    assert dynamic in tensor_type.shape  # K
+    return ir.Operation.create("bufferization.to_buffer", results=[memref_type], operands=[cast],
+                               attributes={"read_only": ir.UnitAttr.get()}).result
+
+
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
-    """Emit `util.func private @<name>` at the current insertion point."""
+    """Emit `util.func private @<name>` at the current insertion point. Without `register_prefetch` (gfx950) the
+    next tile goes straight into LDS with direct-to-LDS loads (`amdgpu.gather_to_lds`), retired by a load-counter
+    wait before the step's barrier."""
     shape = _SHAPES[schedule.wave_size]
     threads = schedule.waves * schedule.wave_size
     k_tile = schedule.tile[2]
@@ -302,6 +344,8 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
         lds = _Tiles.lds(schedule, dtype)
         t = _Tiles(b, schedule, shape, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
         k_size = t.k_size()
+        if not schedule.register_prefetch:
+            return _build_dma_body(schedule, t, b, lds, k_size, threads, entry)
         forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), ir.F32Type.get()).result],
                               mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
         with ir.InsertionPoint(forall.body):
@@ -332,6 +376,37 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
             _write_result(t, out, t.result_piece(finals))
         result = ir.RankedTensorType.get(schedule.tile[:2], ir.F32Type.get())
         util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], t.output_groups()).result])
+
+
+def _build_dma_body(schedule: DoubleBuffered, t: _Tiles, b: KernelBuilder, lds: dict, k_size: ir.Value,
+                    threads: int, entry: ir.Block) -> None:
+    k_tile, f32 = schedule.tile[2], ir.F32Type.get()
+    sources = {"a": _fat_buffer(b, entry.arguments[0], schedule.element_bytes),
+               "b": _fat_buffer(b, entry.arguments[1], schedule.element_bytes)}
+    forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), f32).result],
+                          mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
+    with ir.InsertionPoint(forall.body):
+        tid, out = forall.body.arguments[0], forall.body.arguments[1]
+        t.set_lanes(*b.delinearize(tid, [t.shape.waves_m, t.shape.waves_n, t.lane_groups, FRAGMENT]))
+        t.set_dma(tid, schedule.waves, schedule.wave_size, sources)
+        t.dma(b.c(0), b.c(0), lds)  # prologue: K tile 0 into stage 0
+        amdgpu.MemoryCounterWaitOp(load=0)
+        b.barrier()
+        loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [_acc_zero(t.column_type, f32)] * t.tiles_n)
+        with ir.InsertionPoint(loop.body):
+            upcoming, current = _stages(b, loop.induction_variable, k_tile)
+            t.dma(loop.induction_variable, upcoming, lds)  # the next tile into the other stage, in flight ...
+            frags = t.fragments(current, lds)
+            _fence()
+            accs, _ = t.multiply(list(loop.inner_iter_args), frags, [])  # ... under this one's MMAs
+            _fence()
+            amdgpu.MemoryCounterWaitOp(load=0)
+            b.barrier()
+            scf.YieldOp(accs)
+        finals, _ = t.multiply(list(loop.results), t.fragments(_last_stage(b, k_size, k_tile), lds), [])
+        _write_result(t, out, t.result_piece(finals))
+    result = ir.RankedTensorType.get(schedule.tile[:2], f32)
+    util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], t.output_groups()).result])
 
 
 def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, layout: str, name: str) -> None:

@@ -112,7 +112,7 @@ def test_kernels_are_offered_per_target():
     with pytest.raises(UkernelError, match="WMMA on f16 or bf16, not f8E4M3FNUZ"):
         kernel_schedule("double_buffered", "f8E4M3FNUZ", TARGETS["gfx1151"])
     with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered, "
-                                           "interleave4, interleave, producer_consumer"):
+                                           "double_buffered_dma, interleave4, interleave, producer_consumer"):
         kernel_schedule("pingpong4", "bf16", TARGETS["gfx942"])
 
 
@@ -193,3 +193,17 @@ def test_pingpong8_swizzle_repeats_every_16_rows():
         assert all(swizzle.mask(r) == swizzle.mask(r % 16) for r in range(256))
     with pytest.raises(UkernelError, match="does not repeat every 16 rows"):
         flow.prepare(job(kernel=PingPong8(tile=(256, 256, 32), lds_stages=1, xor_rows=8)))
+
+
+def test_gfx950_direct_to_lds_kernel(tmp_path):
+    """No VGPR round trip: only direct-to-LDS loads, no LDS stores, XOR-swizzled 32 KiB; NT only."""
+    gemm = Gemm(1024, 1024, 512, "bf16", "nt")
+    kernel = kernel_schedule("double_buffered_dma", "bf16", TARGETS["gfx950"])
+    report = flow.compile_job(flow.prepare(job(gemm, "gfx950", kernel)), tmp_path / "k")
+    stats, = report["dispatches"]
+    assert report["verified"] and stats["dma_loads"] > 0 and stats["global_loads"] == 0
+    assert stats["lds_writes"] == 0 and stats["lds_bytes"] == kernel.lds_bytes() == 32768
+    with pytest.raises(UkernelError, match="covers the NT layout only, not NN"):
+        flow.prepare(job(gemm.with_(layout="nn"), "gfx950", kernel))
+    with pytest.raises(UkernelError, match="generated for gfx950; gfx942 is not covered"):
+        kernel_schedule("double_buffered_dma", "bf16", TARGETS["gfx942"])
