@@ -14,7 +14,7 @@ import json
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +66,7 @@ class EmulationResult:
     lds_banks: int
     lds_accesses: tuple[LdsAccessStats, ...]
     seconds: float
+    output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
 
     @property
     def matches(self) -> bool:
@@ -78,6 +79,26 @@ class EmulationResult:
     @property
     def lds_conflict_cycles(self) -> int:
         return sum(a.conflict_cycles for a in self.lds_accesses)
+
+    def summary(self, top: int = 8) -> str:
+        """A few lines for people: the verdict, the hazards and the counters."""
+        p = self.problem
+        shape = "x".join(str(p[k]) for k in ("batch", "m", "n", "k") if p.get(k))
+        lds_cycles = sum(a.cycles for a in self.lds_accesses)
+        mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave.items(), key=lambda kv: -kv[1])[:top])
+        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {self.workgroups} "
+                 f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
+                 f"  max error {self.max_rel_error:.2e} of max |C| (absolute {self.max_abs_error:.2e}), tolerance "
+                 f"{self.tolerance:.1e}" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
+                 + (": match" if self.matches else ": MISMATCH"),
+                 f"  hazards: {len(self.hazards) or 'none'}"]
+        lines += [f"    {h.kind}: {h.message}" for h in self.hazards]
+        lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
+                  f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
+                  f"  most executed by one wave: {mix}",
+                  f"  emulated in {self.seconds:.1f} s",
+                  "PASS" if self.passed else "FAIL"]
+        return "\n".join(lines)
 
     def as_dict(self) -> dict:
         return {
@@ -327,16 +348,22 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
     return report, parse_kernel(isa.read_text()), _configured_ir(folder / "dump")
 
 
-def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None) -> EmulationResult:
+def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
+                 shape: tuple[int, ...] | None = None) -> EmulationResult:
     """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
 
-    `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault)."""
+    `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
+    given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static."""
     started = time.perf_counter()
     folder = Path(folder)
     report, kernel, configured = load_kernel(folder)
     if kernel_text is not None:
         kernel = parse_kernel(kernel_text)
     problem = report["problems"][0]
+    compiled = tuple(problem[k] for k in ("batch", "m", "n", "k") if problem.get(k))
+    if shape is not None and tuple(shape) != compiled:
+        raise EmulatorError(f"{folder} holds a kernel compiled for {'x'.join(map(str, compiled))}, not "
+                            f"{'x'.join(map(str, shape))}; compile that shape first.")
     if problem["epilogue"]["kind"] != "none":
         raise EmulatorError(f"the emulator's host side builds plain GEMMs; epilogue "
                             f"'{problem['epilogue']['kind']}' is not supported.")
@@ -377,7 +404,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     unwritten = int(np.isnan(got).sum())
     want = _reference(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
                       np.maximum, None, 0.0)
-    diff = np.abs(np.nan_to_num(got.astype(np.float64), nan=np.inf) - want)
+    written = ~np.isnan(got)
+    diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0
     mix, first = {}, {}
     for inst, count, count0 in zip(kernel.instructions, dispatch.hits, dispatch.first_wave_hits):
@@ -393,7 +421,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         max_rel_error=float(diff.max()) / scale, tolerance=relative_tolerance(problem["k"]), unwritten=unwritten,
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=first, lds_banks=ctx.lds_banks,
-        lds_accesses=accesses, seconds=time.perf_counter() - started)
+        lds_accesses=accesses, seconds=time.perf_counter() - started, output=got)
 
 
 def _shapes(problem: dict) -> dict:
