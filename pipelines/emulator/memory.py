@@ -332,22 +332,19 @@ def _scratch(inst, ctx):
 
 
 def bank_cycles(addresses: np.ndarray, size: int, banks: int, lanes: int) -> tuple[int, int]:
-    """(cycles, conflict-free cycles) of one LDS access: per-lane byte addresses of `size` bytes each."""
+    """(cycles, conflict-free cycles) of one LDS access: per-lane byte addresses (-1: lane inactive)."""
     lanes_per_cycle = max(1, min(lanes, banks * 4 // max(size, 4)))
     dwords_per_lane = max(1, (size + 3) // 4)
     lane_ids = np.flatnonzero(addresses >= 0)
     if not lane_ids.size:
         return 0, 0
-    first = addresses[lane_ids] // 4
-    dwords = (first[:, None] + np.arange(dwords_per_lane)[None, :]).reshape(-1)
-    groups = np.repeat(lane_ids // lanes_per_cycle, dwords_per_lane)
-    unique = np.unique(groups.astype(np.int64) << 32 | dwords)
-    groups, dwords = unique >> 32, unique & 0xFFFFFFFF
-    per_bank = np.bincount(groups * banks + dwords % banks)
-    cycles = per_bank.reshape(-1, banks).max(axis=1) if per_bank.size % banks == 0 else \
-        np.pad(per_bank, (0, -per_bank.size % banks)).reshape(-1, banks).max(axis=1)
-    used = cycles > 0
-    return int(cycles[used].sum()), int(used.sum())
+    groups = -(-lanes // lanes_per_cycle)
+    dwords = (addresses[lane_ids] // 4)[:, None] + np.arange(dwords_per_lane)[None, :]
+    keys = (np.repeat(lane_ids // lanes_per_cycle, dwords_per_lane) << 32) | dwords.reshape(-1)
+    unique = np.unique(keys)  # a dword read by several lanes of one cycle is a broadcast: counted once
+    per_bank = np.bincount((unique >> 32) * banks + (unique & 0xFFFFFFFF) % banks, minlength=groups * banks)
+    cycles = per_bank.reshape(groups, banks).max(axis=1)
+    return int(cycles.sum()), int((cycles > 0).sum())
 
 
 _DS = re.compile(r"ds_(read|write|load|store)(2st64|2|_2addr_stride64|_2addr)?_(b8|b16|b32|b64|b96|b128|u8|u16|i8|"

@@ -168,7 +168,17 @@ class Workgroup:
     def count_banks(self, w: Wave, starts: np.ndarray, size: int) -> None:
         from .memory import bank_cycles
 
-        cycles, ideal = bank_cycles(starts, size, self.dispatch.ctx.lds_banks, w.lanes)
+        banks = self.dispatch.ctx.lds_banks
+        # Shifting every address by a multiple of the bank row (banks × 4 bytes) keeps the banks, so the pattern
+        # relative to that row is a cache key; most instructions repeat one pattern across waves and iterations.
+        row = banks * 4
+        active = starts >= 0
+        base = int(starts[active].min()) // row * row if active.any() else 0
+        key = (size, np.where(active, starts - base, -1).tobytes())
+        cached = self.dispatch.bank_cache.get(key)
+        if cached is None:
+            cached = self.dispatch.bank_cache[key] = bank_cycles(starts, size, banks, w.lanes)
+        cycles, ideal = cached
         entry = self.dispatch.banks.setdefault(w.cur, [0, 0, 0])
         entry[0] += 1
         entry[1] += cycles
@@ -188,6 +198,7 @@ class Dispatch:
         self.hazards: list[Hazard] = []
         self.seen: set = set()
         self.banks: dict[int, list[int]] = {}
+        self.bank_cache: dict = {}
         self.hits = np.zeros(len(self.code), np.int64)
         self.first_wave_hits = None
         self.mma = 0
