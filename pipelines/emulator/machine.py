@@ -10,7 +10,7 @@ modules. An opcode without a decoder is an `EmulatorError` at decode time, namin
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -664,12 +664,6 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
                                 "by the emulator.")
         code.append(make(inst, ctx))
     return code
-
-
-@dataclass
-class WaveCounters:
-    instructions: int = 0
-    mix: dict = field(default_factory=dict)
 
 
 __all__ = ["Wave", "DecodeContext", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode", "M0"]

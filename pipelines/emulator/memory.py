@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from .isa import M0, Reg
-from .machine import EmulatorError, Pending, decoder, scalar_reader, scalar_writer, sreg_index, vector_reader
+from .machine import EmulatorError, Pending, decoder, read_rows, scalar_reader, sreg_index, vector_reader
 
 BASE_ADDRESS = 0x10000  # first allocation; address 0 stays unmapped so a null pointer faults
 
@@ -188,8 +188,7 @@ def _store_lanes(w, kind: str, first: int, data: np.ndarray, mask: np.ndarray, m
 
 def _lanes_bytes(w, kind: str, first: int, nbytes: int) -> np.ndarray:
     """[lanes, nbytes] little-endian bytes of registers from `first` (read at issue, as the hardware does)."""
-    nregs = (nbytes + 3) // 4
-    regs = (w.v if kind == "v" else w.a)[first:first + nregs]
+    regs = read_rows(w, kind, first, (nbytes + 3) // 4)
     return np.ascontiguousarray(regs.T).view(np.uint8)[:, :nbytes].copy()
 
 
@@ -388,7 +387,6 @@ def _ds(inst, ctx):
         offsets = [int(mods.get("offset", 0))]
     signed = width in ("i8", "i16")
     byte_range = np.arange(size, dtype=np.int64)
-    banks = ctx.lds_banks
     # Which bytes of the data registers are stored: the high half for *_d16_hi stores.
     src_shift = 2 if (not read and d16 == "_d16_hi") else 0
 
