@@ -171,7 +171,7 @@ def _dest(reg: Reg, size: int):
     return (reg.kind, reg.index, nregs)
 
 
-def _store_lanes(w, kind: str, first: int, data: np.ndarray, mask: np.ndarray, merge=None):
+def _store_lanes(w, kind: str, first: int, data: np.ndarray, mask: np.ndarray):
     """Write [lanes, bytes] data into registers from `first` for the lanes of `mask`."""
     regs = w.v if kind == "v" else w.a
     nbytes = data.shape[1]
@@ -180,8 +180,6 @@ def _store_lanes(w, kind: str, first: int, data: np.ndarray, mask: np.ndarray, m
         padded[:, :nbytes] = data
         data = padded
     values = np.ascontiguousarray(data).view(np.uint32).T  # [regs, lanes]
-    if merge is not None:
-        values = merge(regs[first], values[0])[None]
     rows = regs[first:first + values.shape[0]]
     rows[:, mask] = values[:, mask]
 

@@ -23,7 +23,7 @@ from ..runner import NUMPY_TYPES, _reference, relative_tolerance
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
 from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
-from .memory import FlatMemory
+from .memory import FlatMemory, bank_cycles
 
 MAX_INSTRUCTIONS_PER_WAVE = 5_000_000  # a wave running longer than this is stuck in a loop
 MAX_HAZARD_REPORTS = 50
@@ -62,7 +62,7 @@ class EmulationResult:
     mma_count: int
     barrier_count: int
     mix: dict  # opcode -> executions, all waves
-    mix_per_wave: dict  # opcode -> executions of one wave (workgroup 0, wave 0)
+    mix_per_wave: tuple[dict, ...]  # per wave of workgroup 0: opcode -> executions
     lds_banks: int
     lds_accesses: tuple[LdsAccessStats, ...]
     seconds: float
@@ -85,7 +85,7 @@ class EmulationResult:
         p = self.problem
         shape = "x".join(str(p[k]) for k in ("batch", "m", "n", "k") if p.get(k))
         lds_cycles = sum(a.cycles for a in self.lds_accesses)
-        mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave.items(), key=lambda kv: -kv[1])[:top])
+        mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave[0].items(), key=lambda kv: -kv[1])[:top])
         lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {self.workgroups} "
                  f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
                  f"  max error {self.max_rel_error:.2e} of max |C| (absolute {self.max_abs_error:.2e}), tolerance "
@@ -95,7 +95,7 @@ class EmulationResult:
         lines += [f"    {h.kind}: {h.message}" for h in self.hazards]
         lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
                   f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
-                  f"  most executed by one wave: {mix}",
+                  f"  most executed by wave 0: {mix}",
                   f"  emulated in {self.seconds:.1f} s",
                   "PASS" if self.passed else "FAIL"]
         return "\n".join(lines)
@@ -166,8 +166,6 @@ class Workgroup:
         self.lds[index[inside]] = payload[inside]
 
     def count_banks(self, w: Wave, starts: np.ndarray, size: int) -> None:
-        from .memory import bank_cycles
-
         banks = self.dispatch.ctx.lds_banks
         # Shifting every address by a multiple of the bank row (banks × 4 bytes) keeps the banks, so the pattern
         # relative to that row is a cache key; most instructions repeat one pattern across waves and iterations.
@@ -200,7 +198,7 @@ class Dispatch:
         self.banks: dict[int, list[int]] = {}
         self.bank_cache: dict = {}
         self.hits = np.zeros(len(self.code), np.int64)
-        self.first_wave_hits = None
+        self.first_group_hits = None  # per wave of workgroup 0
         self.mma = 0
         self.barriers = 0
         threads = math.prod(kernel.workgroup_size)
@@ -252,9 +250,8 @@ class Dispatch:
             if d.get(f"system_sgpr_workgroup_id_{axis}"):
                 s[index] = value
                 index += 1
-        if d.get("system_sgpr_workgroup_info") or d.get("enable_private_segment") and \
-                d.get("private_segment_fixed_size", 0) and self.ctx.gfx9:
-            raise EmulatorError("kernels with a private segment wave offset or workgroup info are not modelled.")
+        if d.get("system_sgpr_workgroup_info"):
+            raise EmulatorError("kernels that read the workgroup info SGPR are not modelled.")
         sx, sy, _ = self.kernel.workgroup_size
         flat = w.id * w.lanes + np.arange(w.lanes)
         tid_x, tid_y, tid_z = flat % sx, (flat // sx) % sy, flat // (sx * sy)
@@ -296,8 +293,8 @@ class Dispatch:
                                     "instructions without ending; the kernel seems stuck in a loop.")
         for w in wg.waves:
             self.hits += np.asarray(w.hits)
-        if self.first_wave_hits is None:
-            self.first_wave_hits = np.asarray(wg.waves[0].hits)
+        if self.first_group_hits is None:
+            self.first_group_hits = [np.asarray(w.hits) for w in wg.waves]
         self.mma += wg.mma
 
     def _slice(self, w: Wave, code: list, budget: int) -> int:
@@ -406,6 +403,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     for arg, pointer in zip(pointer_args, pointers):
         memory.write(kernarg + arg["offset"], np.array([pointer], np.uint64).view(np.uint8))
 
+    if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
+        raise EmulatorError("the kernel reads a y or z workgroup id; only one-dimensional grids are modelled.")
     dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
     groups = workgroup_count(configured, problem)
     for wg_id in range(groups):
@@ -418,12 +417,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     written = ~np.isnan(got)
     diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0
-    mix, first = {}, {}
-    for inst, count, count0 in zip(kernel.instructions, dispatch.hits, dispatch.first_wave_hits):
-        if count:
-            mix[inst.opcode] = mix.get(inst.opcode, 0) + int(count)
-        if count0:
-            first[inst.opcode] = first.get(inst.opcode, 0) + int(count0)
+    mix = _mix(kernel, dispatch.hits)
+    per_wave = tuple(_mix(kernel, hits) for hits in dispatch.first_group_hits)
     accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
                      for pc, entry in sorted(dispatch.banks.items()))
     return EmulationResult(
@@ -431,8 +426,16 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         waves_per_workgroup=dispatch.waves_per_group, wave_size=ctx.lanes, max_abs_error=float(diff.max()),
         max_rel_error=float(diff.max()) / scale, tolerance=relative_tolerance(problem["k"]), unwritten=unwritten,
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
-        barrier_count=dispatch.barriers, mix=mix, mix_per_wave=first, lds_banks=ctx.lds_banks,
+        barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
         lds_accesses=accesses, seconds=time.perf_counter() - started, output=got)
+
+
+def _mix(kernel: Kernel, hits: np.ndarray) -> dict:
+    mix: dict[str, int] = {}
+    for inst, count in zip(kernel.instructions, hits):
+        if count:
+            mix[inst.opcode] = mix.get(inst.opcode, 0) + int(count)
+    return mix
 
 
 def _shapes(problem: dict) -> dict:

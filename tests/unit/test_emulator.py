@@ -70,7 +70,8 @@ def test_iree_default_matches_float64(compiled, target, dtype, shape):
     gemm("gfx942", "f8e5m2fnuz", "320x448x192"),                                     # bf8 MFMA, FNUZ
     gemm("gfx950", "f8e5m2", "320x448x192"),                                         # 32x32x64 f8f6f4, OCP bf8
     gemm("gfx942", "bf16", "512x512x512", "tuned", "--mma", "MFMA_F32_32x32x8_BF16"),
-], ids=["gfx942-nt", "gfx942-tn", "gfx942-bf8", "gfx950-bf8-32x32", "gfx942-32x32x8"])
+    gemm("gfx942", "bf16", "2x256x256x128"),                                         # batch_matmul
+], ids=["gfx942-nt", "gfx942-tn", "gfx942-bf8", "gfx950-bf8-32x32", "gfx942-32x32x8", "gfx942-batch"])
 def test_layouts_and_intrinsics_match_float64(compiled, flags):
     assert_matches(emulate_gemm(compiled(*flags)))
 
@@ -95,7 +96,8 @@ def test_bf16_256_cubed_emulates_within_a_minute(compiled):
     assert_matches(result)
     assert result.seconds < 60
     assert result.mma_count == 4096  # 256³ / (16·16·16)
-    assert result.mix_per_wave["v_mfma_f32_16x16x16_bf16"] == 128
+    assert len(result.mix_per_wave) == 4
+    assert all(wave["v_mfma_f32_16x16x16_bf16"] == 128 for wave in result.mix_per_wave)
 
 
 # ---------------------------------------------------------------------------------------------------- faults
@@ -268,3 +270,15 @@ def test_cli_emulate_exits_1_on_a_failing_kernel(compiled, capsys):
                       "--layout", "nt")
     assert main(["emulate", str(folder), "--json"]) == 1
     assert '"passed": false' in capsys.readouterr().out
+
+
+def test_loosened_wait_for_direct_to_lds_loads_is_a_race(compiled):
+    """gfx950 tuned: the DMA loads (`buffer_load_dwordx4 ... lds`) of the next tile are counted by vmcnt; waiting
+    for fewer of them before the barrier leaves their LDS writes open in the epoch where other waves read."""
+    folder = compiled(*gemm("gfx950", "bf16", "512x512x512", "tuned"))
+    faulty = replace_once(isa_text(folder), "\ts_waitcnt vmcnt(8)\n\ts_barrier\n", "\ts_waitcnt vmcnt(12)\n\ts_barrier\n")
+    result = emulate_gemm(folder, kernel_text=faulty)
+    assert not result.matches
+    assert result.hazards[0].kind == "lds-race"
+    assert re.search(r"'ds_read_b64_tr_b16 .*' \(line \d+\) reads byte \d+ that wave \d+ 'buffer_load_dwordx4 v\d+, "
+                     r"s\[\d+:\d+\], 0 offen lds'", result.hazards[0].message)
