@@ -63,6 +63,10 @@ class Kernel:
     wave_size: int = 64
     lds_bytes: int = 0
     kernarg_bytes: int = 0
+    # Where waves start. With kernarg preloading, firmware that preloads enters 256 bytes in, past the
+    # compatibility prologue that loads the same SGPRs from memory: that is the first label after a 256-byte
+    # alignment in the kernel's first block.
+    entry: int = 0
 
 
 def parse_operand(text: str):
@@ -161,15 +165,22 @@ def parse_kernel(text: str) -> Kernel:
         raise IsaError(f"cannot find the body of kernel {name[1]}.")
     first_line = text[:start.end()].count("\n") + 1
     instructions, labels = [], {}
+    aligned_256 = None  # instruction index of the first 256-byte alignment after some code
     for offset, raw in enumerate(text[start.end():start.end() + end.start()].splitlines()):
         code = raw.split(";")[0].strip()
         if not code:
             continue
         if code.endswith(":"):
             labels[code[:-1]] = len(instructions)
+        elif re.fullmatch(r"\.p2align\s+8", code) and instructions and aligned_256 is None:
+            aligned_256 = len(instructions)
         elif not code.startswith("."):
             instructions.append(parse_instruction(code, first_line + offset))
     kernel = Kernel(name[1], instructions, labels, _descriptor(text))
+    if kernel.descriptor.get("user_sgpr_kernarg_preload_length"):
+        if aligned_256 is None or aligned_256 not in labels.values():
+            raise IsaError(f"kernel {name[1]} preloads kernarg SGPRs but has no 256-byte aligned preload entry.")
+        kernel.entry = aligned_256
     kernel.lds_bytes = kernel.descriptor.get("group_segment_fixed_size", 0)
     _metadata(text, kernel)
     return kernel

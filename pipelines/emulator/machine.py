@@ -32,7 +32,7 @@ class Hazard:
     message: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecodeContext:
     kernel: Kernel
     arch: str  # 'gfx942', 'gfx950', 'gfx1151'

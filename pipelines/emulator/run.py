@@ -270,6 +270,7 @@ class Dispatch:
         for i in range(self.waves_per_group):
             w = Wave(i, wg, self.ctx.lanes, 512, 256)
             w.hits = [0] * len(self.code)
+            w.pc = self.kernel.entry
             self.initial_state(w, (wg_id, 0, 0))
             wg.waves.append(w)
         rng, code = self.rng, self.code
