@@ -26,6 +26,7 @@ from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 from . import flow
 from .bench import PlanError, build_plan, load_suite, suite_cases
 from .compiler import CompileError
+from .emulator import EmulatorError, emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump
 from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
@@ -36,7 +37,7 @@ from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
 
 USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
-               UkernelError, LdsBudgetError)
+               UkernelError, LdsBudgetError, EmulatorError)
 DEFAULT_CACHE = tune_cache()
 
 
@@ -325,6 +326,14 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def cmd_emulate(args) -> int:
+    if not (args.folder / flow.REPORT_FILE).is_file():
+        raise UsageError(f"{args.folder} is not a folder written by `pipelines compile` (no {flow.REPORT_FILE}).")
+    result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"))
+    print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())
+    return 0 if result.passed else 1
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
@@ -406,6 +415,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
     p.set_defaults(run=cmd_explain)
+    p = sub.add_parser("emulate", help="run a compiled AMD GEMM on the CPU emulator and check it against float64")
+    p.add_argument("folder", type=Path, help="a folder written by `pipelines compile`")
+    p.add_argument("--shape", help="MxNxK the kernel must have been compiled for (kernels are static)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the inputs and the wave interleaving")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_emulate)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_list)

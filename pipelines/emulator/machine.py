@@ -1,0 +1,669 @@
+"""One wave's architectural state and the scalar and vector ALU instructions that change it.
+
+A `Wave` holds SGPRs as Python ints (scalar code is branchy and small), VGPRs and AGPRs as numpy `uint32` arrays
+of shape [registers, lanes], SCC, EXEC as a boolean lane mask, the program counter and the queues of memory
+operations still in flight (see memory.py). Instructions are decoded once: `DECODERS[opcode](inst, ctx)` returns a
+closure `run(wave)`; the ALU decoders live here, memory and matrix decoders register themselves from their own
+modules. An opcode without a decoder is an `EmulatorError` at decode time, naming it: nothing is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from .isa import EXEC, M0, NULL, VCC, Instruction, Kernel, Reg, Sext
+
+MASK32 = 0xFFFFFFFF
+MASK64 = (1 << 64) - 1
+
+
+class EmulatorError(RuntimeError):
+    """The kernel cannot be emulated (unknown instruction, bad operand, wild access); one sentence."""
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A concurrency defect found while running: a race on LDS or a register read before its load landed."""
+
+    kind: str  # 'lds-race', 'pending-read', 'pending-write', 'lds-out-of-range'
+    message: str
+
+
+@dataclass(frozen=True)
+class DecodeContext:
+    kernel: Kernel
+    arch: str  # 'gfx942', 'gfx950', 'gfx1151'
+    lanes: int
+    lds_banks: int
+
+    @property
+    def gfx9(self) -> bool:
+        return self.arch.startswith("gfx9")
+
+
+@dataclass
+class Pending:
+    """A memory operation issued but not yet retired by an `s_waitcnt`."""
+
+    retire: object  # callable(wave) applying the memory effect and register writes
+    dests: tuple = ()  # (kind, first, count) register ranges written at retirement
+    lds: object = None  # (byte indices, is_write) while the op's LDS window is open
+    pc: int = 0
+
+
+class Wave:
+    """The state of one wave; `workgroup` gives access to LDS, global memory and the hazard detector."""
+
+    def __init__(self, wave_id: int, workgroup, lanes: int, vgprs: int, agprs: int):
+        self.id = wave_id
+        self.workgroup = workgroup
+        self.lanes = lanes
+        self.s = [0] * 128
+        self.v = np.zeros((vgprs, lanes), np.uint32)
+        self.a = np.zeros((max(agprs, 1), lanes), np.uint32)
+        self.scc = 0
+        self.pc = 0
+        self.cur = 0  # index of the instruction executing now, for messages
+        self.exec = np.ones(lanes, bool)
+        self.exec_all = True
+        self.vm: deque[Pending] = deque()
+        self.lgkm: deque[Pending] = deque()
+        self.pending = {"v": [0] * vgprs, "a": [0] * max(agprs, 1), "s": [0] * 128}
+        self.done = False
+        self.at_barrier = False
+        self.stop = False  # leave the current slice (barrier or end)
+        self.hits = None  # per-instruction execution counts, set by the dispatcher
+        self.private = None  # scratch bytes [lanes, size], allocated on first use
+
+    # Lane masks live in SGPR pairs (wave64) or single SGPRs (wave32).
+    def read_mask(self, index: int) -> np.ndarray:
+        bits = self.s[index] | ((self.s[index + 1] << 32) if self.lanes == 64 else 0)
+        return lanes_of(bits, self.lanes)
+
+    def write_mask(self, index: int, mask: np.ndarray) -> None:
+        bits = bits_of(mask)
+        self.s[index] = bits & MASK32
+        if self.lanes == 64:
+            self.s[index + 1] = bits >> 32
+        if index == EXEC:
+            self.sync_exec()
+
+    def sync_exec(self) -> None:
+        bits = self.s[EXEC] | ((self.s[EXEC + 1] << 32) if self.lanes == 64 else 0)
+        self.exec = lanes_of(bits, self.lanes)
+        self.exec_all = bool(self.exec.all())
+
+    def hazard(self, kind: str, message: str) -> None:
+        self.workgroup.report(Hazard(kind, message))
+
+    def where(self) -> str:
+        inst = self.workgroup.code.instructions[self.cur]
+        return f"'{inst.text}' (line {inst.line}) in wave {self.id} of workgroup {self.workgroup.id}"
+
+
+_LANE_BITS = 1 << np.arange(64, dtype=np.uint64)
+
+
+def lanes_of(bits: int, lanes: int) -> np.ndarray:
+    return (np.uint64(bits) & _LANE_BITS[:lanes]) != 0
+
+
+def bits_of(mask: np.ndarray) -> int:
+    return int(np.bitwise_or.reduce(_LANE_BITS[:len(mask)][mask])) if mask.any() else 0
+
+
+# ---------------------------------------------------------------------------------------------------- operands
+
+
+def sreg_index(op) -> int:
+    if not isinstance(op, Reg) or op.kind != "s":
+        raise EmulatorError(f"expected a scalar register, got {op!r}.")
+    return op.index
+
+
+def scalar_reader(op, bits: int = 32):
+    """Closure reading a scalar operand as an unsigned int of `bits` bits."""
+    if isinstance(op, int):
+        value = op & (MASK64 if bits == 64 else MASK32)
+        return lambda w: value
+    if isinstance(op, Reg) and op.kind == "s":
+        i = op.index
+        if i == NULL:
+            return lambda w: 0
+        if bits == 64:
+            return lambda w: w.s[i] | (w.s[i + 1] << 32)
+        return lambda w: w.s[i]
+    raise EmulatorError(f"unsupported scalar operand {op!r}.")
+
+
+def scalar_writer(op, bits: int = 32):
+    i = sreg_index(op)
+    if i == NULL:
+        return lambda w, value: None
+    touches_exec = i <= EXEC + 1 and i + bits // 32 > EXEC
+    if bits == 64:
+        def write64(w, value):
+            w.s[i] = value & MASK32
+            w.s[i + 1] = (value >> 32) & MASK32
+            if touches_exec:
+                w.sync_exec()
+        return write64
+
+    def write32(w, value):
+        w.s[i] = value & MASK32
+        if touches_exec:
+            w.sync_exec()
+    return write32
+
+
+def vector_reader(op, ctx: DecodeContext):
+    """Closure reading a 32-bit VALU source: a [lanes] uint32 array, or a uint32 scalar that broadcasts."""
+    if isinstance(op, int):
+        value = np.uint32(op & MASK32)
+        return lambda w: value
+    if isinstance(op, Reg) and op.kind == "s":
+        i = op.index
+        return lambda w: np.uint32(w.s[i])
+    if isinstance(op, Reg) and op.kind in "va":
+        i, kind = op.index, op.kind
+
+        def read(w):
+            if w.pending[kind][i]:
+                w.hazard("pending-read", f"{w.where()} reads {kind}{i} while a load into it is still in flight.")
+            return w.v[i] if kind == "v" else w.a[i]
+        return read
+    raise EmulatorError(f"unsupported vector operand {op!r}.")
+
+
+def vector_reader64(op, ctx: DecodeContext):
+    """A 64-bit VALU source as uint64 (register pair or scalar pair or constant)."""
+    if isinstance(op, int):
+        value = np.uint64(op & MASK64)
+        return lambda w: value
+    if isinstance(op, Reg) and op.kind == "s":
+        i = op.index
+        return lambda w: np.uint64(w.s[i] | (w.s[i + 1] << 32))
+    lo, hi = vector_reader(Reg(op.kind, op.index), ctx), vector_reader(Reg(op.kind, op.index + 1), ctx)
+    return lambda w: lo(w).astype(np.uint64) | (hi(w).astype(np.uint64) << np.uint64(32))
+
+
+def vector_writer(op):
+    """Closure writing a [lanes] uint32 result to a VGPR/AGPR under EXEC."""
+    if not isinstance(op, Reg) or op.kind not in "va":
+        raise EmulatorError(f"expected a vector register destination, got {op!r}.")
+    i, kind = op.index, op.kind
+
+    def write(w, value):
+        if w.pending[kind][i]:
+            w.hazard("pending-write", f"{w.where()} writes {kind}{i} while a load into it is still in flight.")
+        regs = w.v if kind == "v" else w.a
+        if w.exec_all:
+            regs[i] = value
+        else:
+            regs[i] = np.where(w.exec, value, regs[i])
+    return write
+
+
+def read_rows(w, kind: str, first: int, count: int) -> np.ndarray:
+    """Registers [first, first+count) as a [count, lanes] array, flagging in-flight loads."""
+    pend = w.pending[kind]
+    for r in range(first, first + count):
+        if pend[r]:
+            w.hazard("pending-read", f"{w.where()} reads {kind}{r} while a load into it is still in flight.")
+            break
+    return (w.v if kind == "v" else w.a)[first:first + count]
+
+
+# ---------------------------------------------------------------------------------------------------- scalar ALU
+
+DECODERS: dict = {}
+
+
+def decoder(*names):
+    def register(fn):
+        for name in names:
+            DECODERS[name] = fn
+        return fn
+    return register
+
+
+def _signed32(x: int) -> int:
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+_SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
+    "s_and_b32": (32, lambda a, b: (a & b, (a & b) != 0)),
+    "s_or_b32": (32, lambda a, b: (a | b, (a | b) != 0)),
+    "s_xor_b32": (32, lambda a, b: (a ^ b, (a ^ b) != 0)),
+    "s_and_b64": (64, lambda a, b: (a & b, (a & b) != 0)),
+    "s_or_b64": (64, lambda a, b: (a | b, (a | b) != 0)),
+    "s_xor_b64": (64, lambda a, b: (a ^ b, (a ^ b) != 0)),
+    "s_andn2_b64": (64, lambda a, b: (a & ~b & MASK64, (a & ~b & MASK64) != 0)),
+    "s_andn2_b32": (32, lambda a, b: (a & ~b & MASK32, (a & ~b & MASK32) != 0)),
+    "s_lshl_b32": (32, lambda a, b: ((a << (b & 31)) & MASK32, ((a << (b & 31)) & MASK32) != 0)),
+    "s_lshr_b32": (32, lambda a, b: (a >> (b & 31), (a >> (b & 31)) != 0)),
+    "s_add_i32": (32, lambda a, b: ((a + b) & MASK32, not -2**31 <= _signed32(a) + _signed32(b) < 2**31)),
+    "s_sub_i32": (32, lambda a, b: ((a - b) & MASK32, not -2**31 <= _signed32(a) - _signed32(b) < 2**31)),
+    "s_add_u32": (32, lambda a, b: ((a + b) & MASK32, a + b > MASK32)),
+    "s_sub_u32": (32, lambda a, b: ((a - b) & MASK32, b > a)),
+    "s_min_u32": (32, lambda a, b: (min(a, b), a < b)),
+    "s_max_u32": (32, lambda a, b: (max(a, b), a > b)),
+    "s_mul_i32": (32, lambda a, b: ((_signed32(a) * _signed32(b)) & MASK32, None)),
+    "s_lshl1_add_u32": (32, lambda a, b: (((a << 1) + b) & MASK32, ((a << 1) & MASK32) + b > MASK32)),
+    "s_lshl2_add_u32": (32, lambda a, b: (((a << 2) + b) & MASK32, ((a << 2) & MASK32) + b > MASK32)),
+}
+
+
+@decoder(*_SOP2)
+def _sop2(inst: Instruction, ctx):
+    bits, fn = _SOP2[inst.opcode]
+    write = scalar_writer(inst.operands[0], bits)
+    a, b = scalar_reader(inst.operands[1], bits), scalar_reader(inst.operands[2], 32 if "shl" in inst.opcode else bits)
+
+    def run(w):
+        value, scc = fn(a(w), b(w))
+        write(w, value)
+        if scc is not None:
+            w.scc = int(scc)
+    return run
+
+
+@decoder("s_mov_b32", "s_mov_b64", "s_movk_i32", "s_brev_b32", "s_not_b32")
+def _sop1(inst, ctx):
+    bits = 64 if inst.opcode.endswith("b64") else 32
+    write = scalar_writer(inst.operands[0], bits)
+    src = inst.operands[1]
+    if inst.opcode == "s_movk_i32":
+        value = ((src & 0xFFFF) ^ 0x8000) - 0x8000  # the 16-bit immediate is sign-extended
+        return lambda w: write(w, value & MASK32)
+    read = scalar_reader(src, bits)
+    if inst.opcode == "s_not_b32":
+        def run_not(w):
+            value = ~read(w) & MASK32
+            write(w, value)
+            w.scc = int(value != 0)
+        return run_not
+    if inst.opcode == "s_brev_b32":
+        return lambda w: write(w, int(f"{read(w):032b}"[::-1], 2))
+    return lambda w: write(w, read(w))
+
+
+_SCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+         "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+@decoder(*(f"s_cmp{k}_{c}_{t}" for k in ("", "k") for c in _SCMP for t in ("u32", "i32")))
+def _scmp(inst, ctx):
+    _, kind, cond, typ = inst.opcode.split("_")
+    cmp = _SCMP[cond]
+    a = scalar_reader(inst.operands[0])
+    b = scalar_reader(inst.operands[1] & 0xFFFF if kind == "cmpk" else inst.operands[1])
+    if typ == "i32":
+        def run_signed(w):
+            w.scc = int(cmp(_signed32(a(w)), _signed32(b(w))))
+        return run_signed
+
+    def run(w):
+        w.scc = int(cmp(a(w), b(w)))
+    return run
+
+
+@decoder("s_and_saveexec_b64", "s_and_saveexec_b32", "s_or_saveexec_b64", "s_or_saveexec_b32")
+def _saveexec(inst, ctx):
+    bits = 64 if inst.opcode.endswith("64") else 32
+    if (bits == 64) != (ctx.lanes == 64):
+        raise EmulatorError(f"{inst.opcode} in a wave{ctx.lanes} kernel.")
+    write = scalar_writer(inst.operands[0], bits)
+    src = scalar_reader(inst.operands[1], bits)
+    exec_read = scalar_reader(Reg("s", EXEC), bits)
+    exec_write = scalar_writer(Reg("s", EXEC), bits)
+    op = (lambda a, b: a & b) if "_and_" in inst.opcode else (lambda a, b: a | b)
+
+    def run(w):
+        old = exec_read(w)
+        new = op(src(w), old)
+        write(w, old)  # SDST gets the old EXEC before EXEC changes (the source is read first)
+        exec_write(w, new)
+        w.scc = int(new != 0)
+    return run
+
+
+def _branch_target(inst, ctx) -> int:
+    label = inst.operands[0]
+    if label not in ctx.kernel.labels:
+        raise EmulatorError(f"branch to unknown label {label!r} at line {inst.line}.")
+    return ctx.kernel.labels[label]
+
+
+@decoder("s_branch")
+def _branch(inst, ctx):
+    target = _branch_target(inst, ctx)
+
+    def run(w):
+        w.pc = target
+    return run
+
+
+def _mask_nonzero(w, index):
+    return w.s[index] != 0 or (w.lanes == 64 and w.s[index + 1] != 0)
+
+
+_CONDITIONS = {
+    "s_cbranch_scc0": lambda w: w.scc == 0, "s_cbranch_scc1": lambda w: w.scc == 1,
+    "s_cbranch_vccz": lambda w: not _mask_nonzero(w, VCC), "s_cbranch_vccnz": lambda w: _mask_nonzero(w, VCC),
+    "s_cbranch_execz": lambda w: not _mask_nonzero(w, EXEC), "s_cbranch_execnz": lambda w: _mask_nonzero(w, EXEC),
+}
+
+
+@decoder(*_CONDITIONS)
+def _cbranch(inst, ctx):
+    target, cond = _branch_target(inst, ctx), _CONDITIONS[inst.opcode]
+
+    def run(w):
+        if cond(w):
+            w.pc = target
+    return run
+
+
+@decoder("s_nop", "s_setprio", "s_sched_barrier", "s_delay_alu", "s_clause", "s_sendmsg", "s_waitcnt_expcnt",
+         "s_set_gpr_idx_off", "s_sched_group_barrier", "s_waitcnt_vscnt")
+def _no_effect(inst, ctx):
+    # Timing and power hints; s_sendmsg is only ever MSG_DEALLOC_VGPRS at the end of gfx11 kernels; vector stores
+    # complete at issue in this model, so their counter (vscnt) has nothing to wait for.
+    if inst.opcode == "s_sendmsg" and "DEALLOC_VGPRS" not in inst.operands[0]:
+        raise EmulatorError(f"unsupported message '{inst.text}' at line {inst.line}.")
+    return lambda w: None
+
+
+# ---------------------------------------------------------------------------------------------------- vector ALU
+
+u32 = np.uint32
+
+
+def _lo16(x):
+    return x & u32(0xFFFF)
+
+
+def _sext16(x):
+    return (x & u32(0xFFFF)).astype(np.uint16).view(np.int16).astype(np.int32)
+
+
+_VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
+    "v_add_u32": lambda a, b: a + b,
+    "v_add_nc_u32": lambda a, b: a + b,
+    "v_sub_u32": lambda a, b: a - b,
+    "v_sub_nc_u32": lambda a, b: a - b,
+    "v_subrev_u32": lambda a, b: b - a,
+    "v_and_b32": lambda a, b: a & b,
+    "v_or_b32": lambda a, b: a | b,
+    "v_xor_b32": lambda a, b: a ^ b,
+    "v_lshlrev_b32": lambda a, b: b << (a & u32(31)),
+    "v_lshrrev_b32": lambda a, b: b >> (a & u32(31)),
+    "v_ashrrev_i32": lambda a, b: (np.asarray(b).view(np.int32) >> (a & u32(31)).astype(np.int32)).view(np.uint32),
+    "v_mul_u32_u24": lambda a, b: (a & u32(0xFFFFFF)) * (b & u32(0xFFFFFF)),
+    "v_mul_lo_u32": lambda a, b: a * b,
+    "v_min_u32": np.minimum,
+    "v_max_u32": np.maximum,
+    # 16-bit VOP2 results: gfx9 and gfx11 (without true16 operands) leave the high half zero.
+    "v_lshlrev_b16": lambda a, b: _lo16(_lo16(b) << (a & u32(15))),
+    "v_lshrrev_b16": lambda a, b: _lo16(b) >> (a & u32(15)),
+    "v_ashrrev_i16": lambda a, b: _lo16((_sext16(b) >> (a & u32(15)).astype(np.int32)).astype(np.uint32)),
+    "v_add_u16": lambda a, b: _lo16(a + b),
+    "v_sub_u16": lambda a, b: _lo16(a - b),
+}
+
+_VOP3 = {  # three-source ops
+    "v_add3_u32": lambda a, b, c: a + b + c,
+    "v_or3_b32": lambda a, b, c: a | b | c,
+    "v_and_or_b32": lambda a, b, c: (a & b) | c,
+    "v_lshl_or_b32": lambda a, b, c: (a << (b & u32(31))) | c,
+    "v_lshl_add_u32": lambda a, b, c: (a << (b & u32(31))) + c,
+    "v_add_lshl_u32": lambda a, b, c: (a + b) << (c & u32(31)),
+    "v_mad_u32_u24": lambda a, b, c: (a & u32(0xFFFFFF)) * (b & u32(0xFFFFFF)) + c,
+    "v_bfe_u32": lambda a, b, c: (a >> (b & u32(31))) & ((u32(1) << (c & u32(31))) - u32(1)),
+    "v_xad_u32": lambda a, b, c: (a ^ b) + c,
+    "v_perm_b32": lambda a, b, c: _perm(a, b, c),
+}
+
+
+def _bfe_i32(a, b, c):
+    offset, width = b & u32(31), c & u32(31)
+    field = (a >> offset) & ((u32(1) << width) - u32(1))
+    sign = (field >> np.maximum(width, u32(1)) - u32(1)) & u32(1)
+    extended = np.where(sign.astype(bool), field | ~((u32(1) << width) - u32(1)), field)
+    return np.where(width == 0, u32(0), extended).astype(np.uint32)
+
+
+_VOP3["v_bfe_i32"] = _bfe_i32
+
+
+def _perm(a, b, sel):
+    """V_PERM_B32: each selector byte picks a byte of {src0, src1} (src1 is bytes 0-3), a sign fill or a constant."""
+    pool = (np.asarray(b, np.uint64) | (np.asarray(a, np.uint64) << np.uint64(32)))
+    pool = np.broadcast_to(pool, np.broadcast_shapes(np.shape(pool), np.shape(sel)))
+    result = np.zeros(pool.shape, np.uint64)
+    sel = np.broadcast_to(np.asarray(sel, np.uint32), pool.shape)
+    for byte in range(4):
+        s = ((sel >> u32(8 * byte)) & u32(0xFF)).astype(np.uint64)
+        picked = (pool >> (np.minimum(s, 7) * np.uint64(8))) & np.uint64(0xFF)
+        sign_byte = (np.minimum(s, 11) - np.uint64(8)) * np.uint64(2) + np.uint64(1)  # 8..11 -> bytes 1, 3, 5, 7
+        sign = np.where(((pool >> (sign_byte * np.uint64(8) + np.uint64(7))) & np.uint64(1)) != 0, 0xFF, 0)
+        value = np.where(s < 8, picked, np.where(s < 12, sign, np.where(s == 12, 0, 0xFF)))
+        result |= value.astype(np.uint64) << np.uint64(8 * byte)
+    return result.astype(np.uint32)
+
+
+def _bitop3(a, b, c, table: int):
+    result = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)), np.uint32)
+    for minterm in range(8):
+        if table >> minterm & 1:
+            term = (a if minterm & 4 else ~a) & (b if minterm & 2 else ~b) & (c if minterm & 1 else ~c)
+            result |= term
+    return result
+
+
+def _base(opcode: str) -> str:
+    for suffix in ("_e32", "_e64", "_sdwa", "_dpp"):
+        if opcode.endswith(suffix):
+            return opcode[: -len(suffix)]
+    return opcode
+
+
+_SDWA_SEL = {"DWORD": (0, 32), "WORD_0": (0, 16), "WORD_1": (16, 16), "BYTE_0": (0, 8), "BYTE_1": (8, 8),
+             "BYTE_2": (16, 8), "BYTE_3": (24, 8)}
+
+
+def _sdwa_source(op, sel: str, ctx):
+    signed = isinstance(op, Sext)
+    read = vector_reader(op.reg if signed else op, ctx)
+    shift, width = _SDWA_SEL[sel]
+    if width == 32:
+        return read
+
+    def select(w):
+        field = (read(w) >> u32(shift)) & u32((1 << width) - 1)
+        if signed:
+            top = u32(1 << (width - 1))
+            field = (field ^ top) - top
+        return field
+    return select
+
+
+def valu_compute(inst: Instruction, ctx):
+    """(compute(w) -> uint32 lanes, destination operand) for a plain VALU instruction, or None."""
+    base, ops = _base(inst.opcode), inst.operands
+    if inst.opcode.endswith("_sdwa"):
+        if inst.modifiers.get("dst_sel", "DWORD") != "DWORD" or base not in _VOP2:
+            raise EmulatorError(f"unsupported SDWA form '{inst.text}' at line {inst.line}.")
+        a = _sdwa_source(ops[1], inst.modifiers.get("src0_sel", "DWORD"), ctx)
+        b = _sdwa_source(ops[2], inst.modifiers.get("src1_sel", "DWORD"), ctx)
+        fn = _VOP2[base]
+        return (lambda w: fn(a(w), b(w))), ops[0]
+    if any(isinstance(o, Sext) for o in ops) or set(inst.modifiers) - {"bitop3"}:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    if base in _VOP2:
+        fn = _VOP2[base]
+        a, b = vector_reader(ops[1], ctx), vector_reader(ops[2], ctx)
+        return (lambda w: fn(a(w), b(w))), ops[0]
+    if base in _VOP3:
+        fn = _VOP3[base]
+        a, b, c = (vector_reader(o, ctx) for o in ops[1:4])
+        return (lambda w: fn(a(w), b(w), c(w))), ops[0]
+    if base in ("v_bitop3_b32", "v_bitop3_b16"):
+        table = int(inst.modifiers["bitop3"], 0)
+        a, b, c = (vector_reader(o, ctx) for o in ops[1:4])
+        keep = u32(0xFFFF) if base.endswith("b16") else u32(MASK32)
+        return (lambda w: _bitop3(a(w), b(w), c(w), table) & keep), ops[0]
+    if base in ("v_mov_b32", "v_not_b32"):
+        a = vector_reader(ops[1], ctx)
+        if base == "v_not_b32":
+            return (lambda w: ~np.broadcast_to(a(w), (w.lanes,))), ops[0]
+        return (lambda w: np.broadcast_to(a(w), (w.lanes,)).astype(np.uint32)), ops[0]
+    if base == "v_pk_sub_i16":
+        a, b = vector_reader(ops[1], ctx), vector_reader(ops[2], ctx)
+
+        def pk_sub(w):
+            x, y = a(w), b(w)
+            lo = (x - y) & u32(0xFFFF)
+            hi = ((x >> u32(16)) - (y >> u32(16))) & u32(0xFFFF)
+            return lo | (hi << u32(16))
+        return pk_sub, ops[0]
+    if base == "v_cndmask_b32":
+        a, b = vector_reader(ops[1], ctx), vector_reader(ops[2], ctx)
+        mask_index = VCC if len(ops) == 3 else sreg_index(ops[3])
+        return (lambda w: np.where(w.read_mask(mask_index), b(w), a(w)).astype(np.uint32)), ops[0]
+    return None
+
+
+def _write_result(compute, dst, ctx):
+    write = vector_writer(dst)
+    return lambda w: write(w, compute(w))
+
+
+@decoder(*(f"{n}{s}" for n in list(_VOP2) + list(_VOP3) for s in ("", "_e32", "_e64", "_sdwa")),
+         "v_bitop3_b32", "v_bitop3_b16", "v_mov_b32_e32", "v_mov_b32", "v_not_b32_e32", "v_pk_sub_i16",
+         "v_cndmask_b32_e32", "v_cndmask_b32_e64")
+def _valu(inst, ctx):
+    found = valu_compute(inst, ctx)
+    if found is None:
+        raise EmulatorError(f"unsupported instruction '{inst.text}' at line {inst.line}.")
+    return _write_result(*found, ctx)
+
+
+@decoder("v_dual")
+def _dual(inst, ctx):
+    halves = []
+    for half in inst.operands:
+        half = Instruction(half.opcode.replace("v_dual_", "v_") + "_e32", half.operands, half.modifiers, half.line,
+                           half.text)
+        found = valu_compute(half, ctx)
+        if found is None:
+            raise EmulatorError(f"unsupported dual-issue half '{half.text}' at line {half.line}.")
+        halves.append((found[0], vector_writer(found[1])))
+    (fx, wx), (fy, wy) = halves
+
+    def run(w):
+        x, y = fx(w), fy(w)  # both halves read before either writes
+        wx(w, x)
+        wy(w, y)
+    return run
+
+
+@decoder("v_readfirstlane_b32")
+def _readfirstlane(inst, ctx):
+    write, read = scalar_writer(inst.operands[0]), vector_reader(inst.operands[1], ctx)
+
+    def run(w):
+        values = np.broadcast_to(read(w), (w.lanes,))
+        active = np.flatnonzero(w.exec)
+        write(w, int(values[active[0] if len(active) else 0]))
+    return run
+
+
+@decoder("v_lshlrev_b64", "v_lshlrev_b64_e64")
+def _lshl64(inst, ctx):
+    dst = inst.operands[0]
+    shift, value = vector_reader(inst.operands[1], ctx), vector_reader64(inst.operands[2], ctx)
+    lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
+
+    def run(w):
+        result = np.broadcast_to(value(w) << (shift(w) & u32(63)).astype(np.uint64), (w.lanes,))
+        lo(w, (result & np.uint64(MASK32)).astype(np.uint32))
+        hi(w, (result >> np.uint64(32)).astype(np.uint32))
+    return run
+
+
+@decoder("v_subbrev_co_u32_e32", "v_subbrev_co_u32_e64", "v_addc_co_u32_e32", "v_add_co_u32_e32",
+         "v_add_co_u32_e64", "v_addc_co_u32_e64", "v_sub_co_u32_e32", "v_subrev_co_u32_e32")
+def _carry(inst, ctx):
+    base = _base(inst.opcode)
+    ops = inst.operands
+    # e32: vdst, vcc, src0, src1[, vcc]; e64: vdst, sdst, src0, src1[, ssrc]
+    dst, carry_out = ops[0], sreg_index(ops[1])
+    a, b = vector_reader(ops[2], ctx), vector_reader(ops[3], ctx)
+    carry_in = sreg_index(ops[4]) if len(ops) > 4 else VCC
+    uses_carry = base in ("v_subbrev_co_u32", "v_addc_co_u32")
+    write = vector_writer(dst)
+
+    def run(w):
+        x, y = np.broadcast_to(a(w), (w.lanes,)).astype(np.int64), np.broadcast_to(b(w), (w.lanes,)).astype(np.int64)
+        c = w.read_mask(carry_in).astype(np.int64) if uses_carry else 0
+        if base.startswith("v_add"):
+            full = x + y + c
+            out = full > MASK32
+        elif base in ("v_subbrev_co_u32", "v_subrev_co_u32"):
+            full = y - x - c
+            out = full < 0
+        else:
+            full = x - y - c
+            out = full < 0
+        write(w, (full & MASK32).astype(np.uint32))
+        w.write_mask(carry_out, out & w.exec)
+    return run
+
+
+_VCMP = {"gt": np.greater, "lt": np.less, "ge": np.greater_equal, "le": np.less_equal, "eq": np.equal,
+         "ne": np.not_equal, "lg": np.not_equal}
+
+
+@decoder(*(f"v_cmp_{c}_{t}_{e}" for c in _VCMP for t in ("u32", "i32", "u64", "i64", "u16", "i16")
+           for e in ("e32", "e64")))
+def _vcmp(inst, ctx):
+    _, _, cond, typ, enc = inst.opcode.split("_")
+    cmp = _VCMP[cond]
+    dst, x, y = inst.operands
+    dst_index = VCC if enc == "e32" else sreg_index(dst)
+    if typ.endswith("64"):
+        a, b = vector_reader64(x, ctx), vector_reader64(y, ctx)
+        view = np.int64 if typ[0] == "i" else np.uint64
+    else:
+        a, b = vector_reader(x, ctx), vector_reader(y, ctx)
+        view = np.int32 if typ[0] == "i" else np.uint32
+    if typ.endswith("16"):
+        raise EmulatorError(f"unsupported instruction '{inst.text}' at line {inst.line}.")
+
+    def run(w):
+        result = cmp(np.asarray(a(w)).view(view), np.asarray(b(w)).view(view))
+        w.write_mask(dst_index, np.broadcast_to(result, (w.lanes,)) & w.exec)
+    return run
+
+
+def decode(kernel: Kernel, ctx: DecodeContext) -> list:
+    """Every instruction of the kernel as a closure; the first unknown opcode stops decoding with its name."""
+    # Importing registers the memory and matrix decoders.
+    from . import matrix, memory  # noqa: F401
+
+    code = []
+    for inst in kernel.instructions:
+        make = DECODERS.get(inst.opcode)
+        if make is None:
+            raise EmulatorError(f"instruction {inst.opcode} (line {inst.line}: '{inst.text}') is not implemented "
+                                "by the emulator.")
+        code.append(make(inst, ctx))
+    return code
+
+
+__all__ = ["Wave", "DecodeContext", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode", "M0"]

@@ -1,0 +1,166 @@
+"""Matrix instructions: MFMA (gfx942, gfx950; wave64) and WMMA (gfx11; wave32), their lane layouts and numerics.
+
+A layout says, for every lane and every element a lane holds, which row/column and which K index of the operand
+it is. Operand A of an M×N×K instruction is M×K, B is K×N, C/D is M×N in f32. The layouts used here:
+
+- MFMA M×N×K with M = N = 16 or 32 (`groups` = 64 / M lane groups): lane l holds row (A) / column (B) l % M and
+  the K elements [g·E, g·E + E) of group g = l // M, E = K / groups elements per lane, in register order. For the
+  gfx950 f8f6f4 instructions (32 fp8 per lane) the same rule holds per lane group.
+- MFMA C/D: register r of lane l is column l % M; row (r // 4)·8 + (l // M)·4 + r % 4 for 32×32, (l // 16)·4 + r
+  for 16×16.
+- WMMA 16×16×16 (wave32): lane l holds row / column l % 16 and all 16 K values; lanes 16-31 repeat lanes 0-15.
+  D register r of lane l is column l % 16, row 2r + l // 16.
+
+Numerics model: products of the narrow inputs are exact in float64, each instruction sums its K products in
+float64, adds the f32 accumulator and rounds once to f32 (round to nearest even). The hardware's adder tree
+rounds differently inside one instruction, so results can differ from it in the last bit of f32 per
+instruction; over K they stay within the accumulation tolerance. Inputs are decoded with ml_dtypes: FNUZ fp8
+on gfx942, OCP fp8 (e4m3fn / e5m2) on gfx950.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .machine import EmulatorError, decoder, read_rows, vector_writer
+from .isa import Reg
+
+
+@dataclass(frozen=True)
+class MatrixShape:
+    m: int
+    n: int
+    k: int
+    a_type: str  # 'bf16', 'f16', 'fp8', 'bf8'
+    b_type: str
+    lanes: int
+    wmma: bool = False
+
+    @property
+    def elem_bytes(self) -> int:
+        return 2 if self.a_type in ("bf16", "f16") else 1
+
+    @property
+    def per_lane(self) -> int:
+        return self.m * self.k // self.lanes if not self.wmma else self.k
+
+    @property
+    def c_regs(self) -> int:
+        return self.m * self.n // self.lanes
+
+
+def _numpy_type(kind: str, arch: str):
+    if kind == "bf16":
+        return ml_dtypes.bfloat16
+    if kind == "f16":
+        return np.float16
+    ocp = arch != "gfx942"
+    return {("fp8", False): ml_dtypes.float8_e4m3fnuz, ("bf8", False): ml_dtypes.float8_e5m2fnuz,
+            ("fp8", True): ml_dtypes.float8_e4m3fn, ("bf8", True): ml_dtypes.float8_e5m2}[(kind, ocp)]
+
+
+def operand_layout(shape: MatrixShape) -> tuple[np.ndarray, np.ndarray]:
+    """(row-or-column, k) of every [lane, element] of the A (or B) operand."""
+    lanes, e = np.arange(shape.lanes)[:, None], np.arange(shape.per_lane)[None, :]
+    if shape.wmma:
+        return np.broadcast_to(lanes % 16, (shape.lanes, shape.per_lane)), np.broadcast_to(e, (shape.lanes,
+                                                                                                shape.per_lane))
+    group = lanes // shape.m
+    return np.broadcast_to(lanes % shape.m, (shape.lanes, shape.per_lane)), group * shape.per_lane + e
+
+
+def result_layout(shape: MatrixShape) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of every [register, lane] of C/D."""
+    r, lanes = np.arange(shape.c_regs)[:, None], np.arange(shape.lanes)[None, :]
+    if shape.wmma:
+        return 2 * r + lanes // 16, np.broadcast_to(lanes % 16, (shape.c_regs, shape.lanes))
+    if shape.m == 32:
+        return (r // 4) * 8 + (lanes // 32) * 4 + r % 4, np.broadcast_to(lanes % 32, (shape.c_regs, shape.lanes))
+    return (lanes // 16) * 4 + r, np.broadcast_to(lanes % 16, (shape.c_regs, shape.lanes))
+
+
+_MFMA = re.compile(r"v_mfma_f32_(\d+)x(\d+)x(\d+)_?(bf16|f16|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8|f8f6f4)$")
+_WMMA = re.compile(r"v_wmma_f32_16x16x16_(f16|bf16)$")
+_F8F6F4_FORMATS = {0: "fp8", 1: "bf8"}  # cbsz / blgp values; 2-4 are fp6/bf6/fp4, not used by our kernels
+
+
+def _shape(inst, ctx) -> MatrixShape:
+    match = _MFMA.match(inst.opcode)
+    if match:
+        m, n, k, types = match.groups()
+        if types in ("bf16", "f16"):
+            a = b = types
+        elif types == "f8f6f4":
+            cbsz, blgp = int(inst.modifiers.get("cbsz", 0)), int(inst.modifiers.get("blgp", 0))
+            if cbsz not in _F8F6F4_FORMATS or blgp not in _F8F6F4_FORMATS:
+                raise EmulatorError(f"'{inst.text}' (line {inst.line}) uses an fp6/fp4 format, not modelled.")
+            a, b = _F8F6F4_FORMATS[cbsz], _F8F6F4_FORMATS[blgp]
+        else:
+            a, b = types.split("_")
+        return MatrixShape(int(m), int(n), int(k), a, b, ctx.lanes)
+    match = _WMMA.match(inst.opcode)
+    if match:
+        if ctx.lanes != 32:
+            raise EmulatorError(f"'{inst.text}' in a wave64 kernel is not modelled.")
+        return MatrixShape(16, 16, 16, match[1], match[1], 32, wmma=True)
+    raise EmulatorError(f"unknown matrix instruction '{inst.text}'.")
+
+
+def _register_matrix_opcodes():
+    names = [f"v_mfma_f32_{s}_{t}" for s, t in (("16x16x16", "bf16"), ("16x16x16", "f16"), ("32x32x8", "bf16"),
+                                                ("32x32x8", "f16"), ("16x16x32", "bf16"), ("16x16x32", "f16"),
+                                                ("32x32x16", "bf16"), ("32x32x16", "f16"))]
+    names += [f"v_mfma_f32_{s}_{t}" for s in ("16x16x32", "32x32x16") for t in ("fp8_fp8", "fp8_bf8", "bf8_fp8",
+                                                                                 "bf8_bf8")]
+    names += ["v_mfma_f32_16x16x128_f8f6f4", "v_mfma_f32_32x32x64_f8f6f4", "v_wmma_f32_16x16x16_f16",
+              "v_wmma_f32_16x16x16_bf16"]
+    return names
+
+
+@decoder(*_register_matrix_opcodes())
+def _matrix(inst, ctx):
+    shape = _shape(inst, ctx)
+    allowed = {"cbsz", "blgp"} if inst.opcode.endswith("f8f6f4") else set()
+    if set(inst.modifiers) - allowed or (not allowed and inst.modifiers):
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' (line {inst.line}).")
+    dst, a_op, b_op, c_op = inst.operands
+    a_type, b_type = _numpy_type(shape.a_type, ctx.arch), _numpy_type(shape.b_type, ctx.arch)
+    a_rows, a_k = operand_layout(shape)
+    c_rows, c_cols = result_layout(shape)
+    elem_bytes = shape.elem_bytes
+    a_regs = shape.per_lane * elem_bytes // 4
+    for op, count in ((a_op, a_regs), (b_op, a_regs), (dst, shape.c_regs)):
+        if not isinstance(op, Reg) or op.count != count:
+            raise EmulatorError(f"'{inst.text}' (line {inst.line}): operand {op} should span {count} registers.")
+    writers = [vector_writer(Reg(dst.kind, dst.index + r)) for r in range(shape.c_regs)]
+    c_zero = isinstance(c_op, int)
+    if c_zero and c_op != 0:
+        raise EmulatorError(f"'{inst.text}' (line {inst.line}): only 0 is modelled as an immediate accumulator.")
+
+    def elements(w, op, dtype):
+        rows = read_rows(w, op.kind, op.index, op.count)  # [regs, lanes]
+        raw = np.ascontiguousarray(rows.T).view(dtype)  # [lanes, per_lane]
+        return raw.astype(np.float64)
+
+    def run(w):
+        a_vals, b_vals = elements(w, a_op, a_type), elements(w, b_op, b_type)
+        a = np.zeros((shape.m, shape.k))
+        b = np.zeros((shape.k, shape.n))
+        a[a_rows, a_k] = a_vals
+        b[a_k, a_rows] = b_vals
+        if c_zero:
+            acc = np.zeros((shape.m, shape.n))
+        else:
+            c = read_rows(w, c_op.kind, c_op.index, c_op.count).view(np.float32)
+            acc = np.zeros((shape.m, shape.n))
+            acc[c_rows, c_cols] = c
+        d = (acc + a @ b).astype(np.float32)
+        result = d[c_rows, c_cols].view(np.uint32)
+        for r, write in enumerate(writers):
+            write(w, result[r])
+        w.workgroup.mma += 1
+    return run

@@ -1,0 +1,448 @@
+"""Running a compiled GEMM on the emulator: the dispatch (workgroups, waves, scheduling) and the host side.
+
+`emulate_gemm(folder)` reads what `pipelines compile` wrote (report.json for the problem and target, the
+`.rocmasm` of the dispatch, the configured IR for the workgroup tile and LDS bank count), builds seeded random
+inputs exactly representable in the element type, lays out the bindings and the kernarg segment in flat memory,
+runs every workgroup and compares the output with a float64 reference. Within a workgroup the waves run in a
+seeded random order: a random wave runs a random slice of 1-32 instructions until every live wave waits at the
+barrier, which then opens a new epoch for the race detector.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..runner import NUMPY_TYPES, _reference, relative_tolerance
+from .hazards import LdsRaceDetector
+from .isa import EXEC, Kernel, parse_kernel
+from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
+from .memory import FlatMemory, bank_cycles
+
+MAX_INSTRUCTIONS_PER_WAVE = 5_000_000  # a wave running longer than this is stuck in a loop
+MAX_HAZARD_REPORTS = 50
+
+
+@dataclass(frozen=True)
+class LdsAccessStats:
+    """Bank behaviour of one ds instruction over the whole dispatch."""
+
+    line: int
+    text: str
+    executions: int
+    cycles: int
+    conflict_free_cycles: int
+
+    @property
+    def conflict_cycles(self) -> int:
+        return self.cycles - self.conflict_free_cycles
+
+
+@dataclass(frozen=True)
+class EmulationResult:
+    kernel: str
+    target: str
+    problem: dict
+    seed: int
+    workgroups: int
+    waves_per_workgroup: int
+    wave_size: int
+    max_abs_error: float
+    max_rel_error: float  # max |C - C64| / max |C64|
+    tolerance: float
+    unwritten: int  # output elements the kernel never stored
+    hazards: tuple[Hazard, ...]
+    instructions: int
+    mma_count: int
+    barrier_count: int
+    mix: dict  # opcode -> executions, all waves
+    mix_per_wave: tuple[dict, ...]  # per wave of workgroup 0: opcode -> executions
+    lds_banks: int
+    lds_accesses: tuple[LdsAccessStats, ...]
+    seconds: float
+    output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
+
+    @property
+    def matches(self) -> bool:
+        return self.unwritten == 0 and self.max_rel_error <= self.tolerance
+
+    @property
+    def passed(self) -> bool:
+        return self.matches and not self.hazards
+
+    @property
+    def lds_conflict_cycles(self) -> int:
+        return sum(a.conflict_cycles for a in self.lds_accesses)
+
+    def summary(self, top: int = 8) -> str:
+        """A few lines for people: the verdict, the hazards and the counters."""
+        p = self.problem
+        shape = "x".join(str(p[k]) for k in ("batch", "m", "n", "k") if p.get(k))
+        lds_cycles = sum(a.cycles for a in self.lds_accesses)
+        mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave[0].items(), key=lambda kv: -kv[1])[:top])
+        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {self.workgroups} "
+                 f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
+                 f"  max error {self.max_rel_error:.2e} of max |C| (absolute {self.max_abs_error:.2e}), tolerance "
+                 f"{self.tolerance:.1e}" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
+                 + (": match" if self.matches else ": MISMATCH"),
+                 f"  hazards: {len(self.hazards) or 'none'}"]
+        lines += [f"    {h.kind}: {h.message}" for h in self.hazards]
+        lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
+                  f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
+                  f"  most executed by wave 0: {mix}",
+                  f"  emulated in {self.seconds:.1f} s",
+                  "PASS" if self.passed else "FAIL"]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {
+            "kernel": self.kernel, "target": self.target, "problem": self.problem, "seed": self.seed,
+            "workgroups": self.workgroups, "waves_per_workgroup": self.waves_per_workgroup,
+            "wave_size": self.wave_size, "max_abs_error": self.max_abs_error, "max_rel_error": self.max_rel_error,
+            "tolerance": self.tolerance, "unwritten": self.unwritten, "matches": self.matches,
+            "passed": self.passed, "hazards": [{"kind": h.kind, "message": h.message} for h in self.hazards],
+            "instructions": self.instructions, "mma_count": self.mma_count, "barrier_count": self.barrier_count,
+            "mix": self.mix, "mix_per_wave": self.mix_per_wave, "lds_banks": self.lds_banks,
+            "lds_conflict_cycles": self.lds_conflict_cycles,
+            "lds_accesses": [dict(line=a.line, text=a.text, executions=a.executions, cycles=a.cycles,
+                                  conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
+            "seconds": self.seconds,
+        }
+
+
+class Workgroup:
+    """LDS, barrier epochs, the race detector and the counters shared by the waves of one workgroup."""
+
+    def __init__(self, wg_id: int, dispatch: "Dispatch"):
+        self.id = wg_id
+        self.dispatch = dispatch
+        self.code = dispatch.kernel
+        self.memory = dispatch.memory
+        self.lds = np.zeros(dispatch.kernel.lds_bytes, np.uint8)
+        self.detector = dispatch.detector
+        self.detector.reset()
+        self.epoch = 0
+        self.barriers = 0
+        self.mma = 0
+        self.waves: list[Wave] = []
+
+    def report(self, hazard: Hazard) -> None:
+        self.dispatch.report(hazard)
+
+    def open_window(self, w: Wave, op) -> None:
+        index, is_write = op.lds
+        for other, other_pc, byte, other_write in self.detector.access(w.id, op.pc, index, is_write):
+            self.dispatch.race(self, w.id, op.pc, is_write, other, other_pc, other_write, byte)
+
+    def new_epoch(self) -> None:
+        self.epoch += 1
+        self.detector.reset()
+        for w in self.waves:
+            for op in list(w.vm) + list(w.lgkm):
+                if op.lds is not None:
+                    self.open_window(w, op)
+
+    def _in_range(self, w: Wave, index: np.ndarray, verb: str) -> np.ndarray:
+        inside = (index >= 0) & (index < len(self.lds))
+        if not inside.all():
+            w.hazard("lds-out-of-range", f"{w.where()} {verb} LDS byte {int(index[~inside][0])}, beyond the "
+                                         f"{len(self.lds)} bytes allocated.")
+        return inside
+
+    def lds_read(self, w: Wave, index: np.ndarray) -> np.ndarray:
+        inside = self._in_range(w, index, "reads")
+        data = np.zeros(index.shape, np.uint8)
+        data[inside] = self.lds[index[inside]]
+        return data
+
+    def lds_write(self, w: Wave, index: np.ndarray, payload: np.ndarray) -> None:
+        inside = self._in_range(w, index, "writes")
+        self.lds[index[inside]] = payload[inside]
+
+    def count_banks(self, w: Wave, starts: np.ndarray, size: int) -> None:
+        banks = self.dispatch.ctx.lds_banks
+        # Shifting every address by a multiple of the bank row (banks × 4 bytes) keeps the banks, so the pattern
+        # relative to that row is a cache key; most instructions repeat one pattern across waves and iterations.
+        row = banks * 4
+        active = starts >= 0
+        base = int(starts[active].min()) // row * row if active.any() else 0
+        key = (size, np.where(active, starts - base, -1).tobytes())
+        cached = self.dispatch.bank_cache.get(key)
+        if cached is None:
+            cached = self.dispatch.bank_cache[key] = bank_cycles(starts, size, banks, w.lanes)
+        cycles, ideal = cached
+        entry = self.dispatch.banks.setdefault(w.cur, [0, 0, 0])
+        entry[0] += 1
+        entry[1] += cycles
+        entry[2] += ideal
+
+
+class Dispatch:
+    """One kernel launch: the decoded code, global memory and the per-dispatch findings."""
+
+    def __init__(self, kernel: Kernel, ctx: DecodeContext, memory: FlatMemory, kernarg: int, seed: int):
+        self.kernel = kernel
+        self.ctx = ctx
+        self.code = decode(kernel, ctx)
+        self.memory = memory
+        self.kernarg = kernarg
+        self.rng = np.random.default_rng(seed)
+        self.hazards: list[Hazard] = []
+        self.seen: set = set()
+        self.banks: dict[int, list[int]] = {}
+        self.bank_cache: dict = {}
+        self.hits = np.zeros(len(self.code), np.int64)
+        self.first_group_hits = None  # per wave of workgroup 0
+        self.mma = 0
+        self.barriers = 0
+        threads = math.prod(kernel.workgroup_size)
+        self.waves_per_group = -(-threads // ctx.lanes)
+        self.detector = LdsRaceDetector(kernel.lds_bytes, self.waves_per_group)
+
+    def report(self, hazard: Hazard) -> None:
+        key = (hazard.kind, hazard.message)
+        if key not in self.seen and len(self.hazards) < MAX_HAZARD_REPORTS:
+            self.seen.add(key)
+            self.hazards.append(hazard)
+
+    def race(self, wg: Workgroup, wave: int, pc: int, is_write: bool, other: int, other_pc: int,
+             other_write: bool, byte: int) -> None:
+        key = ("lds-race", pc, other_pc)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        insts = self.kernel.instructions
+        mine, theirs = insts[pc], insts[other_pc]
+        message = (f"LDS race in workgroup {wg.id}, barrier epoch {wg.epoch}: wave {wave} "
+                   f"'{mine.text}' (line {mine.line}) {'writes' if is_write else 'reads'} byte {byte} that wave "
+                   f"{other} '{theirs.text}' (line {theirs.line}) {'wrote' if other_write else 'read'} with no "
+                   "barrier between them.")
+        if len(self.hazards) < MAX_HAZARD_REPORTS:
+            self.hazards.append(Hazard("lds-race", message))
+
+    def initial_state(self, w: Wave, wg_id: tuple[int, int, int]) -> None:
+        d, s = self.kernel.descriptor, w.s
+        index = 0
+        for name, count in (("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2)):
+            if d.get(f"user_sgpr_{name}"):
+                raise EmulatorError(f"kernels that use user SGPR '{name}' are not modelled.")
+        if d.get("user_sgpr_kernarg_segment_ptr"):
+            s[index], s[index + 1] = self.kernarg & 0xFFFFFFFF, self.kernarg >> 32
+            index += 2
+        for name, count in (("dispatch_id", 2), ("flat_scratch_init", 2), ("private_segment_size", 1)):
+            if d.get(f"user_sgpr_{name}"):
+                raise EmulatorError(f"kernels that use user SGPR '{name}' are not modelled.")
+        preload = d.get("user_sgpr_kernarg_preload_length", 0)
+        if preload:
+            first = d.get("user_sgpr_kernarg_preload_offset", 0)
+            words = self.memory.read(self.kernarg + first, 4 * preload).view(np.uint32)
+            for i, word in enumerate(words):
+                s[index + i] = int(word)
+            index += preload
+        index = d.get("user_sgpr_count", index)
+        for axis, value in zip("xyz", wg_id):
+            if d.get(f"system_sgpr_workgroup_id_{axis}"):
+                s[index] = value
+                index += 1
+        if d.get("system_sgpr_workgroup_info"):
+            raise EmulatorError("kernels that read the workgroup info SGPR are not modelled.")
+        sx, sy, _ = self.kernel.workgroup_size
+        flat = w.id * w.lanes + np.arange(w.lanes)
+        tid_x, tid_y, tid_z = flat % sx, (flat // sx) % sy, flat // (sx * sy)
+        # Work-item ids arrive packed in v0 (x bits 0-9, y 10-19, z 20-29) on gfx90a+, gfx940+ and gfx11.
+        w.v[0] = (tid_x | (tid_y << 10) | (tid_z << 20)).astype(np.uint32)
+        threads = math.prod(self.kernel.workgroup_size)
+        active = flat < threads
+        bits = int(sum(1 << int(i) for i in np.flatnonzero(active)))
+        s[EXEC] = bits & 0xFFFFFFFF
+        if w.lanes == 64:
+            s[EXEC + 1] = bits >> 32
+        w.sync_exec()
+
+    def run_workgroup(self, wg_id: int) -> None:
+        wg = Workgroup(wg_id, self)
+        for i in range(self.waves_per_group):
+            w = Wave(i, wg, self.ctx.lanes, 512, 256)
+            w.hits = [0] * len(self.code)
+            w.pc = self.kernel.entry
+            self.initial_state(w, (wg_id, 0, 0))
+            wg.waves.append(w)
+        rng, code = self.rng, self.code
+        executed = [0] * len(wg.waves)
+        while True:
+            runnable = [w for w in wg.waves if not w.done and not w.at_barrier]
+            if not runnable:
+                waiting = [w for w in wg.waves if w.at_barrier]
+                if not waiting:
+                    break
+                for w in waiting:
+                    w.at_barrier = False
+                wg.new_epoch()
+                self.barriers += 1
+                continue
+            w = runnable[int(rng.integers(len(runnable)))]
+            budget = int(rng.integers(1, 33))
+            executed[w.id] += self._slice(w, code, budget)
+            if executed[w.id] > MAX_INSTRUCTIONS_PER_WAVE:
+                raise EmulatorError(f"wave {w.id} of workgroup {wg_id} ran {MAX_INSTRUCTIONS_PER_WAVE} "
+                                    "instructions without ending; the kernel seems stuck in a loop.")
+        for w in wg.waves:
+            self.hits += np.asarray(w.hits)
+        if self.first_group_hits is None:
+            self.first_group_hits = [np.asarray(w.hits) for w in wg.waves]
+        self.mma += wg.mma
+
+    def _slice(self, w: Wave, code: list, budget: int) -> int:
+        w.stop = False
+        hits = w.hits
+        done = 0
+        try:
+            while done < budget and not w.stop:
+                pc = w.pc
+                w.cur = pc
+                w.pc = pc + 1
+                hits[pc] += 1
+                code[pc](w)
+                done += 1
+        except IndexError:
+            if w.cur >= len(code):
+                raise EmulatorError(f"wave {w.id} ran past the last instruction without s_endpgm.") from None
+            raise
+        return done
+
+
+def _configured_ir(dump: Path) -> str:
+    files = sorted(dump.glob("configured_*.mlir"))
+    return files[0].read_text() if files else ""
+
+
+def workgroup_count(configured: str, problem: dict) -> int:
+    """Workgroups of the dispatch: the problem's parallel sizes divided by the `workgroup` tile, rounded up."""
+    match = re.search(r"workgroup = \[([\d, ]+)\]", configured)
+    if not match:
+        raise EmulatorError("the configured IR has no workgroup tile, so the dispatch size is unknown.")
+    tiles = [int(t) for t in match[1].split(",")]
+    sizes = ([problem["batch"]] if problem.get("batch") else []) + [problem["m"], problem["n"], problem["k"]]
+    if len(tiles) != len(sizes):
+        raise EmulatorError(f"workgroup tile {tiles} does not match the loops {sizes} of the problem.")
+    return math.prod(-(-size // tile) for size, tile in zip(sizes, tiles) if tile)
+
+
+def bank_count(configured: str, target: str) -> int:
+    """LDS banks per IREE's target description (`workgroup_memory_bank_count`)."""
+    match = re.search(r"workgroup_memory_bank_count = (\d+)", configured)
+    if not match:
+        raise EmulatorError(f"the configured IR for {target} does not state workgroup_memory_bank_count.")
+    return int(match[1])
+
+
+def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
+    report_path = folder / "report.json"
+    if not report_path.is_file():
+        raise EmulatorError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
+    report = json.loads(report_path.read_text())
+    if report.get("target") not in ("gfx942", "gfx950", "gfx1151"):
+        raise EmulatorError(f"the emulator runs gfx942, gfx950 and gfx1151 kernels, not {report.get('target')}.")
+    if len(report.get("problems", [])) != 1 or len(report.get("dispatches", [])) != 1:
+        raise EmulatorError("the emulator runs folders with exactly one GEMM dispatch.")
+    isa = folder / "dump" / report["dispatches"][0]["isa_file"]
+    if not isa.is_file():
+        raise EmulatorError(f"{isa} is missing.")
+    return report, parse_kernel(isa.read_text()), _configured_ir(folder / "dump")
+
+
+def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
+                 shape: tuple[int, ...] | None = None) -> EmulationResult:
+    """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
+
+    `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
+    given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    report, kernel, configured = load_kernel(folder)
+    if kernel_text is not None:
+        kernel = parse_kernel(kernel_text)
+    problem = report["problems"][0]
+    compiled = tuple(problem[k] for k in ("batch", "m", "n", "k") if problem.get(k))
+    if shape is not None and tuple(shape) != compiled:
+        raise EmulatorError(f"{folder} holds a kernel compiled for {'x'.join(map(str, compiled))}, not "
+                            f"{'x'.join(map(str, shape))}; compile that shape first.")
+    if problem["epilogue"]["kind"] != "none":
+        raise EmulatorError(f"the emulator's host side builds plain GEMMs; epilogue "
+                            f"'{problem['epilogue']['kind']}' is not supported.")
+    target = report["target"]
+    ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target))
+    shapes = _shapes(problem)
+    rng = np.random.default_rng(seed)
+    dtype = NUMPY_TYPES[problem["dtype"]]
+    a = rng.standard_normal(shapes["a"], dtype=np.float32).astype(dtype)
+    b = rng.standard_normal(shapes["b"], dtype=np.float32).astype(dtype)
+    out_shape = shapes["c"]
+
+    memory = FlatMemory()
+    buffers = [a, b]
+    pointers = []
+    for array in buffers:
+        address = memory.allocate(array.nbytes)
+        memory.write(address, np.ascontiguousarray(array).view(np.uint8))
+        pointers.append(address)
+    out_bytes = int(np.prod(out_shape)) * 4
+    out_address = memory.allocate(out_bytes)
+    memory.write(out_address, np.full(int(np.prod(out_shape)), 0x7FC00001, np.uint32))  # NaN: "never written"
+    pointers.append(out_address)
+    pointer_args = [arg for arg in kernel.args if arg.get("value_kind") == "global_buffer"]
+    if len(pointer_args) != len(pointers) or len(kernel.args) != len(pointer_args):
+        raise EmulatorError(f"the kernel takes {len(kernel.args)} arguments; a plain GEMM needs the 3 bindings "
+                            "A, B and the result.")
+    kernarg = memory.allocate(max(kernel.kernarg_bytes, 8))
+    for arg, pointer in zip(pointer_args, pointers):
+        memory.write(kernarg + arg["offset"], np.array([pointer], np.uint64).view(np.uint8))
+
+    if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
+        raise EmulatorError("the kernel reads a y or z workgroup id; only one-dimensional grids are modelled.")
+    dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
+    groups = workgroup_count(configured, problem)
+    for wg_id in range(groups):
+        dispatch.run_workgroup(wg_id)
+
+    got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
+    unwritten = int(np.isnan(got).sum())
+    want = _reference(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
+                      np.maximum, None, 0.0)
+    written = ~np.isnan(got)
+    diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
+    scale = float(np.abs(want).max()) or 1.0
+    mix = _mix(kernel, dispatch.hits)
+    per_wave = tuple(_mix(kernel, hits) for hits in dispatch.first_group_hits)
+    accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
+                     for pc, entry in sorted(dispatch.banks.items()))
+    return EmulationResult(
+        kernel=kernel.name, target=target, problem=problem, seed=seed, workgroups=groups,
+        waves_per_workgroup=dispatch.waves_per_group, wave_size=ctx.lanes, max_abs_error=float(diff.max()),
+        max_rel_error=float(diff.max()) / scale, tolerance=relative_tolerance(problem["k"]), unwritten=unwritten,
+        hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
+        barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
+        lds_accesses=accesses, seconds=time.perf_counter() - started, output=got)
+
+
+def _mix(kernel: Kernel, hits: np.ndarray) -> dict:
+    mix: dict[str, int] = {}
+    for inst, count in zip(kernel.instructions, hits):
+        if count:
+            mix[inst.opcode] = mix.get(inst.opcode, 0) + int(count)
+    return mix
+
+
+def _shapes(problem: dict) -> dict:
+    lead = (problem["batch"],) if problem.get("batch") else ()
+    m, n, k, layout = problem["m"], problem["n"], problem["k"], problem["layout"]
+    return {"a": lead + ((k, m) if layout == "tn" else (m, k)), "b": lead + ((n, k) if layout == "nt" else (k, n)),
+            "c": lead + (m, n)}
+
+

@@ -1,0 +1,284 @@
+"""The CPU emulator of AMD kernels: compiled GEMMs match float64, planted concurrency faults are caught, the LDS
+bank-conflict counter sees the swizzle, and the CLI reports all of it.
+
+Kernels are compiled once per session into a temporary folder (about a second each) and emulated with seeded
+inputs. IREE's own kernels are correct on hardware, so a match here also validates the emulator's lane layouts.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import main
+from pipelines.emulator import EmulatorError, emulate_gemm
+from pipelines.emulator.isa import parse_instruction
+
+
+@pytest.fixture(scope="session")
+def compiled(tmp_path_factory):
+    """compiled(*flags) -> folder of `pipelines compile *flags`, compiled once per session."""
+    cache: dict[tuple, Path] = {}
+
+    def compile_(*flags: str) -> Path:
+        if flags not in cache:
+            folder = tmp_path_factory.mktemp("kernel")
+            assert main(["compile", *flags, "-o", str(folder)]) == 0
+            cache[flags] = folder
+        return cache[flags]
+    return compile_
+
+
+def gemm(target, dtype, shape, pipeline="default", *extra):
+    return ("--target", target, "--dtype", dtype, "--shape", shape, "--pipeline", pipeline, *extra)
+
+
+def isa_text(folder: Path) -> str:
+    files = list((folder / "dump").glob("*.rocmasm"))
+    assert len(files) == 1
+    return files[0].read_text()
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"expected exactly one {old!r} in the kernel"
+    return text.replace(old, new)
+
+
+def assert_matches(result):
+    assert result.unwritten == 0
+    assert result.max_rel_error <= result.tolerance, result.summary()
+    assert not result.hazards, result.summary()
+
+
+DEFAULTS = [(t, d) for t, dtypes in (("gfx942", ("bf16", "f16", "f8e4m3fnuz")), ("gfx950", ("bf16", "f16", "f8e4m3fn")),
+                                     ("gfx1151", ("bf16", "f16"))) for d in dtypes]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["256x256x256", "320x448x192"])
+@pytest.mark.parametrize("target, dtype", DEFAULTS)
+def test_iree_default_matches_float64(compiled, target, dtype, shape):
+    result = emulate_gemm(compiled(*gemm(target, dtype, shape)), seed=1)
+    assert_matches(result)
+    assert result.mma_count > 0 and result.barrier_count > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", [
+    gemm("gfx942", "bf16", "256x256x256", "default", "--layout", "nt"),
+    gemm("gfx942", "bf16", "256x256x256", "default", "--layout", "tn"),
+    gemm("gfx942", "f8e5m2fnuz", "320x448x192"),                                     # bf8 MFMA, FNUZ
+    gemm("gfx950", "f8e5m2", "320x448x192"),                                         # 32x32x64 f8f6f4, OCP bf8
+    gemm("gfx942", "bf16", "512x512x512", "tuned", "--mma", "MFMA_F32_32x32x8_BF16"),
+    gemm("gfx942", "bf16", "2x256x256x128"),                                         # batch_matmul
+], ids=["gfx942-nt", "gfx942-tn", "gfx942-bf8", "gfx950-bf8-32x32", "gfx942-32x32x8", "gfx942-batch"])
+def test_layouts_and_intrinsics_match_float64(compiled, flags):
+    assert_matches(emulate_gemm(compiled(*flags)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", [
+    gemm("gfx942", "bf16", "512x512x512", "tuned"),
+    gemm("gfx942", "f8e4m3fnuz", "512x512x512", "tuned"),
+    gemm("gfx950", "bf16", "512x512x512", "tuned"),        # direct-to-LDS loads (buffer_load ... lds, M0)
+    gemm("gfx950", "f8e4m3fn", "512x512x512", "tuned"),
+    gemm("gfx1151", "bf16", "256x256x256", "tuned"),
+], ids=["gfx942-bf16", "gfx942-fp8", "gfx950-bf16-dma", "gfx950-fp8-dma", "gfx1151-bf16"])
+def test_tuned_matches_float64(compiled, flags):
+    result = emulate_gemm(compiled(*flags))
+    assert_matches(result)
+    if "gfx950" in flags:
+        assert result.mix.get("buffer_load_dwordx4", 0) > 0 and "ds_write_b128" not in result.mix
+
+
+def test_bf16_256_cubed_emulates_within_a_minute(compiled):
+    result = emulate_gemm(compiled(*gemm("gfx942", "bf16", "256x256x256")))
+    assert_matches(result)
+    assert result.seconds < 60
+    assert result.mma_count == 4096  # 256³ / (16·16·16)
+    assert len(result.mix_per_wave) == 4
+    assert all(wave["v_mfma_f32_16x16x16_bf16"] == 128 for wave in result.mix_per_wave)
+
+
+# ---------------------------------------------------------------------------------------------------- faults
+# The loop of IREE's default gfx942 bf16 kernel: global loads, `s_waitcnt vmcnt(n)` before each ds_write2_b64,
+# `s_waitcnt lgkmcnt(0)` + `s_barrier`, then the LDS reads of the MFMA operands.
+AFTER_WRITES = "\ts_waitcnt lgkmcnt(0)\n\ts_barrier\n\tds_read2_b64"
+LAST_WRITE = "\ts_waitcnt vmcnt(0)\n\tds_write2_b64"
+
+
+@pytest.fixture(scope="module")
+def default_kernel(compiled):
+    folder = compiled(*gemm("gfx942", "bf16", "256x256x256"))
+    return folder, isa_text(folder)
+
+
+def test_removed_barrier_is_an_lds_race(default_kernel):
+    folder, text = default_kernel
+    faulty = replace_once(text, AFTER_WRITES, "\ts_waitcnt lgkmcnt(0)\n\tds_read2_b64")
+    result = emulate_gemm(folder, kernel_text=faulty)
+    assert not result.passed
+    race = result.hazards[0]
+    assert race.kind == "lds-race"
+    assert re.search(r"wave \d+ 'ds_read\S+ .*' \(line \d+\) reads byte \d+ that wave \d+ 'ds_write2_b64 .*' "
+                     r"\(line \d+\) wrote with no barrier between them", race.message)
+    # one seed, one report; another interleaving still finds the race (the wording says who came first)
+    assert emulate_gemm(folder, kernel_text=faulty).hazards == result.hazards
+    other = emulate_gemm(folder, kernel_text=faulty, seed=7).hazards
+    assert other[0].kind == "lds-race" and "ds_write2_b64" in other[0].message and "ds_read" in other[0].message
+
+
+@pytest.mark.parametrize("old, new, kind, names", [
+    # LDS writes still in flight at the barrier: their window reaches into the readers' epoch
+    (AFTER_WRITES, "\ts_waitcnt lgkmcnt(8)\n\ts_barrier\n\tds_read2_b64", "lds-race", "ds_write2_b64"),
+    # the last global load has not landed when its data is stored to LDS
+    (LAST_WRITE, "\ts_waitcnt vmcnt(1)\n\tds_write2_b64", "pending-read", "ds_write2_b64 v62"),
+], ids=["lgkmcnt", "vmcnt"])
+def test_loosened_waitcnt_is_caught(default_kernel, old, new, kind, names):
+    folder, text = default_kernel
+    result = emulate_gemm(folder, kernel_text=replace_once(text, old, new))
+    assert not result.passed and not result.matches
+    assert result.hazards[0].kind == kind
+    assert names in result.hazards[0].message
+
+
+def test_swizzle_whose_read_does_not_invert_its_write_is_a_mismatch(compiled):
+    """XOR one more bit (16 bytes) into the address of the first ds_write_b128 of the tuned `--lds xor` kernel, on
+    the write side only: the reads still invert the original swizzle, so operands land in the wrong K slots."""
+    folder = compiled(*gemm("gfx942", "bf16", "512x512x512", "tuned", "--lds", "xor"))
+    text = isa_text(folder)
+    assert_matches(emulate_gemm(folder))
+    write = re.search(r"\tds_write_b128 (v\d+), .*\n", text)
+    reg = write[1]
+    flip = f"\tv_xor_b32_e32 {reg}, 16, {reg}\n"
+    faulty = text[:write.start()] + flip + write[0] + flip + text[write.end():]
+    result = emulate_gemm(folder, kernel_text=faulty)
+    assert result.unwritten == 0 and not result.hazards
+    assert result.max_rel_error > 100 * result.tolerance
+
+
+def test_unimplemented_instruction_stops_with_its_name(default_kernel):
+    folder, text = default_kernel
+    faulty = replace_once(text, "\ts_mov_b32 s10, 0x5040100\n", "\tv_sin_f32_e32 v1, v2\n")
+    with pytest.raises(EmulatorError, match=r"instruction v_sin_f32_e32 \(line \d+: 'v_sin_f32_e32 v1, v2'\) is not "
+                                            "implemented"):
+        emulate_gemm(folder, kernel_text=faulty)
+
+
+# ---------------------------------------------------------------------------------------------------- counters
+
+
+def test_bank_conflicts_see_the_swizzle(compiled):
+    """gfx950 tuned (direct-to-LDS, 64 banks): the XOR swizzle removes most conflict cycles of the operand reads."""
+    xor = emulate_gemm(compiled(*gemm("gfx950", "bf16", "512x512x512", "tuned", "--lds", "xor")))
+    flat = emulate_gemm(compiled(*gemm("gfx950", "bf16", "512x512x512", "tuned", "--lds", "none")))
+    assert_matches(xor)
+    assert_matches(flat)
+    assert xor.lds_banks == flat.lds_banks == 64
+    assert xor.lds_conflict_cycles * 2 < flat.lds_conflict_cycles
+    assert xor.mma_count == flat.mma_count
+
+
+def test_bank_model_counts_broadcast_and_conflicts():
+    from pipelines.emulator.memory import bank_cycles
+    import numpy as np
+
+    lanes = np.arange(64, dtype=np.int64)
+    assert bank_cycles(lanes * 4, 4, 32, 64) == (2, 2)          # 32 lanes a cycle, one dword per bank
+    assert bank_cycles(np.zeros(64, np.int64), 4, 32, 64) == (2, 2)  # broadcast of one dword
+    assert bank_cycles(lanes * 128, 4, 32, 64) == (64, 2)       # every lane in bank 0: 32-way conflict
+    assert bank_cycles(lanes * 16, 16, 64, 64) == (4, 4)        # b128 on 64 banks: 16 lanes a cycle
+
+
+def test_parse_dual_issue_and_modifiers():
+    dual = parse_instruction("v_dual_mov_b32 v4, 0 :: v_dual_and_b32 v3, 0x78, v5", 1)
+    assert dual.opcode == "v_dual" and [h.opcode for h in dual.operands] == ["v_dual_mov_b32", "v_dual_and_b32"]
+    ds = parse_instruction("ds_read2_b64 v[76:79], v74 offset0:128 offset1:132", 2)
+    assert ds.modifiers == {"offset0": "128", "offset1": "132"}
+    assert ds.operands[0].count == 4
+
+
+# ---------------------------------------------------------------------------------------------------- pingpong8
+
+STAGGER = "\ts_and_saveexec_b64 s[2:3], vcc\n\ts_cbranch_execz .LBB0_2\n\ts_barrier\n"
+STAGGER_RACE = ("the lagging group's prologue ds_writes are not waited for (no s_waitcnt lgkmcnt(0)) before its "
+                "stagger s_barrier, so the leading group reads that LDS in the next barrier epoch")
+EPILOGUE_OFFSET = ("the 16x16x32 intrinsics hold 8 inputs but 4 results per lane: transforms/ukernel.py stores the "
+                   "accumulator at column lane_group * per_lane (8) instead of lane_group * 4, so half the outputs "
+                   "are never written")
+
+
+@pytest.mark.parametrize("target, dtype, layout, reason", [
+    pytest.param("gfx942", "bf16", "nt", STAGGER_RACE),
+    pytest.param("gfx942", "bf16", "nn", STAGGER_RACE),
+    pytest.param("gfx942", "f8e4m3fnuz", "nt", STAGGER_RACE + "; " + EPILOGUE_OFFSET),
+    pytest.param("gfx950", "bf16", "nt", STAGGER_RACE + "; " + EPILOGUE_OFFSET),
+    pytest.param("gfx950", "bf16", "nn", STAGGER_RACE + "; " + EPILOGUE_OFFSET),
+    pytest.param("gfx950", "f8e4m3fn", "nt", STAGGER_RACE + "; " + EPILOGUE_OFFSET),
+])
+def test_pingpong8(compiled, request, target, dtype, layout, reason):
+    request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    folder = compiled("--target", target, "--dtype", dtype, "--shape", "256x256x256", "--schedule", "pingpong8",
+                      "--layout", layout)
+    result = emulate_gemm(folder)
+    assert result.passed, result.summary()
+
+
+def test_pingpong8_findings_are_exactly_the_two_reported_defects(compiled):
+    """Pins the diagnosis of the xfails above: on gfx942 bf16 the only defect is the stagger race (a wait before
+    the stagger barrier removes every hazard, on several seeds); on gfx950 bf16, halving the accumulator's column
+    offset in the epilogue makes every output right."""
+    folder = compiled("--target", "gfx942", "--dtype", "bf16", "--shape", "256x256x256", "--schedule", "pingpong8",
+                      "--layout", "nt")
+    text = isa_text(folder)
+    racy = emulate_gemm(folder)
+    assert racy.matches and racy.hazards
+    assert all(h.kind == "lds-race" and "barrier epoch 1:" in h.message and "ds_write_b128" in h.message
+               for h in racy.hazards)
+    fixed = replace_once(text, STAGGER, "\ts_waitcnt lgkmcnt(0)\n" + STAGGER)
+    for seed in (0, 1, 2):
+        assert emulate_gemm(folder, kernel_text=fixed, seed=seed).passed
+
+    folder = compiled("--target", "gfx950", "--dtype", "bf16", "--shape", "256x256x256", "--schedule", "pingpong8",
+                      "--layout", "nt")
+    text = replace_once(isa_text(folder), STAGGER, "\ts_waitcnt lgkmcnt(0)\n" + STAGGER)
+    broken = emulate_gemm(folder, kernel_text=text)
+    assert broken.unwritten == emulate_gemm(folder).output.size // 2 and not broken.hazards
+    # v130 holds lane_group * 8 (the operand's K offset); the epilogue ORs it into the output column
+    store_column = "\tv_and_or_b32 v0, v0, s4, v130\n"
+    halved = replace_once(text, store_column, "\tv_lshrrev_b32_e32 v130, 1, v130\n" + store_column)
+    assert_matches(emulate_gemm(folder, kernel_text=halved))
+
+
+# ---------------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_emulate(compiled, capsys):
+    folder = compiled(*gemm("gfx942", "bf16", "256x256x256"))
+    assert main(["emulate", str(folder), "--shape", "256x256x256"]) == 0
+    out = capsys.readouterr().out
+    assert "match" in out and "hazards: none" in out and out.rstrip().endswith("PASS")
+    assert main(["emulate", str(folder), "--shape", "128x128x128"]) == 2
+    assert "compiled for 256x256x256, not 128x128x128" in capsys.readouterr().err
+    assert main(["emulate", str(folder.parent / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_emulate_exits_1_on_a_failing_kernel(compiled, capsys):
+    folder = compiled("--target", "gfx950", "--dtype", "bf16", "--shape", "256x256x256", "--schedule", "pingpong8",
+                      "--layout", "nt")
+    assert main(["emulate", str(folder), "--json"]) == 1
+    assert '"passed": false' in capsys.readouterr().out
+
+
+def test_loosened_wait_for_direct_to_lds_loads_is_a_race(compiled):
+    """gfx950 tuned: the DMA loads (`buffer_load_dwordx4 ... lds`) of the next tile are counted by vmcnt; waiting
+    for fewer of them before the barrier leaves their LDS writes open in the epoch where other waves read."""
+    folder = compiled(*gemm("gfx950", "bf16", "512x512x512", "tuned"))
+    faulty = replace_once(isa_text(folder), "\ts_waitcnt vmcnt(8)\n\ts_barrier\n", "\ts_waitcnt vmcnt(12)\n\ts_barrier\n")
+    result = emulate_gemm(folder, kernel_text=faulty)
+    assert not result.matches
+    assert result.hazards[0].kind == "lds-race"
+    assert re.search(r"'ds_read_b64_tr_b16 .*' \(line \d+\) reads byte \d+ that wave \d+ 'buffer_load_dwordx4 v\d+, "
+                     r"s\[\d+:\d+\], 0 offen lds'", result.hazards[0].message)
