@@ -150,7 +150,7 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "problems": [dict(asdict(g), flops=g.flops) for g in job.gemms],
         "schedules": [asdict(s) if s is not None else None for s in job.schedules],
         "schedule_summary": ([f"{kernel_label(job.ukernel)} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
-                              f"{job.ukernel.lds_stages} LDS stage(s) (numerics not yet verified)"]
+                              f"{job.ukernel.lds_stages} LDS stage(s) (numerics: CPU emulator only)"]
                              if job.ukernel is not None else
                              [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules]),
         "lds_bytes": main.lds_bytes,

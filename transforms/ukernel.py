@@ -9,7 +9,9 @@ the first MFMA cluster at raised priority, (3) stores of the fetched tile into L
 the first group re-aligns after the loop. Scope: NT layout (B stored N×K, K contiguous in both operands),
 f16/bf16/fp8 with the 16x16 MFMAs of gfx942 and gfx950 (`UKERNEL_MMA`), block tile 256×256×K. The per-lane
 fragment layout is the one IREE
-defines for the intrinsic (`col_major` accumulator). Not yet run anywhere: numerics await the emulator.
+defines for the intrinsic (`col_major` accumulator). Its numerics are checked on the CPU emulator
+(tests/unit/test_emulator.py), which found two defects in its first version (see `conditional_barrier` and the
+accumulator column); it has not run on AMD hardware.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ column of B over all 16 K values, lanes 16-31 repeating lanes 0-15; accumulator 
 A and of column l % 16 of B; accumulator element e is row l % 16, column 4(l / 16) + e. A and B sit in LDS
 K-contiguous (M- and N-major) in every layout: an operand stored K-major in global memory (B in NN, A and B in
 TN) is loaded 16 bytes along M or N and written down LDS columns. On CDNA the LDS rows are XOR-swizzled; on
-gfx1151 padded. Not yet run anywhere: numerics await the emulator.
+gfx1151 padded. Numerics checked on the CPU emulator (tests/unit/test_emulator.py); not run on AMD hardware.
 """
 
 from __future__ import annotations
@@ -317,11 +317,10 @@ def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | No
         tensor.ParallelInsertSliceOp(written, out, offsets, dynamic_sizes, [], [dynamic] * 7, static_sizes, [1] * 7)
 
 
-def _fat_buffer(b: KernelBuilder, operand: ir.Value, element_bytes: int) -> ir.Value:
+def _fat_buffer(operand: ir.Value) -> ir.Value:
     """`operand` (K-contiguous rows) as a buffer-resource memref, the source a direct-to-LDS load reads."""
     tensor_type = ir.RankedTensorType(operand.type)
-    pitch = arith.MulIOp(tensor.DimOp(operand, b.c(1)).result, b.c(element_bytes)).result
-    cast = iree_gpu.BufferResourceCastOp(tensor_type, operand, cache_swizzle_stride=pitch).result
+    cast = iree_gpu.BufferResourceCastOp(tensor_type, operand).result
     dynamic = ir.ShapedType.get_dynamic_size()
     memref_type = ir.MemRefType.get(list(tensor_type.shape), tensor_type.element_type,
                                     ir.Attribute.parse("strided<[?, 1], offset: ?>"),
@@ -381,8 +380,7 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
 def _build_dma_body(schedule: DoubleBuffered, t: _Tiles, b: KernelBuilder, lds: dict, k_size: ir.Value,
                     threads: int, entry: ir.Block) -> None:
     k_tile, f32 = schedule.tile[2], ir.F32Type.get()
-    sources = {"a": _fat_buffer(b, entry.arguments[0], schedule.element_bytes),
-               "b": _fat_buffer(b, entry.arguments[1], schedule.element_bytes)}
+    sources = {"a": _fat_buffer(entry.arguments[0]), "b": _fat_buffer(entry.arguments[1])}
     forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), f32).result],
                           mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
     with ir.InsertionPoint(forall.body):

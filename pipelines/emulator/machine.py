@@ -254,7 +254,25 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_mul_i32": (32, lambda a, b: ((_signed32(a) * _signed32(b)) & MASK32, None)),
     "s_lshl1_add_u32": (32, lambda a, b: (((a << 1) + b) & MASK32, ((a << 1) & MASK32) + b > MASK32)),
     "s_lshl2_add_u32": (32, lambda a, b: (((a << 2) + b) & MASK32, ((a << 2) & MASK32) + b > MASK32)),
+    # bit field extract: offset in bits 4:0 of the second operand, width in bits 22:16
+    "s_bfe_u32": (32, lambda a, b: ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1),
+                                    ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1)) != 0)),
 }
+
+
+@decoder("s_addc_u32", "s_subb_u32")
+def _sop2_carry(inst: Instruction, ctx):
+    """Add with carry-in / subtract with borrow-in from SCC; SCC becomes the carry / borrow out."""
+    write = scalar_writer(inst.operands[0], 32)
+    a, b = scalar_reader(inst.operands[1], 32), scalar_reader(inst.operands[2], 32)
+    add = inst.opcode == "s_addc_u32"
+
+    def run(w):
+        x, y, carry = a(w), b(w), w.scc
+        total = x + y + carry if add else x - y - carry
+        write(w, total & MASK32)
+        w.scc = int(total > MASK32 if add else total < 0)
+    return run
 
 
 @decoder(*_SOP2)
@@ -496,12 +514,25 @@ def valu_compute(inst: Instruction, ctx):
     """(compute(w) -> uint32 lanes, destination operand) for a plain VALU instruction, or None."""
     base, ops = _base(inst.opcode), inst.operands
     if inst.opcode.endswith("_sdwa"):
-        if inst.modifiers.get("dst_sel", "DWORD") != "DWORD" or base not in _VOP2:
+        dst_sel = inst.modifiers.get("dst_sel", "DWORD")
+        unused = inst.modifiers.get("dst_unused", "UNUSED_PAD")
+        if base not in _VOP2 or dst_sel not in _SDWA_SEL or unused not in ("UNUSED_PAD", "UNUSED_PRESERVE"):
             raise EmulatorError(f"unsupported SDWA form '{inst.text}' at line {inst.line}.")
         a = _sdwa_source(ops[1], inst.modifiers.get("src0_sel", "DWORD"), ctx)
         b = _sdwa_source(ops[2], inst.modifiers.get("src1_sel", "DWORD"), ctx)
         fn = _VOP2[base]
-        return (lambda w: fn(a(w), b(w))), ops[0]
+        shift, width = _SDWA_SEL[dst_sel]
+        if width == 32:
+            return (lambda w: fn(a(w), b(w))), ops[0]
+        field = u32(((1 << width) - 1) << shift)
+        old = vector_reader(ops[0], ctx)
+
+        def into_field(w):
+            placed = (fn(a(w), b(w)) << u32(shift)) & field  # the result's low bits, moved to the selected field
+            if unused == "UNUSED_PRESERVE":
+                return placed | (old(w) & ~field)
+            return placed  # UNUSED_PAD: the other bits are zero
+        return into_field, ops[0]
     if any(isinstance(o, Sext) for o in ops) or set(inst.modifiers) - {"bitop3"}:
         raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
     if base in _VOP2:
