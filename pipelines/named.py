@@ -22,7 +22,7 @@ from typing import Callable
 
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
-    schedule_from_dict, worth_trying
+    schedule_from_dict, workgroup_grid, worth_trying
 
 from .targets import Target, TargetError, dtype_family
 
@@ -83,7 +83,7 @@ def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
     schedule = _with_mma(schedule, _intrinsic(pattern, gemm.dtype))
     if not aligned(schedule, gemm):
         return _auto(gemm, target)  # tuned tiles are for whole multiples; padded ones spill on gfx1151
-    if gemm.batched and schedule.swizzle.workgroup_order == "xcd":
+    if schedule.swizzle.workgroup_order == "xcd" and (gemm.batched or min(workgroup_grid(schedule, gemm)) < 2):
         schedule = dataclasses.replace(schedule, swizzle=Swizzle(schedule.swizzle.lds, "row"))
     return schedule
 

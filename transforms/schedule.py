@@ -124,6 +124,12 @@ def workgroup_size(schedule: Schedule, wave_size: int) -> int:
     return schedule.warp_groups.workgroup_size or schedule.waves * wave_size
 
 
+def workgroup_grid(schedule: Schedule, gemm: Gemm) -> tuple[int, int]:
+    """Workgroups along M and N (per batch)."""
+    tm, tn = schedule.tile.workgroup
+    return -(-gemm.m // tm), -(-gemm.n // tn)
+
+
 def aligned(schedule: Schedule, gemm: Gemm) -> bool:
     """Whether M, N and K are whole multiples of the workgroup tile and K step."""
     (wm, wn), k = schedule.tile.workgroup, schedule.tile.k
@@ -260,6 +266,12 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.swizzle.workgroup_order == "xcd" and gemm.batched:
         raise ScheduleError("XCD-aware workgroup order handles 2-D workgroup grids only (IREE 3.13's "
                             "conditional_transpose), not batch matmuls; use --order row.")
+    grid = workgroup_grid(schedule, gemm)
+    if schedule.swizzle.workgroup_order == "xcd" and min(grid) < 2:
+        raise ScheduleError(f"XCD-aware workgroup order needs at least 2 workgroups along M and along N (IREE "
+                            f"3.13's conditional_transpose folds a unit dimension away); {gemm.shape_name} with "
+                            f"tile {schedule.tile.workgroup[0]}x{schedule.tile.workgroup[1]} gives a {grid[0]}x{grid[1]} grid; "
+                            "use --order row.")
 
     lds = lds_plan_bytes(schedule, gemm)
     if lds > target.lds_bytes:

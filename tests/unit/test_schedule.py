@@ -74,3 +74,16 @@ def test_problem_sizes_must_be_positive(sizes, message):
     m, n, k, *batch = sizes
     with pytest.raises(ProblemError, match=message):
         Gemm(m, n, k, batch=batch[0] if batch else None)
+
+
+def test_xcd_order_needs_two_workgroups_per_grid_dimension():
+    """IREE's conditional_transpose fails on a grid with a unit dimension (it folds it away); `tuned` falls back
+    to row order there (256³ with its 256x256 tile used to fail to compile), explicit flags get one sentence."""
+    from pipelines.named import get_pipeline
+    xcd = Schedule(Tile((256, 256), 32, (2, 4), "MFMA_F32_16x16x16_BF16"), Staging(2), Swizzle("xor", "xcd"),
+                   WarpGroups())
+    with pytest.raises(ScheduleError, match="256x512x256 with tile 256x256 gives a 1x2 grid; use --order row"):
+        check(xcd, Gemm(256, 512, 256, "bf16", "nn"), TARGETS["gfx942"])
+    check(xcd, Gemm(512, 512, 256, "bf16", "nn"), TARGETS["gfx942"])
+    tuned = get_pipeline("tuned").choose(Gemm(256, 256, 256, "bf16", "nn"), TARGETS["gfx942"])
+    assert tuned.swizzle.workgroup_order == "row"
