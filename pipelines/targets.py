@@ -131,12 +131,13 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "gfx1151", "rocm", "AMD RDNA3.5: Strix Halo (Radeon 8060S)", _HIP + ("--iree-rocm-target=gfx1151",),
         dtypes=("f16", "bf16"), wave_size=32,
-        lds_bytes=65536, lds_per_cu=131072, lds_banks=32, vgprs_per_lane=256, vgpr_file_per_lane=1536,
+        lds_bytes=65536, lds_per_cu=131072, lds_banks=64, vgprs_per_lane=256, vgpr_file_per_lane=1536,
         vgpr_granule=24, max_waves_per_simd=16, simds_per_cu=4, mma=_GFX1151_MMA, compute_units=40,
         peak_tflops={"16bit": 59.4},
         sources=("40 CUs × 2.9 GHz × 512 FLOP/clk/CU = 59.4 TFLOP/s f16/bf16 WMMA (Strix Halo, llm-tracker.info)",
                  "LLVM AMDGPU: gfx1151 has FeatureGFX11FullVGPRs (1536 VGPRs per SIMD in wave32, granule 24)",
-                 "IREE 3.13 target description for gfx1151 (65536 B workgroup memory, wave32 preferred)")),
+                 "IREE 3.13 target description for gfx1151 (65536 B workgroup memory, 64 LDS banks, wave32 "
+                 "preferred)")),
     Target(
         "sm_80", "cuda", "NVIDIA Ampere (A100); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_80",),
         dtypes=("f16", "bf16"), wave_size=32, lds_bytes=166912, lds_per_cu=167936, vgprs_per_lane=255,
