@@ -28,7 +28,7 @@ class EmulatorError(RuntimeError):
 class Hazard:
     """A concurrency defect found while running: a race on LDS or a register read before its load landed."""
 
-    kind: str  # 'lds-race', 'pending-read', 'pending-write', 'lds-out-of-range'
+    kind: str  # 'lds-race', 'pending-read', 'pending-write', 'lds-out-of-range', 'wmma-replication'
     message: str
 
 
@@ -600,6 +600,38 @@ def _dual(inst, ctx):
         x, y = fx(w), fy(w)  # both halves read before either writes
         wx(w, x)
         wy(w, y)
+    return run
+
+
+@decoder("v_mad_u64_u32")
+def _mad_u64(inst, ctx):
+    """vdst[2] = src0 (u32) * src1 (u32) + src2 (u64); the carry out goes to an SGPR pair (or null)."""
+    dst, carry, a_op, b_op, c_op = inst.operands
+    a, b, c = vector_reader(a_op, ctx), vector_reader(b_op, ctx), vector_reader64(c_op, ctx)
+    lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
+    if not (isinstance(carry, Reg) and carry.kind == "s" and carry.index == NULL):
+        raise EmulatorError(f"'{inst.text}' (line {inst.line}): only a null carry-out is modelled.")
+
+    def run(w):
+        product = np.broadcast_to(a(w), (w.lanes,)).astype(np.uint64) * np.broadcast_to(b(w), (w.lanes,)).astype(
+            np.uint64)
+        total = product + np.broadcast_to(c(w), (w.lanes,)).astype(np.uint64)  # wraps at 64 bits like the hardware
+        lo(w, (total & np.uint64(MASK32)).astype(np.uint32))
+        hi(w, (total >> np.uint64(32)).astype(np.uint32))
+    return run
+
+
+@decoder("s_addk_i32")
+def _sopk_add(inst, ctx):
+    """sdst += sign-extended 16-bit immediate; SCC = signed overflow."""
+    read, write = scalar_reader(inst.operands[0]), scalar_writer(inst.operands[0])
+    imm = ((inst.operands[1] & 0xFFFF) ^ 0x8000) - 0x8000
+
+    def run(w):
+        old = _signed32(read(w))
+        total = old + imm
+        write(w, total & MASK32)
+        w.scc = int(not -2**31 <= total < 2**31)
     return run
 
 

@@ -148,6 +148,13 @@ def _matrix(inst, ctx):
 
     def run(w):
         a_vals, b_vals = elements(w, a_op, a_type), elements(w, b_op, b_type)
+        if shape.wmma:  # RDNA3 WMMA requires lanes 16-31 to repeat lanes 0-15 in A and B
+            for name, vals in (("A", a_vals), ("B", b_vals)):
+                differ = np.flatnonzero(np.any((vals[:16] != vals[16:]) & ~(np.isnan(vals[:16]) & np.isnan(vals[16:])),
+                                               axis=1))
+                if len(differ):
+                    w.hazard("wmma-replication", f"{w.where()}: lanes 16-31 of operand {name} do not repeat lanes "
+                             f"0-15 (lane {differ[0]} differs from lane {differ[0] + 16}); the hardware requires it.")
         a = np.zeros((shape.m, shape.k))
         b = np.zeros((shape.k, shape.n))
         a[a_rows, a_k] = a_vals

@@ -226,7 +226,9 @@ def _buffer(inst, ctx):
 
     def addresses(w):
         base, records = _buffer_descriptor(w, rsrc_index)
-        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + sofs(w) + inst_offset)
+        # the hardware adds the offsets in 32 bits: LLVM folds a negative scalar into the VGPR offset and relies
+        # on the wrap-around (gfx1151 K-tile-16 kernels read row 0 of A through such an offset)
+        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + sofs(w) + inst_offset) & 0xFFFFFFFF
         byte_offsets = offset[:, None] + byte_range[None, :]
         inside = (byte_offsets < records) & w.exec[:, None]
         return base, byte_offsets, inside
