@@ -152,7 +152,8 @@ def _job(args) -> flow.Job:
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
             raise UsageError("--schedule pingpong8 is a whole kernel; it takes no --pipeline or schedule flags.")
         return flow.Job(target, "pingpong8", (gemm,), (None,), ukernel=ukernel_schedule(gemm.dtype))
-    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
+    codegen = get_pipeline(args.pipeline or "default").codegen
+    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=codegen)
 
 
 def cmd_compile(args) -> int:

@@ -6,6 +6,8 @@
   gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route). Problems that are not whole
   multiples of that tile get `auto`'s choice. Not measured on AMD hardware: chosen from the seeds and checked
   for zero spills and the planned LDS in the ISA.
+- `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
+  (`transforms.codegen_script`): 128×128 block tile, 2×2 warps, K 32, three cp.async stages, padded shared rows.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -24,7 +26,11 @@ from transforms.problem import Gemm
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
     schedule_from_dict, worth_trying
 
+from transforms.codegen_script import CODEGEN_MMA
+
 from .targets import Target, TargetError, dtype_family
+
+CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Pipeline:
     name: str
     summary: str
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
+    codegen: bool = False  # the schedule is delivered as a full transform-dialect codegen library
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -130,6 +137,12 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     return valid[-1]
 
 
+def _codegen(gemm: Gemm, target: Target) -> Schedule:
+    if target.backend != "cuda":
+        raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
+    return Schedule(Tile((128, 128), 32, (2, 2), CODEGEN_MMA), Staging(3), Swizzle("pad"))
+
+
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:
     return dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma=mma))
 
@@ -153,7 +166,14 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit", _auto),
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
+    Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync)", _codegen,
+             codegen=True),
 )}
+
+
+def is_codegen(name: str) -> bool:
+    """Whether a pipeline (or a tune candidate of the codegen route) compiles through the codegen library."""
+    return name == CODEGEN_CANDIDATE or (name in PIPELINES and PIPELINES[name].codegen)
 
 
 def get_pipeline(name: str) -> Pipeline:
@@ -165,4 +185,4 @@ def get_pipeline(name: str) -> Pipeline:
 def pipelines_for(target: Target) -> list[str]:
     if target.backend == "cpu":
         return ["default"]
-    return list(PIPELINES)
+    return [p.name for p in PIPELINES.values() if not p.codegen or target.backend == "cuda"]
