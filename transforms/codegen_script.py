@@ -81,9 +81,10 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
         raise ScheduleError(f"the codegen pipeline runs f16 only: IREE 3.13's vector-to-nvgpu conversion has no "
                             f"{gemm.dtype} mma.sync/ldmatrix fragments (nor WMMA loads); use 'tuned' for "
                             f"{gemm.dtype}.")
-    if gemm.batched or gemm.epilogue.kind != "none" or gemm.layout not in ("nn", "nt"):
-        raise ScheduleError("the codegen pipeline compiles plain NN or NT GEMMs (no batch, no epilogue, no TN); "
-                            "use 'tuned' for this problem.")
+    if gemm.batched or gemm.epilogue.kind != "none" or gemm.layout != "nn":
+        # NT compiles and verifies, but gave wrong results on an H100 (results/h100: max rel. error ~1).
+        raise ScheduleError(f"the codegen pipeline compiles plain NN GEMMs only (no batch, no epilogue; layout "
+                            f"{gemm.layout.upper()} gave wrong results on an H100); use 'tuned' for this problem.")
     if tile.mma != CODEGEN_MMA:
         raise ScheduleError(f"the codegen pipeline emits {CODEGEN_MMA} only, not {tile.mma}.")
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
