@@ -7,7 +7,9 @@
   multiples of that tile get `auto`'s choice. Not measured on AMD hardware: chosen from the seeds and checked
   for zero spills and the planned LDS in the ISA.
 - `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
-  (`transforms.codegen_script`): 128×128 block tile, 2×2 warps, K 32, three cp.async stages, padded shared rows.
+  (`transforms.codegen_script`): 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as the
+  target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100); 128×128
+  on 2×2 warps for problems that are not multiples of 256 in N. f16 NN only.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -23,9 +25,10 @@ from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
-    schedule_from_dict, worth_trying
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, \
+    mma_shape, schedule_from_dict, worth_trying
 
+from transforms import codegen_script
 from transforms.codegen_script import CODEGEN_MMA
 
 from .targets import Target, TargetError, dtype_family
@@ -137,10 +140,23 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     return valid[-1]
 
 
+# (block tile, warp grid), preferred first; tune --route codegen on an H100 measured 128x256x32 on 2x4 warps with
+# 4 stages fastest at 4096³ and 8192³ f16 (results/h100/tune_codegen_*).
+_CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
+
+
 def _codegen(gemm: Gemm, target: Target) -> Schedule:
     if target.backend != "cuda":
         raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
-    return Schedule(Tile((128, 128), 32, (2, 2), CODEGEN_MMA), Staging(3), Swizzle("pad"))
+    options = [Schedule(Tile(tile, 32, warps, CODEGEN_MMA), Staging(stages), Swizzle("pad"))
+               for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
+    for schedule in options:
+        try:
+            codegen_script.check(schedule, gemm, target)
+            return schedule
+        except ScheduleError:
+            continue
+    return options[-1]  # compiling it raises the sentence that says why nothing fits
 
 
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:
