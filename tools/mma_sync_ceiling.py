@@ -16,7 +16,9 @@ import sys
 CHAINS = 16  # independent accumulators per warp: enough to cover the instruction's latency
 ITERATIONS = 4096
 FLOPS_PER_MMA = 2 * 16 * 8 * 16
+PTX_VERSION = {"sm_80": "7.6", "sm_89": "8.4"}  # as IREE 3.13 emits for these targets
 ATTR_MULTIPROCESSOR_COUNT = 16
+JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 
 
 def _ptx(target: str) -> str:
@@ -30,7 +32,7 @@ def _ptx(target: str) -> str:
     zero = "\n".join(f"    mov.f32 %c{i}, 0f00000000;" for i in range(accumulators))
     total = "\n".join(f"    add.f32 %sum, %sum, %c{i};" for i in range(accumulators))
     return f"""
-.version 7.6
+.version {PTX_VERSION[target]}
 .target {target}
 .address_size 64
 .visible .entry mma_loop(.param .u64 out, .param .u32 iterations)
@@ -40,7 +42,7 @@ def _ptx(target: str) -> str:
     .reg .f32 %c<{accumulators}>;
     .reg .f32 %sum;
     .reg .pred %p;
-    .reg .b32 %i, %n, %tid, %ctaid, %ntid, %gid;
+    .reg .b32 %i, %n, %thread, %block, %width, %gid;
     .reg .b64 %ptr, %offset;
     mov.b32 %a0, 0x3c003c00;
     mov.b32 %a1, 0x3c003c00;
@@ -58,10 +60,10 @@ LOOP:
     @%p bra LOOP;
     mov.f32 %sum, 0f00000000;
 {total}
-    mov.u32 %tid, %tid.x;
-    mov.u32 %ctaid, %ctaid.x;
-    mov.u32 %ntid, %ntid.x;
-    mad.lo.u32 %gid, %ctaid, %ntid, %tid;
+    mov.u32 %thread, %tid.x;
+    mov.u32 %block, %ctaid.x;
+    mov.u32 %width, %ntid.x;
+    mad.lo.u32 %gid, %block, %width, %thread;
     ld.param.u64 %ptr, [out];
     mul.wide.u32 %offset, %gid, 4;
     add.u64 %ptr, %ptr, %offset;
@@ -88,7 +90,11 @@ def main() -> int:
     name = ctypes.create_string_buffer(256)
     cuda.cuDeviceGetName(name, 256, device)
     for target in ("sm_80", "sm_89"):
-        _check(cuda, cuda.cuModuleLoadData(ctypes.byref(module), _ptx(target).encode() + b"\0"), f"JIT {target}")
+        log = ctypes.create_string_buffer(1 << 14)
+        options = (ctypes.c_int * 2)(JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(1 << 14))
+        result = cuda.cuModuleLoadDataEx(ctypes.byref(module), _ptx(target).encode() + b"\0", 2, options, values)
+        _check(cuda, result, f"JIT {target}: {log.value.decode(errors='replace').strip()}")
         _check(cuda, cuda.cuModuleGetFunction(ctypes.byref(function), module, b"mma_loop"), "kernel")
         for warps_per_block, blocks_per_sm in ((4, 1), (4, 2), (8, 1), (4, 4), (8, 2)):
             threads, blocks = 32 * warps_per_block, sms.value * blocks_per_sm
