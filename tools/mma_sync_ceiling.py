@@ -120,6 +120,7 @@ def main() -> int:
             median = sorted(times)[len(times) // 2]
             flops = blocks * warps_per_block * ITERATIONS * CHAINS * FLOPS_PER_MMA
             print(json.dumps({"device": name.value.decode(), "ptx_target": target, "sms": sms.value,
+                              "warps_per_block": warps_per_block,
                               "warps_per_sm": warps_per_block * blocks_per_sm, "chains_per_warp": CHAINS,
                               "median_ms": median, "tflops": flops / median / 1e9}), flush=True)
             cuda.cuMemFree_v2(out)
