@@ -149,8 +149,16 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
     if k_loop.count(opcode) != per_step:
         _fail(dispatch, f"tile {schedule.tile.workgroup[0]}x{schedule.tile.workgroup[1]}x{schedule.tile.k}",
               f"the K loop issues {k_loop.count(opcode)} mma.sync per warp, expected {per_step}")
-    if "ldmatrix" not in k_loop:
-        _fail(dispatch, "ldmatrix fragment loads", "the K loop has no ldmatrix")
+    # ldmatrix.x4 loads one 16x16 fragment: A's (M×K, not transposed) and B's (K×N, transposed) counts per K step
+    # pin the warp tile, which tells a 2x4 from a 4x2 warp grid (both issue the same number of mma.sync).
+    (tile_m, tile_n), k_steps = codegen_script.warp_tile(schedule), schedule.tile.k // 16
+    loads = (len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", k_loop)),
+             len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", k_loop)))
+    expected = ((tile_m // 16) * k_steps, (tile_n // 16) * k_steps)
+    if loads != expected:
+        _fail(dispatch, f"warp grid {schedule.tile.warps[0]}x{schedule.tile.warps[1]} (warp tile {tile_m}x{tile_n})",
+              f"the K loop loads {loads[0]} A and {loads[1]} B ldmatrix.x4 fragments, expected {expected[0]} and "
+              f"{expected[1]}")
     if "cp.async.c" not in k_loop:
         _fail(dispatch, "cp.async global->shared copies", "the K loop has no cp.async")
     traffic = _GLOBAL_ACCESS.findall(k_loop)

@@ -82,6 +82,7 @@ def test_compiled_route_verifies(compiled):
     (dataclasses.replace(BASE, staging=Staging(2)), "2 pipeline stages"),
     (dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, k=64)), "tile 128x128x64"),
     (dataclasses.replace(BASE, swizzle=Swizzle("none")), "shared memory"),
+    (dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, warps=(1, 4))), "warp grid 1x4"),
 ])
 def test_missing_choice_is_named(compiled, asked, choice):
     """The PTX compiled for BASE, checked against another schedule: the differing choice is named."""
