@@ -58,10 +58,18 @@ def test_shared_memory_plan():
     assert codegen_script.mma_per_k_step(BASE) == (64 // 16) * (64 // 8) * (32 // 16)
 
 
-def test_accumulator_budget():
-    big = dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, workgroup=(256, 256)))
-    with pytest.raises(ScheduleError, match="512 accumulator registers"):
+@pytest.mark.parametrize("workgroup, warps, message", [
+    ((256, 256), (2, 2), "each of the 128 threads would hold 512 accumulator registers; sm_80 gives it 255"),
+    ((256, 256), (4, 4), "each of the 512 threads would hold 128 accumulator registers; sm_80 gives it 128"),
+])
+def test_accumulator_budget(workgroup, warps, message):
+    big = dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, workgroup=workgroup, warps=warps))
+    with pytest.raises(ScheduleError, match=message):
         codegen_script.check(big, Gemm(4096, 4096, 4096, "f16"), SM80)
+    # 128x256 on 8 warps (128 accumulator registers of 255) is the default and passes.
+    codegen_script.check(dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, workgroup=(128, 256),
+                                                                            warps=(2, 4))),
+                         Gemm(4096, 4096, 4096, "f16"), SM80)
 
 
 @pytest.fixture(scope="module")
