@@ -24,7 +24,7 @@ from transforms.schedule import Schedule
 
 from . import flow
 from .compiler import CompileError
-from .named import get_pipeline
+from .named import get_pipeline, is_codegen
 from .targets import Target, TargetError, check_dtype
 from .verify import FallbackError
 
@@ -92,7 +92,7 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], p
         seen_problems.add(gemm)
         if not (folder / "gemm.vmfb").exists():
             try:
-                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,)))
+                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))
                 flow.compile_job(prepared, folder,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
                 shutil.rmtree(folder / flow.DUMP_DIR)  # verified; the plan travels without ISA and LLVM IR

@@ -153,7 +153,8 @@ def _job(args) -> flow.Job:
                              "flags.")
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
-    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),))
+    codegen = get_pipeline(args.pipeline or "default").codegen
+    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=codegen)
 
 
 def cmd_compile(args) -> int:
@@ -273,14 +274,15 @@ def cmd_report(args) -> int:
 def cmd_tune(args) -> int:
     target = get_target(args.target)
     gemm = _gemm(args)
-    hit = None if args.force else cached(gemm, target, args.cache)
+    codegen = args.route == "codegen"
+    hit = None if args.force else cached(gemm, target, args.cache, codegen)
     if hit is not None:
         print(json.dumps(hit, indent=1))
         return 0
     devices = _devices(args)
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
-        plan_search(gemm, target, folder, args.limit)
+        plan_search(gemm, target, folder, args.limit, codegen)
         if args.compile_only or not devices:
             print(f"wrote {folder}/plan.json; run it where the device is with\n"
                   f"  python -m pipelines.runner {folder} --device cuda\nthen `pipelines tune` again with the "
@@ -400,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", action="append")
     p.add_argument("--repetitions", type=int, default=3)
     p.add_argument("--limit", type=int, help="benchmark at most this many candidates")
+    p.add_argument("--route", choices=("config", "codegen"), default="config",
+                   help="search compilation_info schedules (config) or the transform-dialect codegen route (CUDA)")
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--force", action="store_true", help="ignore the cache")

@@ -1,7 +1,8 @@
 """Running iree-compile: flags per target and delivery route, dump layout, and atomic output folders.
 
 ROCm gets the schedule as a tuning spec file (`--iree-codegen-tuning-spec-path`); CUDA gets it as
-`compilation_info` on the linalg op in the source (IREE 3.13 does not read tuning specs for CUDA); the CPU compiles
+`compilation_info` on the linalg op in the source (IREE 3.13 does not read tuning specs for CUDA), or, on the
+codegen route, as a whole transform-dialect library (`--iree-codegen-transform-dialect-library`); the CPU compiles
 the plain source with IREE's CPU pipeline. Everything is written into a scratch folder beside the requested one
 and renamed into place only when the caller's checks pass, so a failure leaves nothing behind.
 """
@@ -30,6 +31,7 @@ IR_DUMPS = "pass_ir.mlir"
 PREFETCH_PASS = "iree-llvmgpu-prefetch-shared-memory"
 SWIZZLE_PASS = "iree-codegen-resolve-swizzle-hints"
 COMPILE_TIMEOUT_S = 300
+LIBRARY_ENTRY_POINT = "__kernel_config"
 
 
 class CompileError(RuntimeError):
@@ -48,10 +50,12 @@ def iree_compile_path() -> str:
     return binaries.find_tool("iree-compile")
 
 
-def compile_flags(target: Target, spec: Path | None, print_pass_ir: bool) -> list[str]:
+def compile_flags(target: Target, spec: Path | None, print_pass_ir: bool, library: Path | None = None) -> list[str]:
     flags = list(target.compile_flags)
     if spec is not None:
         flags.append(f"--iree-codegen-tuning-spec-path={spec}")
+    if library is not None:  # full transform-dialect codegen: the library's entry point configures the dispatch
+        flags.append(f"--iree-codegen-transform-dialect-library={library}@{LIBRARY_ENTRY_POINT}")
     if print_pass_ir:
         # Single-threaded: printing IR from concurrent dispatch pipelines hung iree-compile once in our runs.
         flags += [f"--mlir-print-ir-after={PREFETCH_PASS}", f"--mlir-print-ir-before={SWIZZLE_PASS}",
@@ -70,9 +74,10 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
 
 
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,
-                     print_pass_ir: bool = False, extra_flags: tuple[str, ...] = ()) -> Compiled:
+                     print_pass_ir: bool = False, extra_flags: tuple[str, ...] = (),
+                     library: Path | None = None) -> Compiled:
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
-    command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir), *extra_flags,
+    command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir, library), *extra_flags,
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)

@@ -15,16 +15,16 @@ from pathlib import Path
 from iree.compiler import ir
 from iree.compiler import version as iree_version
 
-from transforms import config, schedule as sched
+from transforms import codegen_script, config, schedule as sched
 from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
 from transforms.tuning_spec import tuning_spec
 from transforms.kernels import build_kernel, check_kernel, kernel_label, kernel_name, kernel_threads
-from transforms.warpgroups import DoubleBuffered, PingPong8
+from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .compiler import DUMP_DIR, run_iree_compile, staged_folder
-from .inspect import KernelStats, inspect_dump
+from .inspect import KernelStats, inspect_dump, ptx_kernels
 from .targets import Target, check_dtype
-from .verify import FallbackError, verify_dispatch, verify_ukernel
+from .verify import FallbackError, verify_codegen, verify_dispatch, verify_ukernel
 
 SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
 
@@ -36,7 +36,8 @@ class Job:
     gemms: tuple[Gemm, ...]
     schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
-    ukernel: PingPong8 | DoubleBuffered | None = None  # a generated warp-group kernel injected as a ukernel
+    ukernel: PingPong8 | DoubleBuffered | ProducerConsumer | None = None  # a generated kernel, as a ukernel
+    codegen: bool = False  # the schedule becomes a full transform-dialect codegen library (CUDA)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ def prepare(job: Job) -> Prepared:
     """Validate the job against its target and build source and transform script (nothing is written)."""
     if job.ukernel is not None:
         return _prepare_ukernel(job)
+    if job.codegen:
+        return _prepare_codegen(job)
     for gemm, schedule in zip(job.gemms, job.schedules):
         check_dtype(job.target, gemm.dtype)
         if schedule is not None:
@@ -91,6 +94,20 @@ def _prepare_ukernel(job: Job) -> Prepared:
         return Prepared(job, str(module), str(spec), (str(info),))
 
 
+def _prepare_codegen(job: Job) -> Prepared:
+    (gemm,), (schedule,) = job.gemms, job.schedules
+    if job.user_source is not None or schedule is None:
+        raise sched.ScheduleError("the codegen pipeline compiles one GEMM given with --shape and a schedule, not "
+                                  "an input file.")
+    check_dtype(job.target, gemm.dtype)
+    codegen_script.check(schedule, gemm, job.target)
+    with ir.Context(), ir.Location.unknown():
+        library = codegen_script.codegen_library(schedule, gemm)
+        module = build_module(gemm)
+        module.operation.verify()
+        return Prepared(job, str(module), str(library), (None,))
+
+
 def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()) -> dict:
     job = prepared.job
     with staged_folder(out) as folder:
@@ -99,12 +116,12 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         spec_path = None
         if prepared.spec is not None:
             (folder / SPEC_FILE).write_text(prepared.spec)
-            spec_path = folder / SPEC_FILE if job.target.backend == "rocm" else None
+            spec_path = folder / SPEC_FILE if job.target.backend == "rocm" and not job.codegen else None
         evidence = job.target.backend == "rocm" and prepared.spec is not None and job.ukernel is None
         if job.ukernel is not None:
             extra_flags = (*extra_flags, "--iree-rocm-enable-tensor-ukernels")
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
-                                    extra_flags=extra_flags)
+                                    extra_flags=extra_flags, library=folder / SPEC_FILE if job.codegen else None)
         stats = inspect_dump(compiled.dump, job.target)
         if job.target.backend != "cpu":
             _verify(prepared, compiled.dump, stats)
@@ -115,6 +132,9 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
 
 def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
     job = prepared.job
+    if job.codegen:
+        _verify_codegen(job, dump, stats)
+        return
     if job.ukernel is not None:
         kernel, = stats
         with ir.Context(), ir.Location.unknown():
@@ -138,6 +158,18 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
     if missing:
         raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
                             f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
+
+
+def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
+    (gemm,), (schedule,) = job.gemms, job.schedules
+    for kernel in stats:
+        if kernel.mma_count:
+            ptx = ptx_kernels((dump / kernel.isa_file).read_text())
+            text = next(t for name, t in ptx.items() if name.startswith(kernel.dispatch.removeprefix("module_")))
+            verify_codegen(kernel.dispatch, text, kernel, schedule, gemm, job.target)
+            return
+    raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "
+                        "effect: no dispatch issues mma.sync.")
 
 
 def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command: tuple[str, ...]) -> dict:

@@ -174,6 +174,17 @@ def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int) -> Ker
     return stats
 
 
+def ptx_loops(text: str) -> list[str]:
+    """Bodies of the PTX loops of one kernel: from a label to the last branch back to it (innermost first)."""
+    bodies = []
+    for label in re.finditer(r"^(\$L__\w+):", text, re.M):
+        back = list(re.finditer(rf"^\s+(?:@%p\d+\s+)?bra(?:\.uni)?\s+{re.escape(label.group(1))};", text[label.end():],
+                                re.M))
+        if back:
+            bodies.append(text[label.end():label.end() + back[-1].end()])
+    return sorted(bodies, key=len)
+
+
 def cpu_stats(dispatch: str, path: Path) -> KernelStats:
     return KernelStats(dispatch, path.name)
 

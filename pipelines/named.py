@@ -6,6 +6,10 @@
   gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route). Problems that are not whole
   multiples of that tile get `auto`'s choice. Not measured on AMD hardware: chosen from the seeds and checked
   for zero spills and the planned LDS in the ISA.
+- `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
+  (`transforms.codegen_script`): 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as the
+  target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100); 128×128
+  on 2×2 warps for problems that are not multiples of 256 in N. f16 NN only.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -21,10 +25,15 @@ from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, mma_shape, \
-    schedule_from_dict, workgroup_grid, worth_trying
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, \
+    mma_shape, schedule_from_dict, workgroup_grid, worth_trying
+
+from transforms import codegen_script
+from transforms.codegen_script import CODEGEN_MMA
 
 from .targets import Target, TargetError, dtype_family
+
+CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,7 @@ class Pipeline:
     name: str
     summary: str
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
+    codegen: bool = False  # the schedule is delivered as a full transform-dialect codegen library
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -130,6 +140,25 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     return valid[-1]
 
 
+# (block tile, warp grid), preferred first; tune --route codegen on an H100 measured 128x256x32 on 2x4 warps with
+# 4 stages fastest at 4096³ and 8192³ f16 (results/h100/tune_codegen_*).
+_CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
+
+
+def _codegen(gemm: Gemm, target: Target) -> Schedule:
+    if target.backend != "cuda":
+        raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
+    options = [Schedule(Tile(tile, 32, warps, CODEGEN_MMA), Staging(stages), Swizzle("pad"))
+               for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
+    for schedule in options:
+        try:
+            codegen_script.check(schedule, gemm, target)
+            return schedule
+        except ScheduleError:
+            continue
+    return options[-1]  # compiling it raises the sentence that says why nothing fits
+
+
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:
     return dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma=mma))
 
@@ -153,7 +182,14 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit", _auto),
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
+    Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync)", _codegen,
+             codegen=True),
 )}
+
+
+def is_codegen(name: str) -> bool:
+    """Whether a pipeline (or a tune candidate of the codegen route) compiles through the codegen library."""
+    return name == CODEGEN_CANDIDATE or (name in PIPELINES and PIPELINES[name].codegen)
 
 
 def get_pipeline(name: str) -> Pipeline:
@@ -165,4 +201,4 @@ def get_pipeline(name: str) -> Pipeline:
 def pipelines_for(target: Target) -> list[str]:
     if target.backend == "cpu":
         return ["default"]
-    return list(PIPELINES)
+    return [p.name for p in PIPELINES.values() if not p.codegen or target.backend == "cuda"]

@@ -18,15 +18,23 @@ from pathlib import Path
 
 from iree.compiler import version as iree_version
 
+from transforms import codegen_script
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, Staging, Swizzle, Tile, worth_trying
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, worth_trying
 
 from .bench import build_plan, _write_atomic
+from .named import CODEGEN_CANDIDATE
 from .report import load_rows
 from .targets import Target
 
 TILES = [(64, 128), (128, 64), (128, 128), (128, 256), (256, 128), (256, 256)]
 WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
+# The codegen route: (block tile, warp grid) pairs, K steps and cp.async stages.
+CODEGEN_TILES = [((128, 128), (2, 2)), ((128, 128), (2, 4)), ((128, 256), (2, 4)), ((256, 128), (4, 2)),
+                 ((128, 256), (4, 2)), ((256, 128), (2, 4)), ((256, 256), (4, 4)), ((128, 64), (2, 2)),
+                 ((64, 128), (2, 2))]
+CODEGEN_K_STEPS = [32, 64]
+CODEGEN_STAGES = [2, 3, 4]
 
 
 class TuneError(ValueError):
@@ -51,14 +59,32 @@ def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     return found
 
 
-def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None) -> Path:
-    options = candidates(gemm, target)[:limit]
-    cases = [(gemm, "default", None)] + [(gemm, "candidate", s) for s in options]
+def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
+    """Schedules of the transform-dialect codegen route that pass its check, one per tile, K step and depth."""
+    found = []
+    for (tile, warps), k, stages in itertools.product(CODEGEN_TILES, CODEGEN_K_STEPS, CODEGEN_STAGES):
+        schedule = Schedule(Tile(tile, k, warps, codegen_script.CODEGEN_MMA), Staging(stages), Swizzle("pad"))
+        try:
+            codegen_script.check(schedule, gemm, target)
+        except ScheduleError:
+            continue
+        found.append(schedule)
+    if not found:
+        raise TuneError(f"no codegen schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")
+    return found
+
+
+def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False) -> Path:
+    options = (codegen_candidates if codegen else candidates)(gemm, target)[:limit]
+    label = CODEGEN_CANDIDATE if codegen else "candidate"
+    cases = [(gemm, "default", None)] + [(gemm, label, s) for s in options]
     return build_plan(target, cases, folder)
 
 
-def cache_key(gemm: Gemm, target: Target) -> str:
-    return json.dumps([target.name, asdict(gemm), iree_version.VERSION], sort_keys=True)
+def cache_key(gemm: Gemm, target: Target, codegen: bool = False) -> str:
+    # Codegen-route winners are kept apart: the `searched` pipeline delivers schedules as compilation_info.
+    route = ["codegen"] if codegen else []
+    return json.dumps([target.name, asdict(gemm), iree_version.VERSION, *route], sort_keys=True)
 
 
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
@@ -70,7 +96,9 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     if missing:
         raise TuneError(f"{len(missing)} of {len(plan['cases'])} cases in {folder} are not measured yet; run "
                         f"`python -m pipelines.runner {folder} --device ...` first.")
-    good = [r for r in rows if r["pipeline"] == "candidate" and r["status"] == "ok" and r.get("correct")]
+    codegen = any(c["pipeline"] == CODEGEN_CANDIDATE for c in plan["cases"])
+    label = CODEGEN_CANDIDATE if codegen else "candidate"
+    good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and r.get("correct")]
     if not good:
         raise TuneError(f"no candidate in {folder} compiled, ran and gave correct results.")
     best = max(good, key=lambda r: r["tflops"])
@@ -85,6 +113,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
         if (source / name).exists():
             shutil.copy(source / name, out / name)
     summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
+               "route": "codegen" if codegen else "compilation_info",
                "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
                "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
@@ -93,16 +122,16 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     _write_atomic(out / "best.json", json.dumps(summary, indent=1))
     _write_atomic(out / "ranking.md", ranking_markdown(rows, summary))
     entries = json.loads(cache.read_text()) if cache.exists() else {}
-    entries[cache_key(gemm, target)] = summary
+    entries[cache_key(gemm, target, codegen)] = summary
     cache.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(cache, json.dumps(entries, indent=1))
     return summary
 
 
-def cached(gemm: Gemm, target: Target, cache: Path) -> dict | None:
+def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False) -> dict | None:
     if not cache.exists():
         return None
-    return json.loads(cache.read_text()).get(cache_key(gemm, target))
+    return json.loads(cache.read_text()).get(cache_key(gemm, target, codegen))
 
 
 def ranking_markdown(rows: list[dict], summary: dict) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen
 
+from transforms import codegen_script
 from transforms.problem import Gemm, contraction_ops, parse_module
 from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
     workgroup_size
@@ -22,7 +23,7 @@ from transforms.kernels import kernel_label, kernel_mma, kernel_name, kernel_thr
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
-from .inspect import KernelStats
+from .inspect import KernelStats, ptx_loops
 from .targets import Target
 
 
@@ -125,6 +126,54 @@ def _verify_prefetch(dispatch: str, pass_ir: str, schedule: Schedule) -> None:
         _fail(dispatch, f"prefetch stages {stages}",
               f"after IREE's prefetch pass the kernel has {mma_ops} MMA ops, expected {expected} "
               f"({mma_per_k_step(schedule)} per K step × {stages} stages)")
+
+
+_GLOBAL_ACCESS = re.compile(r"^\s+(?:ld|st)\.global\S*", re.M)
+
+
+def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedule, gemm: Gemm,
+                   target: Target) -> None:
+    """The transform-dialect codegen route: the PTX of `dispatch` shows each choice of `schedule`, and its K loop
+    keeps the accumulator in registers (no global loads or stores in it besides the cp.async copies)."""
+    opcode = target.mma[codegen_script.CODEGEN_MMA].opcode
+    _verify_only_mma(dispatch, stats, opcode, f"MMA intrinsic {codegen_script.CODEGEN_MMA}")
+    threads = codegen_script.threads(schedule, target.wave_size)
+    if stats.workgroup_size != threads:
+        _fail(dispatch, f"warp grid {schedule.tile.warps[0]}x{schedule.tile.warps[1]}",
+              f"the kernel is built for {stats.workgroup_size} threads, not {threads}")
+    loops = [body for body in ptx_loops(ptx) if opcode in body]
+    if not loops:
+        _fail(dispatch, f"K loop of {schedule.tile.k}", "no PTX loop issues mma.sync")
+    k_loop = loops[0]
+    per_step = codegen_script.mma_per_k_step(schedule)
+    if k_loop.count(opcode) != per_step:
+        _fail(dispatch, f"tile {schedule.tile.workgroup[0]}x{schedule.tile.workgroup[1]}x{schedule.tile.k}",
+              f"the K loop issues {k_loop.count(opcode)} mma.sync per warp, expected {per_step}")
+    # ldmatrix.x4 loads one 16x16 fragment: A's (M×K, not transposed) and B's (K×N, transposed) counts per K step
+    # pin the warp tile, which tells a 2x4 from a 4x2 warp grid (both issue the same number of mma.sync).
+    (tile_m, tile_n), k_steps = codegen_script.warp_tile(schedule), schedule.tile.k // 16
+    loads = (len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", k_loop)),
+             len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", k_loop)))
+    expected = ((tile_m // 16) * k_steps, (tile_n // 16) * k_steps)
+    if loads != expected:
+        _fail(dispatch, f"warp grid {schedule.tile.warps[0]}x{schedule.tile.warps[1]} (warp tile {tile_m}x{tile_n})",
+              f"the K loop loads {loads[0]} A and {loads[1]} B ldmatrix.x4 fragments, expected {expected[0]} and "
+              f"{expected[1]}")
+    if "cp.async.c" not in k_loop:
+        _fail(dispatch, "cp.async global->shared copies", "the K loop has no cp.async")
+    traffic = _GLOBAL_ACCESS.findall(k_loop)
+    if traffic:
+        _fail(dispatch, "accumulator in registers", f"the K loop has {len(traffic)} global loads/stores "
+              f"({traffic[0].strip()} ...)")
+    stages = schedule.staging.prefetch_stages
+    waits = sorted({int(n) for n in re.findall(r"cp\.async\.wait_group\s+(\d+);", k_loop)})
+    if waits != [max(0, stages - 1)]:
+        _fail(dispatch, f"{stages} pipeline stages", f"the K loop waits for cp.async groups {waits}, expected "
+              f"[{max(0, stages - 1)}] (stages - 1 groups in flight)")
+    planned = codegen_script.shared_bytes(schedule, gemm)
+    if stats.lds_bytes is not None and stats.lds_bytes != planned:
+        _fail(dispatch, f"shared memory ({stages} stage(s), rows '{schedule.swizzle.lds}')",
+              f"planned {planned} B, the kernel allocates {stats.lds_bytes} B")
 
 
 def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,

@@ -1,0 +1,113 @@
+# RUN: %PYTHON %s | FileCheck %s
+# The transform-dialect codegen library (transforms/codegen_script.py), built with the bindings: one feature per test.
+
+from iree.compiler import ir
+
+from transforms.codegen_script import CODEGEN_MMA, codegen_library
+from transforms.problem import Gemm
+from transforms.schedule import Schedule, Staging, Swizzle, Tile
+
+GEMM = Gemm(4096, 4096, 4096, "f16", "nn")
+BASE = Schedule(Tile((128, 256), 32, (2, 4), CODEGEN_MMA), Staging(3), Swizzle("pad"))
+
+
+def run(schedule, gemm=GEMM):
+    def decorator(fn):
+        print(f"\nTEST: {fn.__name__}")
+        with ir.Context(), ir.Location.unknown():
+            print(codegen_library(schedule, gemm))
+        return fn
+    return decorator
+
+
+# The codegen entry runs the phases in order, each in its own include scope.
+# CHECK-LABEL: TEST: phase_order
+# CHECK: transform.named_sequence @codegen(%[[ROOT:.+]]: !transform.any_op {transform.readonly})
+# CHECK-NEXT: transform.include @tile failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @accumulate failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @stage failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @synchronize failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @mma failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @pipeline failures(propagate) (%[[ROOT]])
+# CHECK-NEXT: transform.include @cleanup failures(propagate) (%[[ROOT]])
+@run(BASE)
+def phase_order():
+    pass
+
+
+# Block tile over workgroups, fill fused, K loop, A and B promoted, warps mapped linearly over 256 threads.
+# CHECK-LABEL: TEST: tiling
+# CHECK: transform.named_sequence @tile
+# CHECK: %[[MM:.+]] = transform.structured.match ops{["linalg.generic"]}
+# CHECK: %[[TILED:.+]], %[[GRID:.+]] = transform.structured.tile_using_forall %[[MM]] tile_sizes [128, 256](mapping = [#gpu.block<y>, #gpu.block<x>])
+# CHECK-NEXT: transform.iree.populate_workgroup_count_region_using_num_threads_slice %[[GRID]]
+# CHECK-NEXT: transform.structured.fuse_into_containing_op %{{.+}} into %[[GRID]]
+# CHECK-NEXT: %[[K:.+]], %{{.+}} = transform.structured.tile_using_for %[[TILED]] tile_sizes [0, 0, 32]
+# CHECK-NEXT: %[[PROMOTED:.+]]:3 = transform.iree.promote_operands %[[K]] [0, 1]
+# CHECK-NEXT: transform.structured.tile_using_forall %[[PROMOTED]]#0 num_threads [2, 4](mapping = [#gpu.warp<linear_dim_1>, #gpu.warp<linear_dim_0>])
+# CHECK: transform.iree.map_nested_forall_to_gpu_threads %{{.+}} workgroup_dims = [256, 1, 1]
+# CHECK-NEXT: transform.iree.gpu_distribute_shared_memory_copy
+@run(BASE)
+def tiling():
+    pass
+
+
+# The accumulator leaves the K loop: unroll to native mma.sync shapes first, then hoist, then forward the fill.
+# CHECK-LABEL: TEST: accumulator_in_registers
+# CHECK: transform.named_sequence @accumulate
+# CHECK: transform.apply_patterns.iree.prepare_vector_to_mma
+# CHECK: transform.apply_patterns.iree.unroll_vectors_gpu_mma_sync
+# CHECK: %[[HOISTED:.+]] = transform.structured.hoist_redundant_vector_transfers
+# CHECK-NEXT: transform.memref.erase_dead_alloc_and_stores %[[HOISTED]]
+# CHECK-NEXT: transform.yield
+@run(BASE)
+def accumulator_in_registers():
+    pass
+
+
+# Stages: one shared buffer per stage, rows padded, copies pipelined as deep as the stages.
+# CHECK-LABEL: TEST: three_stages_padded
+# CHECK: transform.named_sequence @stage
+# CHECK: transform.memref.multibuffer %{{.+}} <factor = 3, skip_analysis>
+# CHECK-NEXT: transform.iree.reduce_shared_memory_bank_conflicts %{{.+}} <padding_size_bits = 128>
+# CHECK: transform.named_sequence @mma
+# CHECK: transform.iree.vector.vector_to_mma_conversion %{{.+}} <use_mma_sync>
+# CHECK: transform.named_sequence @pipeline
+# CHECK: transform.iree.create_async_groups %{{.+}} <use_mma_sync>
+# CHECK: transform.iree.pipeline_shared_memory_copies %{{.+}} <depth = 3>
+@run(BASE)
+def three_stages_padded():
+    pass
+
+
+# One stage and unpadded rows: no multibuffer, no padding, no software pipelining (cp.async stays).
+# CHECK-LABEL: TEST: one_stage_unpadded
+# CHECK: transform.named_sequence @stage
+# CHECK-NOT: transform.memref.multibuffer
+# CHECK-NOT: reduce_shared_memory_bank_conflicts
+# CHECK: transform.named_sequence @synchronize
+# CHECK: transform.named_sequence @pipeline
+# CHECK: transform.iree.create_async_groups
+# CHECK-NOT: pipeline_shared_memory_copies
+# CHECK: transform.named_sequence @cleanup
+@run(Schedule(Tile((128, 128), 32, (2, 2), CODEGEN_MMA), Staging(1), Swizzle("none")))
+def one_stage_unpadded():
+    pass
+
+
+# The kernel config matches exactly this contraction and points its function at @codegen.
+# CHECK-LABEL: TEST: kernel_config
+# CHECK: #[[INFO_ATTR:.+]] = #iree_codegen.translation_info<pipeline = #iree_codegen.transform_dialect_codegen codegen_spec = @codegen>
+# CHECK: transform.named_sequence @match_gemm(%[[OP:.+]]: !transform.any_op {transform.readonly}) -> !transform.any_op
+# CHECK-NEXT: %{{.+}}, %[[M:.+]], %[[N:.+]], %[[K:.+]] = transform.iree.match.contraction %[[OP]], lhs_type = f16, rhs_type = f16, output_type = f32
+# CHECK-NEXT: transform.iree.match.dims_equal %[[M]], [2048]
+# CHECK-NEXT: transform.iree.match.dims_equal %[[N]], [1024]
+# CHECK-NEXT: transform.iree.match.dims_equal %[[K]], [512]
+# CHECK: transform.named_sequence @__kernel_config(%[[FUNC:.+]]: !transform.any_op {transform.readonly})
+# CHECK-NEXT: %[[FOUND:.+]] = transform.collect_matching @match_gemm in %[[FUNC]]
+# CHECK-NEXT: %[[PARENT:.+]] = transform.get_parent_op %[[FOUND]] <op_name = "func.func", deduplicate>
+# CHECK-NEXT: %[[INFO:.+]] = transform.param.constant #[[INFO_ATTR]]
+# CHECK-NEXT: transform.annotate %[[PARENT]] "translation_info" = %[[INFO]]
+@run(BASE, Gemm(2048, 1024, 512, "f16", "nn"))
+def kernel_config():
+    pass

@@ -1,0 +1,115 @@
+"""The transform-dialect codegen route: what it refuses (one sentence, exit 2, nothing written), and that its
+verifier names a choice the PTX does not show."""
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines import flow
+from pipelines.named import get_pipeline
+from pipelines.targets import get_target
+from pipelines.verify import FallbackError
+from transforms import codegen_script
+from transforms.problem import Gemm
+from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
+
+REPO = Path(__file__).resolve().parents[2]
+SM80 = get_target("sm_80")
+GEMM = Gemm(1024, 1024, 1024, "f16", "nn")
+BASE = Schedule(Tile((128, 128), 32, (2, 2), codegen_script.CODEGEN_MMA), Staging(3), Swizzle("pad"))
+
+
+def pipelines(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "pipelines", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO), "PATH": str(Path(sys.executable).parent)})
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dtype", "bf16"], "runs f16 only"),
+    (["--layout", "nt"], "plain NN GEMMs only"),
+    (["--shape", "1000x1024x1024"], "is not a whole number of 128x128x32 tiles"),
+    (["--tile", "128x128x24"], "K tile 24 is not a multiple of mma.sync's K=16"),
+    (["--warps", "3x2"], "does not split into 3x2 warp tiles"),
+    (["--prefetch", "5"], "pipeline stages 5 is outside 1..4"),
+    (["--tile", "256x256x64", "--warps", "2x4", "--prefetch", "4"], "B of shared memory; sm_80 has 166912"),
+    (["--lds", "xor"], "'xor' is not available on this route"),
+])
+def test_refusals_are_one_sentence(tmp_path, args, message):
+    shape = [] if "--shape" in args else ["--shape", "1024x1024x1024"]
+    dtype = [] if "--dtype" in args else ["--dtype", "f16"]
+    done = pipelines("compile", "--target", "sm_80", "--pipeline", "codegen", *shape, *dtype, *args, "-o", "out",
+                     cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_not_a_cuda_target():
+    with pytest.raises(Exception, match="is not a CUDA target"):
+        get_pipeline("codegen").choose(GEMM, get_target("gfx942"))
+
+
+def test_shared_memory_plan():
+    # A 128x32 and a 32x128 f16 tile, each row padded by 16 B, three stages.
+    assert codegen_script.shared_bytes(BASE, GEMM) == (128 * (32 + 8) + 32 * (128 + 8)) * 2 * 3
+    assert codegen_script.mma_per_k_step(BASE) == (64 // 16) * (64 // 8) * (32 // 16)
+
+
+@pytest.mark.parametrize("workgroup, warps, message", [
+    ((256, 256), (2, 2), "each of the 128 threads would hold 512 accumulator registers; sm_80 gives it 255"),
+    ((256, 256), (4, 4), "each of the 512 threads would hold 128 accumulator registers; sm_80 gives it 128"),
+])
+def test_accumulator_budget(workgroup, warps, message):
+    big = dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, workgroup=workgroup, warps=warps))
+    with pytest.raises(ScheduleError, match=message):
+        codegen_script.check(big, Gemm(4096, 4096, 4096, "f16"), SM80)
+    # 128x256 on 8 warps (128 accumulator registers of 255) is the default and passes.
+    codegen_script.check(dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, workgroup=(128, 256),
+                                                                            warps=(2, 4))),
+                         Gemm(4096, 4096, 4096, "f16"), SM80)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen") / "out"
+    prepared = flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True))
+    report = flow.compile_job(prepared, out)
+    return out, report
+
+
+def test_compiled_route_verifies(compiled):
+    out, report = compiled
+    assert report["verified"] and report["lds_bytes"] == codegen_script.shared_bytes(BASE, GEMM)
+    assert report["mma"] == {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": 64}
+
+
+@pytest.mark.parametrize("asked, choice", [
+    (dataclasses.replace(BASE, staging=Staging(2)), "2 pipeline stages"),
+    (dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, k=64)), "tile 128x128x64"),
+    (dataclasses.replace(BASE, swizzle=Swizzle("none")), "shared memory"),
+    (dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, warps=(1, 4))), "warp grid 1x4"),
+])
+def test_missing_choice_is_named(compiled, asked, choice):
+    """The PTX compiled for BASE, checked against another schedule: the differing choice is named."""
+    out, _ = compiled
+    with pytest.raises(FallbackError, match=choice):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+                             flow.inspect_dump(out / "dump", SM80))
+
+
+def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
+    out, _ = compiled
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for path in (out / "dump").iterdir():
+        text = path.read_text() if path.is_file() and path.suffix in (".ptx", ".mlir", ".ll") else None
+        if text is not None and path.suffix == ".ptx":
+            text = text.replace("cp.async.wait_group", "ld.global.b32 \t%r1, [%rd1];\n\tcp.async.wait_group", 1)
+        if text is not None:
+            (dump / path.name).write_text(text)
+    with pytest.raises(FallbackError, match="accumulator in registers"):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
+                             flow.inspect_dump(dump, SM80))

@@ -1,0 +1,339 @@
+"""The full transform-dialect codegen route for CUDA: a schedule becomes a whole `TransformDialectCodegen` library.
+
+`codegen_library` builds, with the MLIR Python bindings, the file passed to
+`iree-compile --iree-codegen-transform-dialect-library=FILE@__kernel_config`: `@__kernel_config` finds the GEMM's
+contraction (element types, indexing maps and sizes) and gives its function a `translation_info` naming the
+`@codegen` sequence, which then lowers the dispatch by itself, in phases that each run in their own
+`transform.include` scope (so no handle outlives an op a later phase replaces):
+
+- `tile`: block tile as an `scf.forall` over workgroups, the fill fused into it, the K loop, A and B promoted to
+  shared memory, the warp grid as an `scf.forall` over warps (linearly mapped, see `_WARP_MAPPING`), vectorize,
+  bufferize, map the foralls to workgroups and threads, and spread the global->shared copies over all threads.
+- `accumulate`: unroll the warp contraction into native 16x8x16 pieces, then hoist the accumulator's reads and
+  writes out of the K loop and forward the fill into it, so the accumulator lives in registers for the whole K
+  loop and is stored once.
+- `stage`: multi-buffer the shared tiles (one buffer per pipeline stage) and pad their rows against bank
+  conflicts; `mma`: contraction -> `mma.sync`, shared reads -> `ldmatrix`; `pipeline`: global->shared copies ->
+  `cp.async` groups, software-pipelined `stages` deep.
+
+The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
+padding); `check` says in one sentence what this route cannot do (bf16, layouts, shapes that are not whole tiles).
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import preprocessing_transform as match
+from iree.compiler.dialects import transform
+from iree.compiler.dialects.transform import structured
+
+from .problem import ACC_DTYPE, Gemm
+from .schedule import Schedule, ScheduleError, element_bytes, mma_shape
+
+ENTRY_POINT = "__kernel_config"
+CODEGEN_SEQUENCE = "codegen"
+PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
+# The one intrinsic the upstream vector->nvgpu conversion emits for f16 (m16n8k16 mma.sync, f32 accumulator).
+CODEGEN_MMA = "NV_MMA_SYNC_F32_16x8x16_F16"
+# Shared-memory rows are padded by this many bits (IREE's reduce_shared_memory_bank_conflicts).
+ROW_PADDING_BITS = 128
+MAX_STAGES = 4
+# Registers per thread kept free of the accumulator for fragments, addresses and copies. The sm_80 sweep on an H100
+# (results/h100/tune_codegen_sm80_f16_8192.md) ran 256x256 tiles on 512 threads, where 64K registers leave 128 per
+# thread for a 128-register accumulator, at 9-78 TFLOP/s against 260-273 for tiles that left this much room.
+SPARE_REGISTERS = 64
+# Warps are mapped linearly (workgroup = [threads, 1, 1]) so that the fill and the contraction compute their
+# warp offsets with identical index expressions: with 2-D thread ids they differed in operand order, store-to-load
+# forwarding could not match them, and every lane wrote the whole warp tile of zeros to global memory.
+_WARP_MAPPING = ("#gpu.warp<linear_dim_1>", "#gpu.warp<linear_dim_0>")
+
+
+def warp_tile(schedule: Schedule) -> tuple[int, int]:
+    (bm, bn), (wm, wn) = schedule.tile.workgroup, schedule.tile.warps
+    return bm // wm, bn // wn
+
+
+def threads(schedule: Schedule, wave_size: int = 32) -> int:
+    return schedule.waves * wave_size
+
+
+def shared_bytes(schedule: Schedule, gemm: Gemm) -> int:
+    """Shared memory of the plan: A (BM×BK) and B tiles in their stored layouts, rows padded, one per stage."""
+    (bm, bn), bk, eb = schedule.tile.workgroup, schedule.tile.k, element_bytes(gemm.dtype)
+    pad = ROW_PADDING_BITS // 8 // eb if schedule.swizzle.lds == "pad" else 0
+    b_rows, b_cols = (bn, bk) if gemm.layout == "nt" else (bk, bn)
+    per_stage = bm * (bk + pad) + b_rows * (b_cols + pad)
+    return per_stage * eb * max(1, schedule.staging.prefetch_stages)
+
+
+def mma_per_k_step(schedule: Schedule) -> int:
+    """mma.sync instructions one warp issues per K step."""
+    mm, mn, mk = mma_shape(CODEGEN_MMA)
+    (tm, tn), bk = warp_tile(schedule), schedule.tile.k
+    return (tm // mm) * (tn // mn) * (bk // mk)
+
+
+def check(schedule: Schedule, gemm: Gemm, target) -> None:
+    """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
+    tile, name = schedule.tile, target.name
+    if target.backend != "cuda":
+        raise ScheduleError(f"the codegen pipeline emits NVIDIA mma.sync/ldmatrix/cp.async; {name} is not a CUDA "
+                            "target, use 'tuned' or 'auto'.")
+    if gemm.dtype != "f16":
+        raise ScheduleError(f"the codegen pipeline runs f16 only: IREE 3.13's vector-to-nvgpu conversion has no "
+                            f"{gemm.dtype} mma.sync/ldmatrix fragments (nor WMMA loads); use 'tuned' for "
+                            f"{gemm.dtype}.")
+    if gemm.batched or gemm.epilogue.kind != "none" or gemm.layout != "nn":
+        # NT compiles and verifies, but gave wrong results on an H100 (results/h100: max rel. error ~1).
+        raise ScheduleError(f"the codegen pipeline compiles plain NN GEMMs only (no batch, no epilogue; layout "
+                            f"{gemm.layout.upper()} gave wrong results on an H100); use 'tuned' for this problem.")
+    if tile.mma != CODEGEN_MMA:
+        raise ScheduleError(f"the codegen pipeline emits {CODEGEN_MMA} only, not {tile.mma}.")
+    (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
+    if wm <= 0 or wn <= 0 or bm % (wm * 16) or bn % (wn * 16):
+        raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples "
+                            "of 16x16.")
+    if bk <= 0 or bk % 16:
+        raise ScheduleError(f"K tile {bk} is not a multiple of mma.sync's K=16.")
+    if gemm.m % bm or gemm.n % bn or gemm.k % bk:
+        raise ScheduleError(f"{gemm.shape_name} is not a whole number of {bm}x{bn}x{bk} tiles and the codegen "
+                            "pipeline does not pad; use 'tuned' (it pads) or a tile that divides the problem.")
+    count = threads(schedule, target.wave_size)
+    if count > target.max_workgroup_threads:
+        raise ScheduleError(f"{wm}x{wn} warps make {count} threads; {name} allows at most "
+                            f"{target.max_workgroup_threads}.")
+    stages = schedule.staging.prefetch_stages
+    if not 1 <= stages <= MAX_STAGES:
+        raise ScheduleError(f"pipeline stages {stages} is outside 1..{MAX_STAGES} for the codegen pipeline.")
+    if gemm.k // bk < stages:
+        raise ScheduleError(f"K={gemm.k} has {gemm.k // bk} K steps of {bk}, fewer than the {stages} pipeline "
+                            "stages.")
+    if schedule.swizzle.lds not in ("pad", "none"):
+        raise ScheduleError(f"the codegen pipeline pads shared-memory rows ('pad') or not ('none'); "
+                            f"'{schedule.swizzle.lds}' is not available on this route.")
+    if schedule.swizzle.workgroup_order != "row":
+        raise ScheduleError("the codegen pipeline launches workgroups in row order only.")
+    if schedule.warp_groups.waves_per_eu is not None:
+        raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
+    if schedule.warp_groups.workgroup_size not in (None, count):
+        raise ScheduleError(f"workgroup size {schedule.warp_groups.workgroup_size} does not match the {wm}x{wn} "
+                            f"warp grid, which needs {count} threads.")
+    shared = shared_bytes(schedule, gemm)
+    if shared > target.lds_bytes:
+        raise ScheduleError(f"tile {bm}x{bn}x{bk} with {stages} stages needs {shared} B of shared memory; {name} "
+                            f"has {target.lds_bytes}.")
+    registers = bm * bn // count
+    per_thread = min(target.vgprs_per_lane, target.vgpr_file_per_lane * target.wave_size // count)
+    if registers > per_thread - SPARE_REGISTERS:
+        raise ScheduleError(f"each of the {count} threads would hold {registers} accumulator registers; {name} "
+                            f"gives it {per_thread} and the codegen pipeline keeps {SPARE_REGISTERS} free (use a "
+                            "smaller tile).")
+
+
+# --- IR building helpers -----------------------------------------------------------------------------------
+
+def _any_op() -> ir.Type:
+    return transform.AnyOpType.get()
+
+
+def _op(name: str, *operands: ir.Value, results: int = 0, result_type: ir.Type | None = None,
+        **attributes: ir.Attribute) -> ir.Operation:
+    """A transform op created generically: IREE's transform extensions have no Python builders."""
+    return ir.Operation.create(name, results=[result_type or _any_op()] * results, operands=list(operands),
+                               attributes=attributes)
+
+
+def _unit() -> ir.Attribute:
+    return ir.UnitAttr.get()
+
+
+def _i64(value: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+
+
+def _match(root: ir.Value, op_name: str, result_type: ir.Type | None = None) -> ir.Value:
+    return structured.MatchOp(result_type or _any_op(), root, ops=ir.ArrayAttr.get([ir.StringAttr.get(op_name)])
+                              ).result
+
+
+def _function(root: ir.Value) -> ir.Value:
+    return _match(root, "func.func")
+
+
+def _patterns(target: ir.Value, *pattern_ops: str | tuple[str, dict]) -> None:
+    """transform.apply_patterns with the named pattern-set ops (name, or (name, attributes))."""
+    apply = transform.ApplyPatternsOp(target)
+    with ir.InsertionPoint(apply.patterns):
+        for entry in pattern_ops:
+            name, attributes = entry if isinstance(entry, tuple) else (entry, {})
+            ir.Operation.create(name, attributes=attributes)
+
+
+def _cse(target: ir.Value) -> None:
+    transform.ApplyCommonSubexpressionEliminationOp(target)
+
+
+def _canonicalize(target: ir.Value, *more: str) -> None:
+    _patterns(target, "transform.apply_patterns.canonicalization", *more)
+    _cse(target)
+
+
+def _phase(name: str, build) -> None:
+    sequence = transform.NamedSequenceOp(name, [_any_op()], [], arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(sequence.body):
+        build(sequence.bodyTarget)
+        transform.YieldOp([])
+
+
+# --- phases ------------------------------------------------------------------------------------------------
+
+def _tile(schedule: Schedule):
+    tile = schedule.tile
+    (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
+
+    def build(root: ir.Value) -> None:
+        any_op = _any_op()
+        fill, matmul = _match(root, "linalg.fill"), _match(root, "linalg.generic")
+        blocks = structured.TileUsingForallOp(any_op, any_op, matmul, tile_sizes=[bm, bn],
+                                              mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
+        _op("transform.iree.populate_workgroup_count_region_using_num_threads_slice", blocks.forall_op)
+        fused = structured.FuseIntoContainingOp(any_op, any_op, fill, blocks.forall_op)
+        k_loop = structured.TileUsingForOp([any_op], blocks.tiled_op, sizes=[0, 0, bk])
+        promoted = _op("transform.iree.promote_operands", k_loop.tiled_linalg_op, results=3,
+                       indices=ir.DenseI64ArrayAttr.get([0, 1]))
+        warps = ir.Attribute.parse(f"[{', '.join(_WARP_MAPPING)}]")
+        structured.TileUsingForallOp(any_op, any_op, promoted.results[0], num_threads=[wm, wn], mapping=warps)
+        structured.TileUsingForallOp(any_op, any_op, fused.fused_op, num_threads=[wm, wn], mapping=warps)
+        function = _function(root)
+        _patterns(function, "transform.apply_patterns.linalg.tiling_canonicalization",
+                  "transform.apply_patterns.scf.for_loop_canonicalization",
+                  "transform.apply_patterns.canonicalization")
+        _cse(function)
+        vectorized = structured.VectorizeChildrenAndApplyPatternsOp(function).result
+        _canonicalize(vectorized, "transform.apply_patterns.vector.fold_arith_extension")
+        _op("transform.iree.eliminate_empty_tensors", vectorized)
+        buffers = _op("transform.iree.bufferize", vectorized, results=1, target_gpu=_unit()).result
+        _op("transform.iree.forall_to_workgroup", buffers)
+        # No barrier after the distributed warp forall: the shared-memory copies bring their own barriers before
+        # and after them, and the extra one ended up back to back with the pre-copy barrier of the pipelined K loop
+        # (three barriers per K step instead of two, tests/lit/isa/codegen_f16_sm80.test).
+        _op("transform.iree.map_nested_forall_to_gpu_threads", buffers,
+            workgroup_dims=ir.DenseI64ArrayAttr.get([threads(schedule), 1, 1]), subgroup_size=_i64(32),
+            sync_after_distribution=ir.BoolAttr.get(False))
+        _op("transform.iree.gpu_distribute_shared_memory_copy", buffers)
+        _op("transform.iree.hoist_static_alloc", buffers)
+        _canonicalize(buffers, "transform.apply_patterns.memref.fold_memref_alias_ops")
+
+    return build
+
+
+def _accumulate(root: ir.Value) -> None:
+    function = _function(root)
+    _patterns(function, ("transform.apply_patterns.iree.prepare_vector_to_mma", {"useNvGpu": ir.BoolAttr.get(True)}))
+    _patterns(function, "transform.apply_patterns.iree.unroll_vectors_gpu_mma_sync")
+    # Bufferization left self-copies of the C tiles (subview into the same subview); they must go before the
+    # hoisting, which refuses memrefs with view-like users.
+    _canonicalize(function)
+    _op("transform.iree.apply_licm", function)
+    _cse(function)
+    hoisted = structured.HoistRedundantVectorTransfersOp(_any_op(), function).transformed
+    # Store-to-load forwarding turns the loop's initial accumulator read into the fill's zeros; the zero
+    # stores are then dead (the final store overwrites them).
+    _op("transform.memref.erase_dead_alloc_and_stores", hoisted)
+
+
+def _stage(schedule: Schedule):
+    def build(root: ir.Value) -> None:
+        function = _function(root)
+        stages = schedule.staging.prefetch_stages
+        if stages > 1:
+            allocs = _match(function, "memref.alloc", transform.OperationType.get("memref.alloc"))
+            _op("transform.memref.multibuffer", allocs, results=1, factor=_i64(stages), skip_analysis=_unit())
+        if schedule.swizzle.lds == "pad":
+            _op("transform.iree.reduce_shared_memory_bank_conflicts", function,
+                padding_size_bits=_i64(ROW_PADDING_BITS))
+
+    return build
+
+
+def _synchronize(root: ir.Value) -> None:
+    function = _function(root)
+    _op("transform.iree.synchronize_loop", _match(function, "scf.for"))
+    _canonicalize(function)
+    _op("transform.memref.erase_dead_alloc_and_stores", function)
+
+
+def _mma(root: ir.Value) -> None:
+    _op("transform.iree.vector.vector_to_mma_conversion", _function(root), use_mma_sync=_unit())
+
+
+def _pipeline(schedule: Schedule):
+    def build(root: ir.Value) -> None:
+        function = _function(root)
+        _patterns(function, ("transform.apply_patterns.vector.transfer_to_scf", {"full_unroll": ir.BoolAttr.get(True)}))
+        _canonicalize(function, "transform.apply_patterns.memref.fold_memref_alias_ops")
+        _op("transform.iree.create_async_groups", function, use_mma_sync=_unit())
+        _canonicalize(function)
+        if schedule.staging.prefetch_stages > 1:
+            # use_mma_sync would also software-pipeline the ldmatrix/mma.sync; it crashes in IREE 3.13
+            # (GPUPipelining MainLoopInfo::visitMmaSyncOp), so only the cp.async copies are pipelined.
+            _op("transform.iree.pipeline_shared_memory_copies", _match(function, "scf.for"), results=1,
+                depth=_i64(schedule.staging.prefetch_stages))
+        _patterns(function, "transform.apply_patterns.vector.lower_masks",
+                  "transform.apply_patterns.vector.materialize_masks")
+
+    return build
+
+
+def _cleanup(root: ir.Value) -> None:
+    function = _function(root)
+    _patterns(function, "transform.apply_patterns.canonicalization",
+              "transform.apply_patterns.memref.fold_memref_alias_ops")
+    _op("transform.iree.apply_licm", function)
+    _cse(function)
+
+
+def _kernel_config(gemm: Gemm) -> None:
+    """Match the GEMM's contraction (types, maps, sizes) and point its function at `@codegen`."""
+    any_op = _any_op()
+    matcher = transform.NamedSequenceOp("match_gemm", [any_op], [any_op],
+                                        arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(matcher.body):
+        op = matcher.bodyTarget
+        elem = ir.Type.parse(gemm.dtype)
+        contraction = match.MatchContractionOp(op, elem, elem, ir.Type.parse(ACC_DTYPE),
+                                               indexing_maps=gemm.indexing_maps())
+        _, m, n, k = contraction.results
+        for dims, size in ((m, gemm.m), (n, gemm.n), (k, gemm.k)):
+            match.MatchDimsEqualOp(dims, [size])
+        transform.YieldOp([op])
+    entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [], arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(entry.body):
+        found = transform.CollectMatchingOp([any_op], entry.bodyTarget, "match_gemm")
+        function = transform.GetParentOp(any_op, found.results[0], op_name="func.func", deduplicate=True).result
+        info = transform.ParamConstantOp(transform.AnyParamType.get(), ir.Attribute.parse(
+            "#iree_codegen.translation_info<pipeline = #iree_codegen.transform_dialect_codegen "
+            f"codegen_spec = @{CODEGEN_SEQUENCE}>"))
+        transform.AnnotateOp(function, "translation_info", param=info.result)
+        transform.YieldOp([])
+
+
+def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
+    """The transform library for `gemm` under `schedule` (call `check` first), built in the caller's context."""
+    module = ir.Module.create()
+    module.operation.attributes["transform.with_named_sequence"] = _unit()
+    builders = {"tile": _tile(schedule), "accumulate": _accumulate, "stage": _stage(schedule),
+                "synchronize": _synchronize, "mma": _mma, "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+    with ir.InsertionPoint(module.body):
+        for name in PHASES:
+            _phase(name, builders[name])
+        codegen = transform.NamedSequenceOp(CODEGEN_SEQUENCE, [_any_op()], [],
+                                            arg_attrs=[{"transform.readonly": _unit()}])
+        with ir.InsertionPoint(codegen.body):
+            for name in PHASES:
+                transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
+                                    [codegen.bodyTarget])
+            transform.YieldOp([])
+        _kernel_config(gemm)
+    module.operation.verify()
+    return module
