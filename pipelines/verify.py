@@ -278,7 +278,8 @@ def _verify_double_buffered(dispatch: str, schedule: DoubleBuffered, phases: lis
 def _code(isa: str) -> list[str]:
     """The kernel's instructions and labels in code order (the first kernel of the file)."""
     return [line for line in isa.split(".Lfunc_end", 1)[0].splitlines()
-            if re.match(r"^\.LBB\d+_\d+:", line) or (line.startswith("\t") and not line.lstrip().startswith((";", ".")))]
+            if re.match(r"^\.LBB\d+_\d+:", line)
+            or (line.startswith("\t") and not line.lstrip().startswith((";", ".")))]
 
 
 def barrier_phases(code: str | list[str]) -> list[list[str]]:

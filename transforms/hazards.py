@@ -90,6 +90,15 @@ class ProgramBuilder:
     def wait_stores(self, *buffers: str) -> None:
         self._wait("wait_lgkm", self.lgkm, buffers)
 
+    def fill_through_registers(self, *loads: tuple[str, int]) -> None:
+        """Fetch every (buffer, count) into registers, wait for them, store them into LDS and wait for that."""
+        for buffer, count in loads:
+            self.fetch(buffer, count)
+        self.wait_fetches(*(buffer for buffer, _ in loads))
+        for buffer, count in loads:
+            self.store(buffer, count)
+        self.wait_stores(*(buffer for buffer, _ in loads))
+
     def read(self, buffer: str, count: int) -> None:
         self.ops.append(Op("read", buffer, count, phase=self.phase))
         self.lgkm += [buffer] * count

@@ -3,8 +3,9 @@
 `pingpong8` (gfx942, gfx950: 8 waves of 64, MFMA) is built by `ukernel.build_pingpong8`; `double_buffered`
 (all three AMD targets), `double_buffered_dma` (gfx950's direct global-to-LDS loads), `interleave4` (gfx942,
 gfx950: 4 waves of 64) and `interleave` (gfx1151: 8 waves of 32, WMMA) by `ukernel_dbuf.build_double_buffered`,
-`producer_consumer` (gfx942, gfx950) by `ukernel_dbuf.build_producer_consumer`. A kernel is chosen by its schedule object, so a `Job` carries only
-the schedule; everything else (intrinsic, name, thread count, the checks of the problem) is derived here.
+`producer_consumer` (gfx942, gfx950) by `ukernel_dbuf.build_producer_consumer`. A kernel is chosen by its
+schedule object, so a `Job` carries only the schedule; everything else (intrinsic, name, thread count, the
+checks of the problem) is derived here.
 """
 
 from __future__ import annotations

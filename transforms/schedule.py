@@ -270,7 +270,8 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.swizzle.workgroup_order == "xcd" and min(grid) < 2:
         raise ScheduleError(f"XCD-aware workgroup order needs at least 2 workgroups along M and along N (IREE "
                             f"3.13's conditional_transpose folds a unit dimension away); {gemm.shape_name} with "
-                            f"tile {schedule.tile.workgroup[0]}x{schedule.tile.workgroup[1]} gives a {grid[0]}x{grid[1]} grid; "
+                            f"tile {schedule.tile.workgroup[0]}x{schedule.tile.workgroup[1]} gives a "
+                            f"{grid[0]}x{grid[1]} grid; "
                             "use --order row.")
 
     lds = lds_plan_bytes(schedule, gemm)

@@ -283,7 +283,13 @@ class _Tiles:
         return _groups(([0, 1, 2, 3], [4, 5, 6]) if self.shape.wmma else ([0, 1, 2], [3, 4, 5, 6]))
 
 
-def _function(name: str, schedule, dtype: str, layout: str) -> tuple[util.FuncOp, ir.Block]:
+def _tiles(b: KernelBuilder, entry: ir.Block, schedule, shape: _Shape, dtype: str, mma: str, layout: str):
+    """(LDS buffers, the tile mover, K) at the top of a kernel body."""
+    t = _Tiles(b, schedule, shape, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
+    return _Tiles.lds(schedule, dtype), t, t.k_size()
+
+
+def _function(name: str, schedule, dtype: str, layout: str) -> tuple[ir.Block, KernelBuilder]:
     m_tile, n_tile, _ = schedule.tile
     element, dynamic = ir.Type.parse(dtype), ir.ShapedType.get_dynamic_size()
     def operand(rows: int, k_contiguous: bool) -> ir.Type:
@@ -293,7 +299,8 @@ def _function(name: str, schedule, dtype: str, layout: str) -> tuple[util.FuncOp
     result = ir.RankedTensorType.get([m_tile, n_tile], ir.F32Type.get())
     fn = util.FuncOp(name, ir.TypeAttr.get(ir.FunctionType.get([lhs, rhs, result], [result])),
                      sym_visibility="private")
-    return fn, fn.regions[0].blocks.append(lhs, rhs, result)
+    entry = fn.regions[0].blocks.append(lhs, rhs, result)
+    return entry, KernelBuilder(ir.Type.parse(dtype), entry)
 
 
 def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | None = None) -> None:
@@ -334,22 +341,19 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
     """Emit `util.func private @<name>` at the current insertion point. Without `register_prefetch` (gfx950) the
     next tile goes straight into LDS with direct-to-LDS loads (`amdgpu.gather_to_lds`), retired by a load-counter
     wait before the step's barrier."""
-    shape = _SHAPES[schedule.wave_size]
     threads = schedule.waves * schedule.wave_size
     k_tile = schedule.tile[2]
-    fn, entry = _function(name, schedule, dtype, layout)
-    b = KernelBuilder(ir.Type.parse(dtype), entry)
+    entry, b = _function(name, schedule, dtype, layout)
     with ir.InsertionPoint(entry):
-        lds = _Tiles.lds(schedule, dtype)
-        t = _Tiles(b, schedule, shape, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
-        k_size = t.k_size()
+        lds, t, k_size = _tiles(b, entry, schedule, _SHAPES[schedule.wave_size], dtype, mma, layout)
         if not schedule.register_prefetch:
             return _build_dma_body(schedule, t, b, lds, k_size, threads, entry)
-        forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), ir.F32Type.get()).result],
+        forall = scf.ForallOp([0], [threads], [1],
+                              shared_outs=[tensor.EmptyOp(t.out_shape(), ir.F32Type.get()).result],
                               mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
         with ir.InsertionPoint(forall.body):
             tid, out = forall.body.arguments[0], forall.body.arguments[1]
-            t.set_lanes(*b.delinearize(tid, [shape.waves_m, shape.waves_n, t.lane_groups, FRAGMENT]))
+            t.set_lanes(*b.delinearize(tid, [t.shape.waves_m, t.shape.waves_n, t.lane_groups, FRAGMENT]))
             t.set_copier(tid, threads)
             t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))  # prologue: K tile 0 into stage 0
             b.barrier()
@@ -417,12 +421,9 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
     threads = consumers + schedule.producers * schedule.wave_size
     k_tile = schedule.tile[2]
     f32 = ir.F32Type.get()
-    fn, entry = _function(name, schedule, dtype, layout)
-    b = KernelBuilder(ir.Type.parse(dtype), entry)
+    entry, b = _function(name, schedule, dtype, layout)
     with ir.InsertionPoint(entry):
-        lds = _Tiles.lds(schedule, dtype)
-        t = _Tiles(b, schedule, _CONSUMERS, dtype, mma, layout, (entry.arguments[0], entry.arguments[1]))
-        k_size = t.k_size()
+        lds, t, k_size = _tiles(b, entry, schedule, _CONSUMERS, dtype, mma, layout)
         forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), f32).result],
                               mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
         with ir.InsertionPoint(forall.body):

@@ -134,12 +134,7 @@ class PingPong8(_TiledSchedule):
             p = ProgramBuilder()
             a, own_b, both_b = f"A{g}", f"B{g}", ("B0", "B1")
             p.phase = "prologue"
-            p.fetch(own_b, b_half)
-            p.fetch(a, a_half)
-            p.wait_fetches(own_b, a)
-            p.store(own_b, b_half)
-            p.store(a, a_half)
-            p.wait_stores(own_b, a)
+            p.fill_through_registers((own_b, b_half), (a, a_half))
             for _ in range(self.stagger if g == 1 else 0):
                 p.barrier()
             p.barrier()
@@ -263,12 +258,7 @@ class ProducerConsumer(_TiledSchedule):
     def _fill(self, p: ProgramBuilder, stage: str, a_loads: int, b_loads: int) -> None:
         a, b = f"A.{stage}", f"B.{stage}"
         if self.register_prefetch:
-            p.fetch(a, a_loads)
-            p.fetch(b, b_loads)
-            p.wait_fetches(a, b)
-            p.store(a, a_loads)
-            p.store(b, b_loads)
-            p.wait_stores(a, b)
+            p.fill_through_registers((a, a_loads), (b, b_loads))
         else:
             p.load(a, a_loads)
             p.load(b, b_loads)
@@ -333,10 +323,7 @@ class DoubleBuffered(_TiledSchedule):
 
     def _fill(self, p: ProgramBuilder, stage: str, loads: int) -> None:
         if self.register_prefetch:
-            p.fetch(stage, loads)
-            p.wait_fetches(stage)
-            p.store(stage, loads)
-            p.wait_stores(stage)
+            p.fill_through_registers((stage, loads))
         else:
             p.load(stage, loads)
             p.wait_writes(stage)
