@@ -167,9 +167,14 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
               f"({traffic[0].strip()} ...)")
     stages = schedule.staging.prefetch_stages
     waits = sorted({int(n) for n in re.findall(r"cp\.async\.wait_group\s+(\d+);", k_loop)})
-    if waits != [max(0, stages - 1)]:
+    in_flight = codegen_script.copy_groups_in_flight(schedule)
+    if waits != [in_flight]:
         _fail(dispatch, f"{stages} pipeline stages", f"the K loop waits for cp.async groups {waits}, expected "
-              f"[{max(0, stages - 1)}] (stages - 1 groups in flight)")
+              f"[{in_flight}] (groups in flight while a step computes)")
+    barriers = len(re.findall(r"\bbar\.sync\b", k_loop))
+    if barriers != codegen_script.barriers_per_k_step(schedule):
+        _fail(dispatch, f"{stages} pipeline stages", f"the K loop passes {barriers} barriers per step, expected "
+              f"{codegen_script.barriers_per_k_step(schedule)}")
     planned = codegen_script.shared_bytes(schedule, gemm)
     if stats.lds_bytes is not None and stats.lds_bytes != planned:
         _fail(dispatch, f"shared memory ({stages} stage(s), rows '{schedule.swizzle.lds}')",

@@ -14,7 +14,8 @@ contraction (element types, indexing maps and sizes) and gives its function a `t
   loop and is stored once.
 - `stage`: multi-buffer the shared tiles (one buffer per pipeline stage) and pad their rows against bank
   conflicts; `mma`: contraction -> `mma.sync`, shared reads -> `ldmatrix`; `pipeline`: global->shared copies ->
-  `cp.async` groups, software-pipelined `stages` deep.
+  `cp.async` groups, software-pipelined `stages` deep, and from 3 stages on the `ldmatrix` fragments too (one
+  barrier per K step, see `prefetches_fragments`).
 
 The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
 padding); `check` says in one sentence what this route cannot do (bf16, layouts, shapes that are not whole tiles).
@@ -71,6 +72,26 @@ def mma_per_k_step(schedule: Schedule) -> int:
     mm, mn, mk = mma_shape(CODEGEN_MMA)
     (tm, tn), bk = warp_tile(schedule), schedule.tile.k
     return (tm // mm) * (tn // mn) * (bk // mk)
+
+
+def prefetches_fragments(schedule: Schedule) -> bool:
+    """Whether the K loop also software-pipelines the ldmatrix fragments (`pipeline_shared_memory_copies
+    <{use_mma_sync}>`): the next step's first k16 fragments are loaded right after the step's only barrier, before
+    the mma.sync that finish the current step. With 2 stages that schedule waits for the copy it has just
+    committed (`cp.async.wait_group 0`), so 2 stages pipeline the copies only, with two barriers per step."""
+    return schedule.staging.prefetch_stages >= 3
+
+
+def copy_groups_in_flight(schedule: Schedule) -> int:
+    """The N of the K loop's `cp.async.wait_group N`: copy groups still in flight while a step computes."""
+    stages = schedule.staging.prefetch_stages
+    return max(0, stages - 2 if prefetches_fragments(schedule) else stages - 1)
+
+
+def barriers_per_k_step(schedule: Schedule) -> int:
+    """Workgroup barriers in the K loop: one after the copy wait when the fragments are prefetched; otherwise also
+    one before the copies that refill the buffer the step has just read."""
+    return 1 if prefetches_fragments(schedule) else 2
 
 
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
@@ -275,10 +296,9 @@ def _pipeline(schedule: Schedule):
         _op("transform.iree.create_async_groups", function, use_mma_sync=_unit())
         _canonicalize(function)
         if schedule.staging.prefetch_stages > 1:
-            # use_mma_sync would also software-pipeline the ldmatrix/mma.sync; it crashes in IREE 3.13
-            # (GPUPipelining MainLoopInfo::visitMmaSyncOp), so only the cp.async copies are pipelined.
+            fragments = {"use_mma_sync": _unit()} if prefetches_fragments(schedule) else {}
             _op("transform.iree.pipeline_shared_memory_copies", _match(function, "scf.for"), results=1,
-                depth=_i64(schedule.staging.prefetch_stages))
+                depth=_i64(schedule.staging.prefetch_stages), **fragments)
         _patterns(function, "transform.apply_patterns.vector.lower_masks",
                   "transform.apply_patterns.vector.materialize_masks")
 

@@ -65,7 +65,7 @@ def accumulator_in_registers():
     pass
 
 
-# Stages: one shared buffer per stage, rows padded, copies pipelined as deep as the stages.
+# Stages: one shared buffer per stage, rows padded, copies pipelined as deep as the stages, fragments prefetched.
 # CHECK-LABEL: TEST: three_stages_padded
 # CHECK: transform.named_sequence @stage
 # CHECK: transform.memref.multibuffer %{{.+}} <factor = 3, skip_analysis>
@@ -74,9 +74,18 @@ def accumulator_in_registers():
 # CHECK: transform.iree.vector.vector_to_mma_conversion %{{.+}} <use_mma_sync>
 # CHECK: transform.named_sequence @pipeline
 # CHECK: transform.iree.create_async_groups %{{.+}} <use_mma_sync>
-# CHECK: transform.iree.pipeline_shared_memory_copies %{{.+}} <depth = 3>
+# CHECK: transform.iree.pipeline_shared_memory_copies %{{.+}} <depth = 3, use_mma_sync>
 @run(BASE)
 def three_stages_padded():
+    pass
+
+
+# Two stages pipeline the copies only: with use_mma_sync they would wait for the group just committed.
+# CHECK-LABEL: TEST: two_stages_copies_only
+# CHECK: transform.named_sequence @pipeline
+# CHECK: transform.iree.pipeline_shared_memory_copies %{{.+}} <depth = 2>
+@run(Schedule(Tile((128, 256), 32, (2, 4), CODEGEN_MMA), Staging(2), Swizzle("pad")))
+def two_stages_copies_only():
     pass
 
 
