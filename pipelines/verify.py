@@ -203,14 +203,13 @@ def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,
         _verify_pingpong(dispatch, stats, schedule, gemm)
     else:
         isa = (configured.parent / stats.isa_file).read_text()
-        phases = barrier_phases(isa)
         if stats.conditional_barriers or stats.setprio:
             _fail(dispatch, f"the {kernel_label(schedule)} K loop", "found a stagger barrier or s_setprio the "
                   "schedule does not have")
         if isinstance(schedule, ProducerConsumer):
             _verify_producer_consumer(dispatch, schedule, isa, opcode)
         else:
-            _verify_double_buffered(dispatch, schedule, phases, opcode)
+            _verify_double_buffered(dispatch, schedule, barrier_phases(isa), opcode)
         if isinstance(schedule, DoubleBuffered) and not schedule.register_prefetch and (
                 stats.dma_loads == 0 or stats.global_loads or stats.lds_writes):
             _fail(dispatch, "direct-to-LDS loads", f"{stats.dma_loads} direct-to-LDS loads, {stats.global_loads} "
