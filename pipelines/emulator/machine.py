@@ -621,17 +621,19 @@ def _mad_u64(inst, ctx):
     return run
 
 
-@decoder("s_addk_i32")
-def _sopk_add(inst, ctx):
-    """sdst += sign-extended 16-bit immediate; SCC = signed overflow."""
+@decoder("s_addk_i32", "s_mulk_i32")
+def _sopk_arith(inst, ctx):
+    """sdst += or *= the sign-extended 16-bit immediate; s_addk sets SCC to the signed overflow, s_mulk leaves it."""
     read, write = scalar_reader(inst.operands[0]), scalar_writer(inst.operands[0])
     imm = ((inst.operands[1] & 0xFFFF) ^ 0x8000) - 0x8000
+    add = inst.opcode == "s_addk_i32"
 
     def run(w):
         old = _signed32(read(w))
-        total = old + imm
+        total = old + imm if add else old * imm
         write(w, total & MASK32)
-        w.scc = int(not -2**31 <= total < 2**31)
+        if add:
+            w.scc = int(not -2**31 <= total < 2**31)
     return run
 
 

@@ -236,6 +236,12 @@ def test_generated_kernels_match_float64(compiled, target, dtype, layout, schedu
     assert_matches(emulate_gemm(compiled(*kernel(target, dtype, layout, schedule))))
 
 
+@pytest.mark.slow
+def test_generated_kernel_with_a_longer_k_loop(compiled):
+    """gfx1151 interleave at 1024x1024x512: LLVM computes the LDS stage offset with s_mulk_i32 there."""
+    assert_matches(emulate_gemm(compiled(*kernel("gfx1151", "bf16", "nt", "interleave", "1024x1024x512"))))
+
+
 STAGGER_WAIT = "\ts_cbranch_execz .LBB0_2\n\ts_waitcnt lgkmcnt(0)\n\ts_barrier\n"
 
 
