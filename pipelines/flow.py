@@ -8,6 +8,7 @@ writes `report.json`. Nothing reaches the output folder unless all of that succe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from .targets import Target, check_dtype
 from .verify import FallbackError, verify_codegen, verify_dispatch, verify_ukernel
 
 SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
+# The codegen route's retyped input types (bf16): the f16 kernel's first compile, and its retyped PTX.
+KERNEL_DIR, RETYPED_PTX = "f16_kernel", "retyped.ptx"
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,10 @@ def _prepare_codegen(job: Job) -> Prepared:
     codegen_script.check(schedule, gemm, job.target)
     with ir.Context(), ir.Location.unknown():
         library = codegen_script.codegen_library(schedule, gemm)
-        module = build_module(gemm)
+        if codegen_script.retyped(gemm):
+            module = build_module(codegen_script.kernel_gemm(gemm), storage_dtype=gemm.dtype)
+        else:
+            module = build_module(gemm)
         module.operation.verify()
         return Prepared(job, str(module), str(library), (None,))
 
@@ -120,14 +126,46 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         evidence = job.target.backend == "rocm" and prepared.spec is not None and job.ukernel is None
         if job.ukernel is not None:
             extra_flags = (*extra_flags, "--iree-rocm-enable-tensor-ukernels")
+        library = folder / SPEC_FILE if job.codegen else None
+        if job.codegen and codegen_script.retyped(job.gemms[0]):
+            extra_flags = (*extra_flags, _retyped_kernel(job, source, folder, library, extra_flags))
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
-                                    extra_flags=extra_flags, library=folder / SPEC_FILE if job.codegen else None)
+                                    extra_flags=extra_flags, library=library)
         stats = inspect_dump(compiled.dump, job.target)
+        if job.codegen and codegen_script.retyped(job.gemms[0]):
+            stats = _linked_retyped(job, folder, compiled.dump, stats)
         if job.target.backend != "cpu":
             _verify(prepared, compiled.dump, stats)
         report = _report(prepared, stats, folder, compiled.command)
         (folder / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...]) -> str:
+    """Compile the f16 kernel into KERNEL_DIR, write its PTX with the mma.sync retyped to the problem's input type,
+    and return the flag that makes the final compile link that PTX in place of the executable."""
+    (folder / KERNEL_DIR).mkdir()
+    first = run_iree_compile(source, folder / KERNEL_DIR, job.target, extra_flags=extra_flags, library=library)
+    first.vmfb.unlink()  # the f16 kernel on bf16 bits: never to be run
+    kernels = [k for k in inspect_dump(first.dump, job.target) if k.mma_count]
+    if len(kernels) != 1:
+        raise FallbackError(f"the codegen schedule for {job.gemms[0].dtype} did not take effect: the f16 kernel "
+                            f"compile has {len(kernels)} dispatches with mma.sync, expected 1.")
+    ptx = first.dump / kernels[0].isa_file
+    (folder / RETYPED_PTX).write_text(codegen_script.retype_mma(ptx.read_text(), job.gemms[0], job.target))
+    executable = kernels[0].dispatch.removeprefix("module_")
+    return f"--iree-hal-substitute-executable-object={executable}={folder / RETYPED_PTX}"
+
+
+def _linked_retyped(job: Job, folder: Path, dump: Path, stats: list[KernelStats]) -> list[KernelStats]:
+    """The final compile linked the retyped PTX byte for byte; its kernel's shared memory is then the f16
+    kernel's (the substituted object comes without IREE's LLVM IR, where the allocations are read)."""
+    kernel = next((k for k in stats if k.mma_count), None)
+    if kernel is None or (dump / kernel.isa_file).read_text() != (folder / RETYPED_PTX).read_text():
+        raise FallbackError(f"the codegen schedule for {job.gemms[0].dtype} did not take effect: the compiled "
+                            f"module does not carry the retyped PTX ({RETYPED_PTX}).")
+    f16 = next(k for k in inspect_dump(folder / KERNEL_DIR / DUMP_DIR, job.target) if k.mma_count)
+    return [dataclasses.replace(k, lds_bytes=f16.lds_bytes) if k is kernel else k for k in stats]
 
 
 def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:

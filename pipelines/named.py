@@ -29,7 +29,7 @@ from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile,
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
-from transforms.codegen_script import CODEGEN_MMA
+from transforms.codegen_script import codegen_mma
 
 from .targets import Target, TargetError, dtype_family
 
@@ -148,7 +148,7 @@ _CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
 def _codegen(gemm: Gemm, target: Target) -> Schedule:
     if target.backend != "cuda":
         raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
-    options = [Schedule(Tile(tile, 32, warps, CODEGEN_MMA), Staging(stages), Swizzle("pad"))
+    options = [Schedule(Tile(tile, 32, warps, codegen_mma(gemm.dtype)), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
     for schedule in options:
         try:

@@ -63,7 +63,8 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     """Schedules of the transform-dialect codegen route that pass its check, one per tile, K step and depth."""
     found = []
     for (tile, warps), k, stages in itertools.product(CODEGEN_TILES, CODEGEN_K_STEPS, CODEGEN_STAGES):
-        schedule = Schedule(Tile(tile, k, warps, codegen_script.CODEGEN_MMA), Staging(stages), Swizzle("pad"))
+        mma = codegen_script.codegen_mma(gemm.dtype)
+        schedule = Schedule(Tile(tile, k, warps, mma), Staging(stages), Swizzle("pad"))
         try:
             codegen_script.check(schedule, gemm, target)
         except ScheduleError:

@@ -135,8 +135,9 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
                    target: Target) -> None:
     """The transform-dialect codegen route: the PTX of `dispatch` shows each choice of `schedule`, and its K loop
     keeps the accumulator in registers (no global loads or stores in it besides the cp.async copies)."""
-    opcode = target.mma[codegen_script.CODEGEN_MMA].opcode
-    _verify_only_mma(dispatch, stats, opcode, f"MMA intrinsic {codegen_script.CODEGEN_MMA}")
+    mma = codegen_script.codegen_mma(gemm.dtype)
+    opcode = target.mma[mma].opcode
+    _verify_only_mma(dispatch, stats, opcode, f"MMA intrinsic {mma}")
     threads = codegen_script.threads(schedule, target.wave_size)
     if stats.workgroup_size != threads:
         _fail(dispatch, f"warp grid {schedule.tile.warps[0]}x{schedule.tile.warps[1]}",

@@ -17,8 +17,16 @@ contraction (element types, indexing maps and sizes) and gives its function a `t
   `cp.async` groups, software-pipelined `stages` deep, and from 3 stages on the `ldmatrix` fragments too (one
   barrier per K step, see `prefetches_fragments`).
 
+bf16 runs the f16 kernel on the same 16-bit words. IREE 3.13's vector->nvgpu conversion has no bf16 fragment type
+(upstream `nvgpu::getMmaSyncRegisterType`), but `cp.async` and `ldmatrix` move b16 words whatever they hold and the
+bf16 `mma.sync` takes its operands in the same registers as the f16 one. So the program bitcasts A and B to f16
+(`flow.tensor.bitcast`, no copy), this library compiles that f16 GEMM, and `retype_mma` turns every f16 `mma.sync`
+of the resulting PTX into the bf16 one, which the second compile links in its place
+(`--iree-hal-substitute-executable-object`, pipelines/flow.py). Nothing else in the kernel reads the element type:
+the accumulator and the output are f32.
+
 The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
-padding); `check` says in one sentence what this route cannot do (bf16, layouts, shapes that are not whole tiles).
+padding); `check` says in one sentence what this route cannot do (layouts, shapes that are not whole tiles).
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ CODEGEN_SEQUENCE = "codegen"
 PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
 # The one intrinsic the upstream vector->nvgpu conversion emits for f16 (m16n8k16 mma.sync, f32 accumulator).
 CODEGEN_MMA = "NV_MMA_SYNC_F32_16x8x16_F16"
+# The intrinsic each input type ends up on, and the type the library compiles it as (see the module docstring).
+CODEGEN_MMAS = {"f16": CODEGEN_MMA, "bf16": "NV_MMA_SYNC_F32_16x8x16_BF16"}
+KERNEL_DTYPE = "f16"
 # Shared-memory rows are padded by this many bits (IREE's reduce_shared_memory_bank_conflicts).
 ROW_PADDING_BITS = 128
 MAX_STAGES = 4
@@ -47,6 +58,30 @@ SPARE_REGISTERS = 64
 # warp offsets with identical index expressions: with 2-D thread ids they differed in operand order, store-to-load
 # forwarding could not match them, and every lane wrote the whole warp tile of zeros to global memory.
 _WARP_MAPPING = ("#gpu.warp<linear_dim_1>", "#gpu.warp<linear_dim_0>")
+
+
+def codegen_mma(dtype: str) -> str:
+    """The MMA intrinsic of the route's kernel for input type `dtype` (f16 when the route does not take it)."""
+    return CODEGEN_MMAS.get(dtype, CODEGEN_MMA)
+
+
+def retyped(gemm: Gemm) -> bool:
+    """Whether `gemm` runs the f16 kernel with its mma.sync retyped (bf16)."""
+    return gemm.dtype != KERNEL_DTYPE
+
+
+def kernel_gemm(gemm: Gemm) -> Gemm:
+    """The GEMM the library compiles: `gemm` itself, or its f16 twin for a retyped input type."""
+    return gemm.with_(dtype=KERNEL_DTYPE)
+
+
+def retype_mma(ptx: str, gemm: Gemm, target) -> str:
+    """The f16 kernel's PTX with each f16 mma.sync replaced by the one of `gemm`'s input type (same operands)."""
+    f16, wanted = (target.mma[codegen_mma(dtype)].opcode for dtype in (KERNEL_DTYPE, gemm.dtype))
+    count = ptx.count(f16)
+    if count == 0:
+        raise ScheduleError(f"the f16 kernel compiled for {gemm.dtype} has no {f16} to retype.")
+    return ptx.replace(f16, wanted)
 
 
 def warp_tile(schedule: Schedule) -> tuple[int, int]:
@@ -100,16 +135,15 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if target.backend != "cuda":
         raise ScheduleError(f"the codegen pipeline emits NVIDIA mma.sync/ldmatrix/cp.async; {name} is not a CUDA "
                             "target, use 'tuned' or 'auto'.")
-    if gemm.dtype != "f16":
-        raise ScheduleError(f"the codegen pipeline runs f16 only: IREE 3.13's vector-to-nvgpu conversion has no "
-                            f"{gemm.dtype} mma.sync/ldmatrix fragments (nor WMMA loads); use 'tuned' for "
-                            f"{gemm.dtype}.")
+    if gemm.dtype not in CODEGEN_MMAS or CODEGEN_MMAS[gemm.dtype] not in target.mma:
+        raise ScheduleError(f"the codegen pipeline runs {' and '.join(CODEGEN_MMAS)} (m16n8k16 mma.sync), not "
+                            f"{gemm.dtype} on {name}; use 'tuned'.")
     if gemm.batched or gemm.epilogue.kind != "none" or gemm.layout != "nn":
         # NT compiles and verifies, but gave wrong results on an H100 (results/h100: max rel. error ~1).
         raise ScheduleError(f"the codegen pipeline compiles plain NN GEMMs only (no batch, no epilogue; layout "
                             f"{gemm.layout.upper()} gave wrong results on an H100); use 'tuned' for this problem.")
-    if tile.mma != CODEGEN_MMA:
-        raise ScheduleError(f"the codegen pipeline emits {CODEGEN_MMA} only, not {tile.mma}.")
+    if tile.mma != codegen_mma(gemm.dtype):
+        raise ScheduleError(f"the codegen pipeline emits {codegen_mma(gemm.dtype)} for {gemm.dtype}, not {tile.mma}.")
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
     if wm <= 0 or wn <= 0 or bm % (wm * 16) or bn % (wn * 16):
         raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples "
@@ -314,7 +348,8 @@ def _cleanup(root: ir.Value) -> None:
 
 
 def _kernel_config(gemm: Gemm) -> None:
-    """Match the GEMM's contraction (types, maps, sizes) and point its function at `@codegen`."""
+    """Match the GEMM's contraction (types, maps, sizes) and point its function at `@codegen` (`gemm` is the GEMM
+    the library compiles: `kernel_gemm` of the problem)."""
     any_op = _any_op()
     matcher = transform.NamedSequenceOp("match_gemm", [any_op], [any_op],
                                         arg_attrs=[{"transform.readonly": _unit()}])
@@ -354,6 +389,6 @@ def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
                 transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
                                     [codegen.bodyTarget])
             transform.YieldOp([])
-        _kernel_config(gemm)
+        _kernel_config(kernel_gemm(gemm))
     module.operation.verify()
     return module

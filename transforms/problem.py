@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, func, linalg, math as math_d, tensor
+from iree.compiler.dialects import arith, flow, func, linalg, math as math_d, tensor
 
 # Element types of A and B, spelled as MLIR spells them. Accumulation is always f32.
 DTYPES = ("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
@@ -142,16 +142,23 @@ def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     return shapes
 
 
-def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None) -> ir.Module:
-    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction."""
+def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, storage_dtype: str | None = None
+                 ) -> ir.Module:
+    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction. With
+    `storage_dtype`, the function takes A and B in that 16-bit type and reinterprets their bits as `gemm.dtype`
+    (`flow.tensor.bitcast`, no copy): the codegen route's bf16 program, whose kernel is retyped after compiling."""
     elem, acc = ir.Type.parse(gemm.dtype), ir.F32Type.get()
-    arg_types = [ir.RankedTensorType.get(shape, elem) for shape in (gemm.a_shape, gemm.b_shape)]
+    stored = ir.Type.parse(storage_dtype) if storage_dtype else elem
+    arg_types = [ir.RankedTensorType.get(shape, stored) for shape in (gemm.a_shape, gemm.b_shape)]
     arg_types += [ir.RankedTensorType.get(shape, acc) for shape in input_shapes(gemm)[2:]]
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
 
         @func.FuncOp.from_py_func(*arg_types, name="gemm")
         def gemm_fn(*args):
+            if storage_dtype:
+                args = [flow.TensorBitCastOp(ir.RankedTensorType.get(arg.type.shape, elem), arg, [], []).result
+                        for arg in args[:2]] + list(args[2:])
             zero = arith.ConstantOp(acc, 0.0)
             init = linalg.fill(zero, outs=[tensor.EmptyOp(list(gemm.c_shape), acc)])
             contract = linalg.batch_matmul if gemm.batched else linalg.matmul

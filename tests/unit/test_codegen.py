@@ -2,6 +2,7 @@
 verifier names a choice the PTX does not show."""
 
 import dataclasses
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ def pipelines(*args, cwd):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--dtype", "bf16"], "runs f16 only"),
+    (["--target", "sm_89", "--dtype", "f8e4m3fn"], "runs f16 and bf16 (m16n8k16 mma.sync), not f8E4M3FN on sm_89"),
     (["--layout", "nt"], "plain NN GEMMs only"),
     (["--shape", "1000x1024x1024"], "is not a whole number of 128x128x32 tiles"),
     (["--tile", "128x128x24"], "K tile 24 is not a multiple of mma.sync's K=16"),
@@ -114,3 +115,45 @@ def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
     with pytest.raises(FallbackError, match="accumulator in registers"):
         flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
                              flow.inspect_dump(dump, SM80))
+
+
+@pytest.fixture(scope="module")
+def compiled_bf16(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen_bf16") / "out"
+    gemm = GEMM.with_(dtype="bf16")
+    schedule = dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, mma=codegen_script.codegen_mma("bf16")))
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)), out)
+    return out, report, gemm, schedule
+
+
+def test_bf16_links_the_retyped_f16_kernel(compiled_bf16):
+    out, report, _, _ = compiled_bf16
+    assert report["verified"] and report["lds_bytes"] == codegen_script.shared_bytes(BASE, GEMM)
+    assert report["mma"] == {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": 64}
+    f16 = (out / flow.KERNEL_DIR / "dump" / "module_gemm_dispatch_0_cuda_nvptx_fb.ptx").read_text()
+    linked = (out / "dump" / "module_gemm_dispatch_0_cuda_nvptx_fb.ptx").read_text()
+    assert linked == (out / flow.RETYPED_PTX).read_text()
+    # The linked kernel is the f16 one line for line; only the 64 mma.sync changed type.
+    changed = [(a, b) for a, b in zip(f16.splitlines(), linked.splitlines()) if a != b]
+    assert len(f16.splitlines()) == len(linked.splitlines()) and len(changed) == 64
+    assert all(a.strip().endswith(".f16.f16.f32") and b.strip().endswith(".bf16.bf16.f32") for a, b in changed)
+    assert not list((out / flow.KERNEL_DIR).glob("*.vmfb"))  # the f16 module would misread bf16 inputs
+
+
+def test_bf16_without_the_retyped_kernel_is_named(compiled_bf16, tmp_path):
+    """A final module that carries the f16 kernel (the substitution did not happen) is refused by name."""
+    out, _, gemm, schedule = compiled_bf16
+    for name in (flow.KERNEL_DIR, "dump"):
+        shutil.copytree(out / flow.KERNEL_DIR / "dump" if name == "dump" else out / name, tmp_path / name)
+    (tmp_path / flow.RETYPED_PTX).write_text((out / flow.RETYPED_PTX).read_text())
+    job = flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)
+    with pytest.raises(FallbackError, match="does not carry the retyped PTX"):
+        flow._linked_retyped(job, tmp_path, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80))
+    # And the verifier alone names the MMA intrinsic when it reads f16 mma.sync for a bf16 problem.
+    with pytest.raises(FallbackError, match="NV_MMA_SYNC_F32_16x8x16_BF16"):
+        flow._verify_codegen(job, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80))
+
+
+def test_retype_needs_f16_mma():
+    with pytest.raises(ScheduleError, match="has no mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 to retype"):
+        codegen_script.retype_mma("ld.global.b32 %r1, [%rd1];", GEMM.with_(dtype="bf16"), SM80)
