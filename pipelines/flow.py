@@ -106,10 +106,7 @@ def _prepare_codegen(job: Job) -> Prepared:
     codegen_script.check(schedule, gemm, job.target)
     with ir.Context(), ir.Location.unknown():
         library = codegen_script.codegen_library(schedule, gemm)
-        if codegen_script.retyped(gemm):
-            module = build_module(codegen_script.kernel_gemm(gemm), storage_dtype=gemm.dtype)
-        else:
-            module = build_module(gemm)
+        module = build_module(gemm, kernel=codegen_script.kernel_gemm(gemm))
         module.operation.verify()
         return Prepared(job, str(module), str(library), (None,))
 
@@ -127,6 +124,9 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         if job.ukernel is not None:
             extra_flags = (*extra_flags, "--iree-rocm-enable-tensor-ukernels")
         library = folder / SPEC_FILE if job.codegen else None
+        if job.codegen:
+            # One PTX per executable, so that the kernel can be substituted alone (NT/TN add a transpose dispatch).
+            extra_flags = (*extra_flags, "--iree-hal-link-executables=false")
         if job.codegen and codegen_script.retyped(job.gemms[0]):
             extra_flags = (*extra_flags, _retyped_kernel(job, source, folder, library, extra_flags))
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
@@ -153,7 +153,7 @@ def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_f
                             f"compile has {len(kernels)} dispatches with mma.sync, expected 1.")
     ptx = first.dump / kernels[0].isa_file
     (folder / RETYPED_PTX).write_text(codegen_script.retype_mma(ptx.read_text(), job.gemms[0], job.target))
-    executable = kernels[0].dispatch.removeprefix("module_")
+    executable = kernels[0].isa_file.removeprefix("module_").removesuffix(f"_{job.target.backend}_nvptx_fb.ptx")
     return f"--iree-hal-substitute-executable-object={executable}={folder / RETYPED_PTX}"
 
 
@@ -200,6 +200,11 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
 
 def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
     (gemm,), (schedule,) = job.gemms, job.schedules
+    transposes = codegen_script.transposed_operands(gemm)
+    if len(stats) != 1 + len(transposes):
+        raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "
+                            f"effect as planned: {len(stats)} dispatches, expected the kernel and "
+                            f"{len(transposes)} transpose(s) of {', '.join(transposes) or 'no operand'}.")
     for kernel in stats:
         if kernel.mma_count:
             ptx = ptx_kernels((dump / kernel.isa_file).read_text())
@@ -208,6 +213,13 @@ def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
             return
     raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "
                         "effect: no dispatch issues mma.sync.")
+
+
+def _describe(schedule: sched.Schedule | None, gemm: Gemm, job: Job) -> str:
+    if schedule is None:
+        return "IREE default heuristic"
+    note = codegen_script.operand_note(gemm) if job.codegen else ""
+    return f"{schedule.describe()}; {note}" if note else schedule.describe()
 
 
 def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command: tuple[str, ...]) -> dict:
@@ -222,7 +234,7 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "schedule_summary": ([f"{kernel_label(job.ukernel)} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
                               f"{job.ukernel.lds_stages} LDS stage(s) (numerics: CPU emulator only)"]
                              if job.ukernel is not None else
-                             [s.describe() if s is not None else "IREE default heuristic" for s in job.schedules]),
+                             [_describe(s, g, job) for g, s in zip(job.gemms, job.schedules)]),
         "lds_bytes": main.lds_bytes,
         "vgpr_count": main.vgpr_count,
         "agpr_count": main.agpr_count,

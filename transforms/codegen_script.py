@@ -71,8 +71,16 @@ def retyped(gemm: Gemm) -> bool:
 
 
 def kernel_gemm(gemm: Gemm) -> Gemm:
-    """The GEMM the library compiles: `gemm` itself, or its f16 twin for a retyped input type."""
-    return gemm.with_(dtype=KERNEL_DTYPE)
+    """The GEMM the library compiles: f16 (see `retype_mma`) and NN. NT and TN problems reach it with the
+    transposed operand rewritten row-major by a separate dispatch (`transforms.problem.build_module`): the upstream
+    conversion reads a K-contiguous B as 16x16 ldmatrix.x4 blocks and hands each n8 mma.sync two N blocks instead
+    of two K halves (wrong results on an H100), and cp.async cannot transpose while it copies."""
+    return gemm.with_(dtype=KERNEL_DTYPE, layout="nn")
+
+
+def transposed_operands(gemm: Gemm) -> tuple[str, ...]:
+    """The operands the program transposes before the kernel: ('A',) for TN, ('B',) for NT."""
+    return {"nn": (), "nt": ("B",), "tn": ("A",)}[gemm.layout]
 
 
 def retype_mma(ptx: str, gemm: Gemm, target) -> str:
@@ -82,6 +90,14 @@ def retype_mma(ptx: str, gemm: Gemm, target) -> str:
     if count == 0:
         raise ScheduleError(f"the f16 kernel compiled for {gemm.dtype} has no {f16} to retype.")
     return ptx.replace(f16, wanted)
+
+
+def operand_note(gemm: Gemm) -> str:
+    """How `gemm`'s operands reach the route's f16 NN kernel, for reports ('' when directly)."""
+    notes = [f"{name} transposed into row-major by its own dispatch" for name in transposed_operands(gemm)]
+    if retyped(gemm):
+        notes.append(f"{gemm.dtype} words run the f16 kernel with its mma.sync retyped to {gemm.dtype}")
+    return "; ".join(notes)
 
 
 def warp_tile(schedule: Schedule) -> tuple[int, int]:
@@ -94,11 +110,10 @@ def threads(schedule: Schedule, wave_size: int = 32) -> int:
 
 
 def shared_bytes(schedule: Schedule, gemm: Gemm) -> int:
-    """Shared memory of the plan: A (BM×BK) and B tiles in their stored layouts, rows padded, one per stage."""
+    """Shared memory of the plan: A (BM×BK) and B (BK×BN) tiles, rows padded, one per stage."""
     (bm, bn), bk, eb = schedule.tile.workgroup, schedule.tile.k, element_bytes(gemm.dtype)
     pad = ROW_PADDING_BITS // 8 // eb if schedule.swizzle.lds == "pad" else 0
-    b_rows, b_cols = (bn, bk) if gemm.layout == "nt" else (bk, bn)
-    per_stage = bm * (bk + pad) + b_rows * (b_cols + pad)
+    per_stage = bm * (bk + pad) + bk * (bn + pad)  # the kernel is NN (`kernel_gemm`)
     return per_stage * eb * max(1, schedule.staging.prefetch_stages)
 
 
@@ -138,10 +153,9 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if gemm.dtype not in CODEGEN_MMAS or CODEGEN_MMAS[gemm.dtype] not in target.mma:
         raise ScheduleError(f"the codegen pipeline runs {' and '.join(CODEGEN_MMAS)} (m16n8k16 mma.sync), not "
                             f"{gemm.dtype} on {name}; use 'tuned'.")
-    if gemm.batched or gemm.epilogue.kind != "none" or gemm.layout != "nn":
-        # NT compiles and verifies, but gave wrong results on an H100 (results/h100: max rel. error ~1).
-        raise ScheduleError(f"the codegen pipeline compiles plain NN GEMMs only (no batch, no epilogue; layout "
-                            f"{gemm.layout.upper()} gave wrong results on an H100); use 'tuned' for this problem.")
+    if gemm.batched or gemm.epilogue.kind != "none":
+        raise ScheduleError("the codegen pipeline compiles plain GEMMs only (no batch, no epilogue); use 'tuned' for "
+                            "this problem.")
     if tile.mma != codegen_mma(gemm.dtype):
         raise ScheduleError(f"the codegen pipeline emits {codegen_mma(gemm.dtype)} for {gemm.dtype}, not {tile.mma}.")
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, func, linalg, math as math_d, tensor
+from iree.compiler.dialects import arith, flow, func, linalg, math as math_d, tensor, util
 
 # Element types of A and B, spelled as MLIR spells them. Accumulation is always f32.
 DTYPES = ("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
@@ -142,27 +142,30 @@ def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     return shapes
 
 
-def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, storage_dtype: str | None = None
+def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, kernel: Gemm | None = None
                  ) -> ir.Module:
-    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction. With
-    `storage_dtype`, the function takes A and B in that 16-bit type and reinterprets their bits as `gemm.dtype`
-    (`flow.tensor.bitcast`, no copy): the codegen route's bf16 program, whose kernel is retyped after compiling."""
-    elem, acc = ir.Type.parse(gemm.dtype), ir.F32Type.get()
-    stored = ir.Type.parse(storage_dtype) if storage_dtype else elem
-    arg_types = [ir.RankedTensorType.get(shape, stored) for shape in (gemm.a_shape, gemm.b_shape)]
+    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction.
+
+    With `kernel` (the same sizes, another 16-bit input type and/or layout), the function takes `gemm`'s operands
+    and the contraction is `kernel`'s: A and B are reinterpreted as `kernel.dtype` (`flow.tensor.bitcast`, no
+    copy) and transposed into `kernel.layout` (`linalg.transpose`, kept out of the contraction's dispatch by
+    `util.optimization_barrier`, so IREE cannot fold it back into the contraction's indexing maps)."""
+    kernel = kernel or gemm
+    acc = ir.F32Type.get()
+    arg_types = [ir.RankedTensorType.get(shape, ir.Type.parse(gemm.dtype)) for shape in (gemm.a_shape, gemm.b_shape)]
     arg_types += [ir.RankedTensorType.get(shape, acc) for shape in input_shapes(gemm)[2:]]
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
 
         @func.FuncOp.from_py_func(*arg_types, name="gemm")
         def gemm_fn(*args):
-            if storage_dtype:
-                args = [flow.TensorBitCastOp(ir.RankedTensorType.get(arg.type.shape, elem), arg, [], []).result
-                        for arg in args[:2]] + list(args[2:])
+            flips = ((gemm.layout == "tn") != (kernel.layout == "tn"), (gemm.layout == "nt") != (kernel.layout == "nt"))
+            operands = [_as_operand(arg, shape, kernel.dtype, flip)
+                        for arg, shape, flip in zip(args[:2], (kernel.a_shape, kernel.b_shape), flips)]
             zero = arith.ConstantOp(acc, 0.0)
             init = linalg.fill(zero, outs=[tensor.EmptyOp(list(gemm.c_shape), acc)])
             contract = linalg.batch_matmul if gemm.batched else linalg.matmul
-            product = contract(args[0], args[1], outs=[init], indexing_maps=gemm.indexing_maps())
+            product = contract(*operands, outs=[init], indexing_maps=kernel.indexing_maps())
             if compilation_info is not None:
                 product.owner.attributes["compilation_info"] = compilation_info
             if gemm.epilogue.kind == "none":
@@ -170,6 +173,22 @@ def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, stora
             return _epilogue(gemm, product, args[2])
 
     return module
+
+
+def _as_operand(value: ir.Value, shape: tuple[int, ...], dtype: str, transpose: bool) -> ir.Value:
+    """`value` as a tensor of `shape` and `dtype`: bitcast if the element type differs, and its last two
+    dimensions transposed behind an optimization barrier if `transpose`."""
+    elem = ir.Type.parse(dtype)
+    source = ir.RankedTensorType(value.type)
+    if source.element_type != elem:
+        value = flow.TensorBitCastOp(ir.RankedTensorType.get(source.shape, elem), value, [], []).result
+    if transpose:
+        rank = len(shape)
+        transposed = linalg.transpose(value, outs=[tensor.EmptyOp(list(shape), elem)],
+                                      permutation=[*range(rank - 2), rank - 1, rank - 2])
+        result = transposed.results[0]
+        value = util.OptimizationBarrierOp([result.type], [result]).results[0]
+    return value
 
 
 def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:

@@ -2,6 +2,7 @@
 verifier names a choice the PTX does not show."""
 
 import dataclasses
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,7 @@ def pipelines(*args, cwd):
 
 @pytest.mark.parametrize("args, message", [
     (["--target", "sm_89", "--dtype", "f8e4m3fn"], "runs f16 and bf16 (m16n8k16 mma.sync), not f8E4M3FN on sm_89"),
-    (["--layout", "nt"], "plain NN GEMMs only"),
+    (["--shape", "2x1024x1024x1024"], "plain GEMMs only (no batch, no epilogue)"),
     (["--shape", "1000x1024x1024"], "is not a whole number of 128x128x32 tiles"),
     (["--tile", "128x128x24"], "K tile 24 is not a multiple of mma.sync's K=16"),
     (["--warps", "3x2"], "does not split into 3x2 warp tiles"),
@@ -157,3 +158,17 @@ def test_bf16_without_the_retyped_kernel_is_named(compiled_bf16, tmp_path):
 def test_retype_needs_f16_mma():
     with pytest.raises(ScheduleError, match="has no mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 to retype"):
         codegen_script.retype_mma("ld.global.b32 %r1, [%rd1];", GEMM.with_(dtype="bf16"), SM80)
+
+
+@pytest.mark.parametrize("layout, transposed", [("nt", "%arg1"), ("tn", "%arg0")])
+def test_transposed_operand_follows_the_layout(layout, transposed):
+    """Square problems too: the operand is transposed because of the layout, not because its shape differs."""
+    from iree.compiler import ir
+    from transforms.problem import build_module
+    gemm = Gemm(256, 256, 256, "bf16", layout)
+    with ir.Context(), ir.Location.unknown():
+        text = str(build_module(gemm, kernel=codegen_script.kernel_gemm(gemm)))
+    bitcast = re.search(rf"(%\w+) = flow.tensor.bitcast {transposed} ", text).group(1)
+    assert text.count("linalg.transpose") == 1 and f"linalg.transpose ins({bitcast} :" in text
+    assert text.count("flow.tensor.bitcast") == 2 and text.count("util.optimization_barrier") == 1
+    assert "indexing_maps" not in text  # a plain NN linalg.matmul on f16
