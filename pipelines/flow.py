@@ -25,7 +25,7 @@ from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 from .compiler import DUMP_DIR, run_iree_compile, staged_folder
 from .inspect import KernelStats, inspect_dump, ptx_kernels
 from .targets import Target, check_dtype
-from .verify import FallbackError, verify_codegen, verify_dispatch, verify_ukernel
+from .verify import FallbackError, verify_codegen, verify_dispatch, verify_lanes, verify_ukernel
 
 SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
 # The codegen route's retyped input types (bf16): the f16 kernel's first compile, and its retyped PTX.
@@ -105,8 +105,9 @@ def _prepare_codegen(job: Job) -> Prepared:
     check_dtype(job.target, gemm.dtype)
     codegen_script.check(schedule, gemm, job.target)
     with ir.Context(), ir.Location.unknown():
-        library = codegen_script.codegen_library(schedule, gemm)
-        module = build_module(gemm, kernel=codegen_script.kernel_gemm(gemm))
+        library = codegen_script.codegen_library(schedule, gemm, job.target)
+        cuda = job.target.backend == "cuda"
+        module = build_module(gemm, kernel=codegen_script.kernel_gemm(gemm) if cuda else None)
         module.operation.verify()
         return Prepared(job, str(module), str(library), (None,))
 
@@ -127,18 +128,22 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         if job.codegen:
             # One PTX per executable, so that the kernel can be substituted alone (NT/TN add a transpose dispatch).
             extra_flags = (*extra_flags, "--iree-hal-link-executables=false")
-        if job.codegen and codegen_script.retyped(job.gemms[0]):
+        if _retyped(job):
             extra_flags = (*extra_flags, _retyped_kernel(job, source, folder, library, extra_flags))
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
                                     extra_flags=extra_flags, library=library)
         stats = inspect_dump(compiled.dump, job.target)
-        if job.codegen and codegen_script.retyped(job.gemms[0]):
+        if _retyped(job):
             stats = _linked_retyped(job, folder, compiled.dump, stats)
         if job.target.backend != "cpu":
             _verify(prepared, compiled.dump, stats)
         report = _report(prepared, stats, folder, compiled.command)
         (folder / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _retyped(job: Job) -> bool:
+    return job.codegen and job.target.backend == "cuda" and codegen_script.retyped(job.gemms[0])
 
 
 def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...]) -> str:
@@ -200,6 +205,10 @@ def _verify(prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
 
 def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
     (gemm,), (schedule,) = job.gemms, job.schedules
+    if job.target.backend == "rocm":
+        kernel, = stats
+        verify_lanes(kernel.dispatch, kernel, schedule, gemm, job.target)
+        return
     transposes = codegen_script.transposed_operands(gemm)
     if len(stats) != 1 + len(transposes):
         raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "
@@ -218,7 +227,7 @@ def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
 def _describe(schedule: sched.Schedule | None, gemm: Gemm, job: Job) -> str:
     if schedule is None:
         return "IREE default heuristic"
-    note = codegen_script.operand_note(gemm) if job.codegen else ""
+    note = codegen_script.operand_note(gemm) if job.codegen and job.target.backend == "cuda" else ""
     return f"{schedule.describe()}; {note}" if note else schedule.describe()
 
 
@@ -249,4 +258,6 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
                   "dump": DUMP_DIR, "all": files},
         "iree_compiler": iree_version.VERSION,
         "command": " ".join(command),
+        **({"grid": list(codegen_script.grid(job.schedules[0], job.gemms[0]))}
+           if job.codegen and job.target.backend == "rocm" else {}),
     }

@@ -146,8 +146,11 @@ _CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
 
 
 def _codegen(gemm: Gemm, target: Target) -> Schedule:
+    if target.backend == "rocm":
+        return _codegen_lanes(gemm, target)
     if target.backend != "cuda":
-        raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
+        raise TargetError(f"pipeline 'codegen' generates GPU kernels; {target.name} is neither a CUDA nor a ROCm "
+                          "target.")
     options = [Schedule(Tile(tile, 32, warps, codegen_mma(gemm.dtype)), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
     for schedule in options:
@@ -202,3 +205,13 @@ def pipelines_for(target: Target) -> list[str]:
     if target.backend == "cpu":
         return ["default"]
     return [p.name for p in PIPELINES.values() if not p.codegen or target.backend == "cuda"]
+
+
+def _codegen_lanes(gemm: Gemm, target: Target) -> Schedule:
+    """The ROCm lane route's schedule: 128x128 blocks on 2x2 waves, the target's 16x16 intrinsic for the input
+    type, two intrinsic K steps per iteration of each lane's K loop, no LDS staging (the route has none)."""
+    mmas = [name for name, mma in target.mma.items() if mma.operand == gemm.dtype and mma_shape(name)[:2] == (16, 16)]
+    if not mmas:
+        raise TargetError(f"{target.name} has no 16x16 MMA intrinsic for {gemm.dtype}.")
+    mma = min(mmas, key=lambda name: mma_shape(name)[2])
+    return Schedule(Tile((128, 128), 2 * mma_shape(mma)[2], (2, 2), mma), Staging(1), Swizzle("none"))

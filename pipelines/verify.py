@@ -182,6 +182,23 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
               f"planned {planned} B, the kernel allocates {stats.lds_bytes} B")
 
 
+def verify_lanes(dispatch: str, stats: KernelStats, schedule: Schedule, gemm: Gemm, target: Target) -> None:
+    """The ROCm lane route: the ISA issues only the schedule's MMA, the wave grid's threads in waves of the target,
+    no LDS at all (the route reads fragments straight from global memory, and an LDS buffer would mean a
+    lane-private tensor became a shared one) and no spills (the accumulator stays in registers)."""
+    mma = schedule.tile.mma
+    _verify_only_mma(dispatch, stats, target.mma[mma].opcode, f"MMA intrinsic {mma}")
+    threads = codegen_script.threads(schedule, target.wave_size)
+    if (stats.workgroup_size, stats.wave_size) != (threads, target.wave_size):
+        _fail(dispatch, f"wave grid {schedule.tile.warps[0]}x{schedule.tile.warps[1]}",
+              f"the kernel has {stats.workgroup_size} threads in waves of {stats.wave_size}, not {threads} in waves "
+              f"of {target.wave_size}")
+    if stats.lds_bytes or stats.lds_reads or stats.lds_writes:
+        _fail(dispatch, "fragments read per lane from global memory", f"the kernel allocates {stats.lds_bytes} B of "
+              f"LDS and issues {stats.lds_reads} LDS reads and {stats.lds_writes} writes")
+    _verify_no_spills(dispatch, stats)
+
+
 def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,
                    schedule: PingPong8 | DoubleBuffered | ProducerConsumer, gemm: Gemm, target: Target) -> None:
     """The injected warp-group ukernel replaced the contraction and its schedule shows in the ISA."""

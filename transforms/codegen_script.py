@@ -34,14 +34,13 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import preprocessing_transform as match
 from iree.compiler.dialects import transform
-from iree.compiler.dialects.transform import structured
+from iree.compiler.dialects.transform import loop, structured
 
 from .problem import ACC_DTYPE, Gemm
 from .schedule import Schedule, ScheduleError, element_bytes, mma_shape
 
 ENTRY_POINT = "__kernel_config"
 CODEGEN_SEQUENCE = "codegen"
-PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
 # The one intrinsic the upstream vector->nvgpu conversion emits for f16 (m16n8k16 mma.sync, f32 accumulator).
 CODEGEN_MMA = "NV_MMA_SYNC_F32_16x8x16_F16"
 # The intrinsic each input type ends up on, and the type the library compiles it as (see the module docstring).
@@ -147,9 +146,11 @@ def barriers_per_k_step(schedule: Schedule) -> int:
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
     tile, name = schedule.tile, target.name
+    if target.backend == "rocm":
+        check_lanes(schedule, gemm, target)
+        return
     if target.backend != "cuda":
-        raise ScheduleError(f"the codegen pipeline emits NVIDIA mma.sync/ldmatrix/cp.async; {name} is not a CUDA "
-                            "target, use 'tuned' or 'auto'.")
+        raise ScheduleError(f"the codegen pipeline compiles for CUDA and ROCm targets, not {name}; use 'default'.")
     if gemm.dtype not in CODEGEN_MMAS or CODEGEN_MMAS[gemm.dtype] not in target.mma:
         raise ScheduleError(f"the codegen pipeline runs {' and '.join(CODEGEN_MMAS)} (m16n8k16 mma.sync), not "
                             f"{gemm.dtype} on {name}; use 'tuned'.")
@@ -197,6 +198,55 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
         raise ScheduleError(f"each of the {count} threads would hold {registers} accumulator registers; {name} "
                             f"gives it {per_thread} and the codegen pipeline keeps {SPARE_REGISTERS} free (use a "
                             "smaller tile).")
+
+
+def lane_k_tiles(schedule: Schedule) -> int:
+    """Intrinsic K steps per iteration of the lane route's K loop."""
+    return schedule.tile.k // mma_shape(schedule.tile.mma)[2]
+
+
+def grid(schedule: Schedule, gemm: Gemm) -> tuple[int, int, int]:
+    """Workgroups (x, y, z) of the lane route's launch: blocks along N on x, along M on y."""
+    (bm, bn) = schedule.tile.workgroup
+    return gemm.n // bn, gemm.m // bm, 1
+
+
+def check_lanes(schedule: Schedule, gemm: Gemm, target) -> None:
+    """The ROCm lane route (see `lanes_library`): what it cannot do, in one sentence."""
+    tile, name = schedule.tile, target.name
+    if gemm.batched or gemm.epilogue.kind != "none":
+        raise ScheduleError("the codegen pipeline compiles plain GEMMs only (no batch, no epilogue); use 'tuned' for "
+                            "this problem.")
+    mma = target.mma.get(tile.mma)
+    if mma is None or mma.operand != gemm.dtype:
+        raise ScheduleError(f"MMA intrinsic {tile.mma} does not take {gemm.dtype} on {name}; it has "
+                            f"{', '.join(k for k, v in target.mma.items() if v.operand == gemm.dtype) or 'none'}.")
+    mm, mn, mk = mma_shape(tile.mma)
+    (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
+    if wm <= 0 or wn <= 0 or bm % (wm * mm) or bn % (wn * mn):
+        raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples of "
+                            f"{mm}x{mn}.")
+    if bk <= 0 or bk % mk:
+        raise ScheduleError(f"K step {bk} is not a multiple of {tile.mma}'s K={mk}.")
+    if gemm.m % bm or gemm.n % bn or gemm.k % bk:
+        raise ScheduleError(f"{gemm.shape_name} is not a whole number of {bm}x{bn}x{bk} tiles and the codegen "
+                            "pipeline does not pad; use 'tuned' (it pads) or a tile that divides the problem.")
+    count = threads(schedule, target.wave_size)
+    if count > target.max_workgroup_threads:
+        raise ScheduleError(f"{wm}x{wn} waves make {count} threads; {name} allows at most "
+                            f"{target.max_workgroup_threads}.")
+    if schedule.staging.prefetch_stages != 1 or schedule.staging.direct_to_lds or schedule.swizzle.lds != "none":
+        raise ScheduleError(f"the codegen pipeline on {name} reads A and B straight from global memory into each "
+                            "lane (prefetch 1, lds none): it has no LDS staging yet.")
+    if schedule.swizzle.workgroup_order != "row":
+        raise ScheduleError("the codegen pipeline launches workgroups in row order only.")
+    if schedule.warp_groups.waves_per_eu is not None or schedule.warp_groups.workgroup_size not in (None, count):
+        raise ScheduleError(f"the codegen pipeline on {name} takes neither waves per EU nor a workgroup size other "
+                            f"than the {count} threads of its wave grid.")
+    registers = bm * bn // count
+    if registers > target.vgprs_per_lane // 2:
+        raise ScheduleError(f"each of the {count} threads would hold {registers} accumulator registers; the codegen "
+                            f"pipeline keeps them under half of {name}'s {target.vgprs_per_lane} (use a smaller tile).")
 
 
 # --- IR building helpers -----------------------------------------------------------------------------------
@@ -361,6 +411,119 @@ def _cleanup(root: ir.Value) -> None:
     _cse(function)
 
 
+# --- the ROCm lane route ------------------------------------------------------------------------------------
+# Blocks and waves as on CUDA, then IREE's MMA ops instead of the vector->nvgpu conversion: the wave's GEMM is
+# packed into intrinsic tiles, the packs are lowered to expand_shape + transpose, the packed contraction becomes an
+# `iree_codegen.inner_tiled` on the target's MMA intrinsic, and that op is distributed over the wave's lanes
+# (`distribute_inner_tiled`). The transposes (A, B and C's layout changes) are fused into the lane loop, so each
+# lane reads its own fragments from global memory and writes its own accumulator back through an expanded view of
+# the output; a K loop inside each lane carries the accumulator as vectors (registers) from start to end.
+
+_LANES = "[#iree_gpu.lane_id<0>]"
+EXPAND_INNER_TILES = True
+
+
+def _lane_forall(root: ir.Value) -> ir.Value:
+    return structured.MatchOp(_any_op(), root, ops=["scf.forall"],
+                              op_attrs={"mapping": ir.Attribute.parse(_LANES)}).result
+
+
+def _registered_pass(target: ir.Value, name: str) -> ir.Value:
+    return transform.ApplyRegisteredPassOp(_any_op(), target, name).result
+
+
+def _lanes_tile(schedule: Schedule):
+    tile = schedule.tile
+    (bm, bn), (wm, wn) = tile.workgroup, tile.warps
+    mm, mn, mk = mma_shape(tile.mma)
+
+    def build(root: ir.Value) -> None:
+        any_op = _any_op()
+        fill, matmul = _match(root, "linalg.fill"), _match(root, "linalg.generic")
+        blocks = structured.TileUsingForallOp(any_op, any_op, matmul, tile_sizes=[bm, bn],
+                                              mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
+        _op("transform.iree.populate_workgroup_count_region_using_num_threads_slice", blocks.forall_op)
+        fill = structured.FuseIntoContainingOp(any_op, any_op, fill, blocks.forall_op).fused_op
+        warps = ir.Attribute.parse(f"[{', '.join(_WARP_MAPPING)}]")
+        waves = structured.TileUsingForallOp(any_op, any_op, blocks.tiled_op, num_threads=[wm, wn], mapping=warps)
+        structured.FuseIntoContainingOp(any_op, any_op, fill, waves.forall_op)
+        packed = structured.PackOp(any_op, waves.tiled_op, [], static_packed_sizes=[mm, mn, mk]).result
+        function = _function(root)
+        _canonicalize(function, "transform.apply_patterns.tensor.fold_into_pack_and_unpack")
+        pack_type = transform.OperationType.get("linalg.pack")
+        operand_packs = transform.SplitHandleOp([pack_type, pack_type], _match(root, "linalg.pack", pack_type))
+        for pack in operand_packs.results:
+            structured.LowerPackOp(*(transform.OperationType.get(name) for name in (
+                "tensor.pad", "tensor.expand_shape", "linalg.transpose")), pack)
+        structured.LowerUnPackOp(*(transform.OperationType.get(name) for name in (
+            "tensor.empty", "linalg.transpose", "tensor.collapse_shape", "tensor.extract_slice", "linalg.copy")),
+            _match(root, "linalg.unpack", transform.OperationType.get("linalg.unpack")))
+        _canonicalize(function)
+        mma = _op("transform.iree.convert_to_multi_mma", packed, results=1,
+                  intrinsic_kind=ir.Attribute.parse(f"#iree_gpu.mma_layout<{tile.mma}>")).result
+        if EXPAND_INNER_TILES:
+            _registered_pass(_function(root), "iree-gpu-expand-undistributed-inner-tiles")
+            mma = _match(root, "iree_codegen.inner_tiled")
+        _op("transform.iree.distribute_inner_tiled", mma, results=1)
+        _canonicalize(_function(root))
+        # Each lane transposes its own A and B fragments and zeroes its own accumulator (A's and B's transposes
+        # come first in the function, C's after the lane loop).
+        a, b, _ = transform.SplitHandleOp([any_op] * 3, _match(root, "linalg.transpose")).results
+        lanes = _lane_forall(root)
+        for producer in (a, b, _match(root, "linalg.fill")):
+            lanes = structured.FuseIntoContainingOp(any_op, any_op, producer, lanes).new_containing_op
+        # ... and writes its accumulator back itself: C's transpose, then (once the collapse of the wave tile has
+        # become an expanded view of the output) the copy into that view.
+        # (Reshapes between them, from the expanded inner tiles of WMMA, are first moved past them.)
+        for _ in range(2):
+            _canonicalize(_registered_pass(_function(root), "iree-codegen-propagate-reshapes-by-expansion"))
+            lanes = _lane_forall(root)
+            _op("transform.iree.fuse_consumer", _match(lanes, "tensor.parallel_insert_slice"), lanes, results=2)
+        _canonicalize(_registered_pass(_function(root), "iree-codegen-propagate-reshapes-by-expansion"))
+        # The K loop inside each lane, a few intrinsic K steps per iteration, reading the fragments it needs.
+        k_loop = structured.TileUsingForOp([any_op], _match(root, "iree_codegen.inner_tiled"),
+                                           sizes=[0, 0, lane_k_tiles(schedule)]).loops[0]
+        lane_transposes = transform.SplitHandleOp([any_op] * 3, _match(_lane_forall(root), "linalg.transpose"))
+        for producer in lane_transposes.results[:2]:
+            k_loop = structured.FuseIntoContainingOp(any_op, any_op, producer, k_loop).new_containing_op
+        _canonicalize(_function(root))
+
+    return build
+
+
+def _lanes_lower(schedule: Schedule, wave_size: int):
+    def build(root: ir.Value) -> None:
+        any_op = _any_op()
+        function = _registered_pass(_function(root), "iree-codegen-generic-vectorization")
+        _canonicalize(function)
+        # The accumulator's read and write leave the K loop: the loop carries it as vectors.
+        loop.HoistLoopInvariantSubsetsOp(_match(function, "scf.for", transform.OperationType.get("scf.for")))
+        _canonicalize(function)
+        func_type = transform.OperationType.get("func.func")
+        typed = transform.CastOp(func_type, function).result
+        for patterns in ("unroll_multi_mma", "drop_inner_tiled_unit_dims", "lower_inner_tiled"):
+            _patterns(typed, f"transform.apply_patterns.iree.{patterns}")
+        _patterns(typed, "transform.apply_patterns.canonicalization")
+        typed = _op("transform.util.eliminate_hoistable_conversions", typed, results=1, result_type=func_type).result
+        function = transform.CastOp(any_op, typed).result
+        # The lane's slice of C's layout change starts as a slice of a wave-wide empty tensor; folded to a lane-sized
+        # one it is eliminated into the output view (left wave-wide, it became an LDS buffer every wave wrote).
+        _canonicalize(function, "transform.apply_patterns.tensor.fold_tensor_empty")
+        _op("transform.iree.eliminate_empty_tensors", function)
+        buffers = _op("transform.iree.bufferize", function, results=1, target_gpu=_unit()).result
+        _op("transform.iree.forall_to_workgroup", buffers)
+        _op("transform.iree.forall_to_lanes", buffers)
+        _op("transform.iree.map_nested_forall_to_gpu_threads", buffers,
+            workgroup_dims=ir.DenseI64ArrayAttr.get([threads(schedule, wave_size), 1, 1]),
+            subgroup_size=_i64(wave_size),
+            sync_after_distribution=ir.BoolAttr.get(False))
+        _canonicalize(buffers, "transform.apply_patterns.memref.fold_memref_alias_ops")
+        _op("transform.iree.apply_licm", buffers)
+        _cse(buffers)
+
+    return build
+
+
 def _kernel_config(gemm: Gemm) -> None:
     """Match the GEMM's contraction (types, maps, sizes) and point its function at `@codegen` (`gemm` is the GEMM
     the library compiles: `kernel_gemm` of the problem)."""
@@ -387,22 +550,28 @@ def _kernel_config(gemm: Gemm) -> None:
         transform.YieldOp([])
 
 
-def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
-    """The transform library for `gemm` under `schedule` (call `check` first), built in the caller's context."""
+def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
+    """The transform library for `gemm` under `schedule` (call `check` first), built in the caller's context: the
+    CUDA route, or the lane route for a ROCm `target`."""
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = _unit()
-    builders = {"tile": _tile(schedule), "accumulate": _accumulate, "stage": _stage(schedule),
-                "synchronize": _synchronize, "mma": _mma, "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+    if target is not None and target.backend == "rocm":
+        builders = {"tile": _lanes_tile(schedule), "lower": _lanes_lower(schedule, target.wave_size)}
+        matched = gemm
+    else:
+        builders = {"tile": _tile(schedule), "accumulate": _accumulate, "stage": _stage(schedule),
+                    "synchronize": _synchronize, "mma": _mma, "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+        matched = kernel_gemm(gemm)
     with ir.InsertionPoint(module.body):
-        for name in PHASES:
-            _phase(name, builders[name])
+        for name, build in builders.items():
+            _phase(name, build)
         codegen = transform.NamedSequenceOp(CODEGEN_SEQUENCE, [_any_op()], [],
                                             arg_attrs=[{"transform.readonly": _unit()}])
         with ir.InsertionPoint(codegen.body):
-            for name in PHASES:
+            for name in builders:
                 transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
                                     [codegen.bodyTarget])
             transform.YieldOp([])
-        _kernel_config(kernel_gemm(gemm))
+        _kernel_config(matched)
     module.operation.verify()
     return module

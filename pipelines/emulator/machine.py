@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+import re
+
 import numpy as np
 
 from .isa import EXEC, M0, NULL, VCC, Instruction, Kernel, Reg, Sext
@@ -409,6 +411,10 @@ def _sext16(x):
     return (x & u32(0xFFFF)).astype(np.uint16).view(np.int16).astype(np.int32)
 
 
+def _sext24(x):
+    return ((x & u32(0xFFFFFF)).astype(np.int64) ^ 0x800000) - 0x800000
+
+
 _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_add_u32": lambda a, b: a + b,
     "v_add_nc_u32": lambda a, b: a + b,
@@ -422,6 +428,7 @@ _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_lshrrev_b32": lambda a, b: b >> (a & u32(31)),
     "v_ashrrev_i32": lambda a, b: (np.asarray(b).view(np.int32) >> (a & u32(31)).astype(np.int32)).view(np.uint32),
     "v_mul_u32_u24": lambda a, b: (a & u32(0xFFFFFF)) * (b & u32(0xFFFFFF)),
+    "v_mul_i32_i24": lambda a, b: ((_sext24(a) * _sext24(b)) & 0xFFFFFFFF).astype(np.uint32),
     "v_mul_lo_u32": lambda a, b: a * b,
     "v_min_u32": np.minimum,
     "v_max_u32": np.maximum,
@@ -434,6 +441,7 @@ _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
 }
 
 _VOP3 = {  # three-source ops
+    "v_mad_i32_i24": lambda a, b, c: ((_sext24(a) * _sext24(b) + c.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32),
     "v_add3_u32": lambda a, b, c: a + b + c,
     "v_or3_b32": lambda a, b, c: a | b | c,
     "v_and_or_b32": lambda a, b, c: (a & b) | c,
@@ -732,3 +740,33 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
 
 
 __all__ = ["Wave", "DecodeContext", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode", "M0"]
+
+
+# ---------------------------------------------------------------------------------------------------- gfx11 true16
+
+_HALF = re.compile(r"v(\d+)\.(l|h)")
+
+
+@decoder("v_mov_b16_e32", "v_mov_b16_e64")
+def _mov_b16(inst, ctx):
+    """16-bit move between register halves (vN.l bits 0-15, vN.h bits 16-31); the other half is kept."""
+    dst, src = inst.operands
+    d = _HALF.fullmatch(str(dst))
+    if d is None or inst.modifiers:
+        raise EmulatorError(f"unsupported operands in '{inst.text}' at line {inst.line}.")
+    d_index, d_shift = int(d[1]), 16 if d[2] == "h" else 0
+    s = _HALF.fullmatch(str(src))
+    if s is not None:
+        s_index, s_shift = int(s[1]), 16 if s[2] == "h" else 0
+        read = vector_reader(Reg("v", s_index), ctx)
+        value = lambda w: (read(w) >> u32(s_shift)) & u32(0xFFFF)  # noqa: E731
+    elif isinstance(src, int):
+        value = lambda w: u32(src & 0xFFFF)  # noqa: E731
+    else:
+        raise EmulatorError(f"unsupported source in '{inst.text}' at line {inst.line}.")
+    read_dst, write = vector_reader(Reg("v", d_index), ctx), vector_writer(Reg("v", d_index))
+    keep = u32(0xFFFF << (16 - d_shift))
+
+    def run(w):
+        write(w, (read_dst(w) & keep) | (value(w) << u32(d_shift)))
+    return run

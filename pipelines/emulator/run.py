@@ -10,6 +10,7 @@ barrier, which then opens a new epoch for the race detector.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -265,13 +266,14 @@ class Dispatch:
             s[EXEC + 1] = bits >> 32
         w.sync_exec()
 
-    def run_workgroup(self, wg_id: int) -> None:
+    def run_workgroup(self, wg_id: int, grid_id: tuple[int, int, int] | None = None) -> None:
+        """Run workgroup number `wg_id`, whose (x, y, z) id is `grid_id` ((wg_id, 0, 0) on a 1-D grid)."""
         wg = Workgroup(wg_id, self)
         for i in range(self.waves_per_group):
             w = Wave(i, wg, self.ctx.lanes, 512, 256)
             w.hits = [0] * len(self.code)
             w.pc = self.kernel.entry
-            self.initial_state(w, (wg_id, 0, 0))
+            self.initial_state(w, grid_id or (wg_id, 0, 0))
             wg.waves.append(w)
         rng, code = self.rng, self.code
         executed = [0] * len(wg.waves)
@@ -404,12 +406,15 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     for arg, pointer in zip(pointer_args, pointers):
         memory.write(kernarg + arg["offset"], np.array([pointer], np.uint64).view(np.uint8))
 
-    if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
-        raise EmulatorError("the kernel reads a y or z workgroup id; only one-dimensional grids are modelled.")
     dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
-    groups = workgroup_count(configured, problem)
-    for wg_id in range(groups):
-        dispatch.run_workgroup(wg_id)
+    grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
+    if grid is None:
+        if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
+            raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
+        grid = (workgroup_count(configured, problem), 1, 1)
+    groups = math.prod(grid)
+    for wg_id, (z, y, x) in enumerate(itertools.product(*(range(n) for n in reversed(grid)))):
+        dispatch.run_workgroup(wg_id, (x, y, z))
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
     unwritten = int(np.isnan(got).sum())

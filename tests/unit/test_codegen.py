@@ -49,9 +49,9 @@ def test_refusals_are_one_sentence(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_not_a_cuda_target():
-    with pytest.raises(Exception, match="is not a CUDA target"):
-        get_pipeline("codegen").choose(GEMM, get_target("gfx942"))
+def test_not_a_gpu_target():
+    with pytest.raises(Exception, match="neither a CUDA nor a ROCm target"):
+        get_pipeline("codegen").choose(GEMM, get_target("cpu"))
 
 
 def test_shared_memory_plan():
