@@ -342,6 +342,8 @@ def render_report(report: dict) -> str:
         shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
         lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
                      f"{problem['epilogue']['kind']}: {summary}")
+    if report.get("padded_to"):
+        lines.append(f"  padded to {report['padded_to']}: A and B zero-padded to whole tiles, the result sliced back")
     lines.append("  verified: every requested choice found in the output" if report["verified"]
                  else "  verified: nothing requested (IREE's own choices)")
     for k in report["dispatches"]:

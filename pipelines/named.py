@@ -9,7 +9,8 @@
 - `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
   (`transforms.codegen_script`): 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as the
   target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100); 128×128
-  on 2×2 warps for problems that are not multiples of 256 in N. f16 NN only.
+  on 2×2 warps for problems that are not multiples of 256 in N; problems no tile divides are zero-padded to
+  whole tiles (the smaller padding of the two is not sought). f16 NN only.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -150,6 +151,8 @@ def _codegen(gemm: Gemm, target: Target) -> Schedule:
         raise TargetError(f"pipeline 'codegen' generates NVIDIA kernels; {target.name} is not a CUDA target.")
     options = [Schedule(Tile(tile, 32, warps, CODEGEN_MMA), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
+    # Tiles that divide the problem first: a padded one computes (and copies) the padding too.
+    options.sort(key=lambda schedule: not aligned(schedule, gemm))
     for schedule in options:
         try:
             codegen_script.check(schedule, gemm, target)

@@ -94,6 +94,15 @@ def barriers_per_k_step(schedule: Schedule) -> int:
     return 1 if prefetches_fragments(schedule) else 2
 
 
+def padded_gemm(schedule: Schedule, gemm: Gemm) -> Gemm:
+    """The problem the kernel computes: M, N and K rounded up to whole block tiles and K steps. The route's program
+    zero-pads A and B to it and slices the result back (`problem.build_module(..., padded=)`); equal to `gemm`
+    when the tiles divide it."""
+    (bm, bn), bk = schedule.tile.workgroup, schedule.tile.k
+    up = lambda size, tile: -(-size // tile) * tile  # noqa: E731
+    return gemm.with_(m=up(gemm.m, bm), n=up(gemm.n, bn), k=up(gemm.k, bk))
+
+
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
     tile, name = schedule.tile, target.name
@@ -116,9 +125,6 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
                             "of 16x16.")
     if bk <= 0 or bk % 16:
         raise ScheduleError(f"K tile {bk} is not a multiple of mma.sync's K=16.")
-    if gemm.m % bm or gemm.n % bn or gemm.k % bk:
-        raise ScheduleError(f"{gemm.shape_name} is not a whole number of {bm}x{bn}x{bk} tiles and the codegen "
-                            "pipeline does not pad; use 'tuned' (it pads) or a tile that divides the problem.")
     count = threads(schedule, target.wave_size)
     if count > target.max_workgroup_threads:
         raise ScheduleError(f"{wm}x{wn} warps make {count} threads; {name} allows at most "
@@ -126,9 +132,9 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     stages = schedule.staging.prefetch_stages
     if not 1 <= stages <= MAX_STAGES:
         raise ScheduleError(f"pipeline stages {stages} is outside 1..{MAX_STAGES} for the codegen pipeline.")
-    if gemm.k // bk < stages:
-        raise ScheduleError(f"K={gemm.k} has {gemm.k // bk} K steps of {bk}, fewer than the {stages} pipeline "
-                            "stages.")
+    k_steps = padded_gemm(schedule, gemm).k // bk
+    if k_steps < stages:
+        raise ScheduleError(f"K={gemm.k} has {k_steps} K steps of {bk}, fewer than the {stages} pipeline stages.")
     if schedule.swizzle.lds not in ("pad", "none"):
         raise ScheduleError(f"the codegen pipeline pads shared-memory rows ('pad') or not ('none'); "
                             f"'{schedule.swizzle.lds}' is not available on this route.")

@@ -142,27 +142,56 @@ def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     return shapes
 
 
-def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None) -> ir.Module:
-    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction."""
+def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, padded: Gemm | None = None) -> ir.Module:
+    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction.
+
+    With `padded` (the same problem with M, N, K rounded up), A and B are zero-padded to its operand shapes, the
+    contraction computes the padded product and the result is its leading M×N slice: the zeros add nothing to the
+    sums, and the contraction that reaches codegen has whole-tile sizes. The function's signature is unchanged."""
+    if padded is not None and (gemm.batched or gemm.epilogue.kind != "none" or padded.with_(
+            m=gemm.m, n=gemm.n, k=gemm.k) != gemm or min(padded.m - gemm.m, padded.n - gemm.n, padded.k - gemm.k) < 0):
+        raise ProblemError(f"{gemm.shape_name} can only be padded to a larger plain GEMM of the same type and "
+                           f"layout, not to {padded.shape_name}.")
     elem, acc = ir.Type.parse(gemm.dtype), ir.F32Type.get()
     arg_types = [ir.RankedTensorType.get(shape, elem) for shape in (gemm.a_shape, gemm.b_shape)]
     arg_types += [ir.RankedTensorType.get(shape, acc) for shape in input_shapes(gemm)[2:]]
+    computed = padded or gemm
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
 
         @func.FuncOp.from_py_func(*arg_types, name="gemm")
         def gemm_fn(*args):
+            a, b = args[0], args[1]
+            if padded is not None:
+                a, b = _pad(a, padded.a_shape), _pad(b, padded.b_shape)
             zero = arith.ConstantOp(acc, 0.0)
-            init = linalg.fill(zero, outs=[tensor.EmptyOp(list(gemm.c_shape), acc)])
+            init = linalg.fill(zero, outs=[tensor.EmptyOp(list(computed.c_shape), acc)])
             contract = linalg.batch_matmul if gemm.batched else linalg.matmul
-            product = contract(args[0], args[1], outs=[init], indexing_maps=gemm.indexing_maps())
+            product = contract(a, b, outs=[init], indexing_maps=gemm.indexing_maps())
             if compilation_info is not None:
                 product.owner.attributes["compilation_info"] = compilation_info
+            if padded is not None and padded.c_shape != gemm.c_shape:
+                return tensor.extract_slice(ir.RankedTensorType.get(list(gemm.c_shape), acc), product, [], [], [],
+                                            [0, 0], list(gemm.c_shape), [1, 1])
             if gemm.epilogue.kind == "none":
                 return product
             return _epilogue(gemm, product, args[2])
 
     return module
+
+
+def _pad(operand: ir.Value, shape: tuple[int, ...]) -> ir.Value:
+    """`operand` zero-padded at the high end of each dimension to `shape`."""
+    source = ir.RankedTensorType(operand.type)
+    high = [size - have for size, have in zip(shape, source.shape)]
+    if not any(high):
+        return operand
+    pad = tensor.PadOp(ir.RankedTensorType.get(list(shape), source.element_type), operand, [], [],
+                       [0] * len(shape), high)
+    block = pad.region.blocks.append(*([ir.IndexType.get()] * len(shape)))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(arith.ConstantOp(source.element_type, 0.0).result)
+    return pad.result
 
 
 def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:

@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from iree.compiler import ir
 
 from pipelines import flow
 from pipelines.named import get_pipeline
 from pipelines.targets import get_target
 from pipelines.verify import FallbackError
 from transforms import codegen_script
-from transforms.problem import Gemm
+from transforms.problem import Gemm, ProblemError, build_module
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ def pipelines(*args, cwd):
 @pytest.mark.parametrize("args, message", [
     (["--dtype", "bf16"], "runs f16 only"),
     (["--layout", "nt"], "plain NN GEMMs only"),
-    (["--shape", "1000x1024x1024"], "is not a whole number of 128x128x32 tiles"),
+    (["--shape", "1024x1024x40", "--tile", "128x128x32", "--prefetch", "3"], "K=40 has 2 K steps of 32, fewer than"),
     (["--tile", "128x128x24"], "K tile 24 is not a multiple of mma.sync's K=16"),
     (["--warps", "3x2"], "does not split into 3x2 warp tiles"),
     (["--prefetch", "5"], "pipeline stages 5 is outside 1..4"),
@@ -114,3 +115,55 @@ def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
     with pytest.raises(FallbackError, match="accumulator in registers"):
         flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
                              flow.inspect_dump(dump, SM80))
+
+
+@pytest.mark.parametrize("gemm, padded", [
+    (Gemm(1000, 1000, 1000, "f16"), (1024, 1024, 1024)),
+    (Gemm(4096, 4096, 4000, "f16"), (4096, 4096, 4000)),  # 125 K steps of 32
+    (Gemm(4096, 4096, 4008, "f16"), (4096, 4096, 4032)),
+    (GEMM, (1024, 1024, 1024)),
+])
+def test_padded_problem(gemm, padded):
+    assert codegen_script.padded_gemm(BASE, gemm) == gemm.with_(m=padded[0], n=padded[1], k=padded[2])
+
+
+def test_padding_only_grows_a_plain_gemm():
+    with ir.Context(), ir.Location.unknown(), pytest.raises(ProblemError, match="not to 512x1024x1024"):
+        build_module(GEMM, padded=GEMM.with_(m=512))
+    with ir.Context(), ir.Location.unknown(), pytest.raises(ProblemError, match="not to 1024x1024x1024"):
+        build_module(GEMM.with_(m=1000), padded=GEMM.with_(dtype="bf16"))
+
+
+@pytest.mark.parametrize("shape, tile", [((4000, 4000, 4000), (128, 256)), ((4096, 4096, 4000), (128, 256)),
+                                         ((4096, 2176, 4096), (128, 128)), ((4096, 2000, 4096), (128, 256))])
+def test_codegen_pipeline_prefers_a_tile_that_divides(shape, tile):
+    schedule = get_pipeline("codegen").choose(Gemm(*shape, "f16"), SM80)
+    assert schedule.tile.workgroup == tile
+
+
+@pytest.fixture(scope="module")
+def compiled_padded(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen_padded") / "out"
+    gemm = Gemm(1000, 1000, 1000, "f16")
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (BASE,), codegen=True)), out)
+    return out, report
+
+
+def test_padded_route_verifies(compiled_padded):
+    """1000³ on 128x128x32 tiles: the GEMM dispatch computes 1024³, its shared memory is still checked (the
+    copies linked with it do not touch shared memory), and the report names the padding."""
+    out, report = compiled_padded
+    assert report["verified"] and report["padded_to"] == "1024x1024x1024"
+    gemm_kernel, = [k for k in report["dispatches"] if k["mma_count"]]
+    assert gemm_kernel["lds_bytes"] == codegen_script.shared_bytes(BASE, GEMM)
+    assert len(report["dispatches"]) > 1 and all(k["lds_bytes"] is None for k in report["dispatches"]
+                                                 if not k["mma_count"])
+
+
+def test_missing_padding_is_named(compiled_padded):
+    """The dispatch computes 1024³; a problem whose padding would be 1024x1024x992 names that padding."""
+    out, _ = compiled_padded
+    with pytest.raises(FallbackError, match="requested padding to 1024x1024x992 did not take effect: the "
+                                            "dispatch computes 1024x1024x1024"):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
+                             out / "dump", flow.inspect_dump(out / "dump", SM80))
