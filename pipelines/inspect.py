@@ -194,6 +194,38 @@ def ptx_loops(text: str) -> list[str]:
     return sorted(bodies, key=len)
 
 
+_PTX_INSTRUCTION = re.compile(r"^\s+(?:@!?%p\d+\s+)?([a-z][\w.]*)\s*(.*?);", re.M)
+_PTX_REGISTER = re.compile(r"%[a-z]+\d+")
+# Instructions whose first operand is read, not written.
+_PTX_NO_DESTINATION = ("st.", "cp.async", "bra", "bar.", "red.", "ret", "prefetch")
+
+
+def copy_block_ids(ptx_kernel: str) -> list[frozenset[str]]:
+    """For each cp.async copy of the kernel, which block ids (`x`, `y`, `z` for %ctaid.*) its global address
+    depends on: a flow-insensitive data-flow closure over the kernel's registers, so a dependence is over- rather
+    than under-approximated. In row order an A copy depends on y (its M tile) and a B copy on x (its N tile)."""
+    steps = []
+    for opcode, operands in _PTX_INSTRUCTION.findall(ptx_kernel):
+        if opcode.startswith(_PTX_NO_DESTINATION):
+            continue
+        first, _, rest = operands.partition("}") if operands.startswith("{") else operands.partition(",")
+        reads = set(_PTX_REGISTER.findall(rest)) | {f"%ctaid.{d}" for d in "xyz" if f"%ctaid.{d}" in rest}
+        steps.append((_PTX_REGISTER.findall(first), reads))
+    tags: dict[str, set[str]] = {f"%ctaid.{d}": {d} for d in "xyz"}
+    changed = True
+    while changed:
+        changed = False
+        for writes, reads in steps:
+            flowing = set().union(*(tags.get(r, set()) for r in reads))
+            for register in writes:
+                if not flowing <= tags.setdefault(register, set()):
+                    tags[register] |= flowing
+                    changed = True
+    sources = re.findall(r"^\s+(?:@!?%p\d+\s+)?cp\.async\.c[ag]\.shared\.global\S*\s+\[[^]]*\],\s*\[([^]]*)\]",
+                         ptx_kernel, re.M)
+    return [frozenset().union(*(tags.get(r, set()) for r in _PTX_REGISTER.findall(address))) for address in sources]
+
+
 def cpu_stats(dispatch: str, path: Path) -> KernelStats:
     return KernelStats(dispatch, path.name)
 

@@ -24,16 +24,20 @@ padding); `check` says in one sentence what this route cannot do (bf16, layouts,
 from __future__ import annotations
 
 from iree.compiler import ir
+from iree.compiler.dialects import affine, func
 from iree.compiler.dialects import preprocessing_transform as match
 from iree.compiler.dialects import transform
 from iree.compiler.dialects.transform import structured
 
 from .problem import ACC_DTYPE, Gemm
-from .schedule import Schedule, ScheduleError, element_bytes, mma_shape
+from .schedule import Schedule, ScheduleError, check_raster_rows, element_bytes, mma_shape
 
 ENTRY_POINT = "__kernel_config"
 CODEGEN_SEQUENCE = "codegen"
 PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
+# The raster order replaces the block ids (hal.interface.workgroup.id[0] over N tiles, [1] over M tiles) with calls
+# to these functions, imported from the library into the dispatch and inlined there.
+RASTER_FUNCTIONS = ("__codegen_raster_tile_n", "__codegen_raster_tile_m")
 # The one intrinsic the upstream vector->nvgpu conversion emits for f16 (m16n8k16 mma.sync, f32 accumulator).
 CODEGEN_MMA = "NV_MMA_SYNC_F32_16x8x16_F16"
 # Shared-memory rows are padded by this many bits (IREE's reduce_shared_memory_bank_conflicts).
@@ -103,6 +107,33 @@ def padded_gemm(schedule: Schedule, gemm: Gemm) -> Gemm:
     return gemm.with_(m=up(gemm.m, bm), n=up(gemm.n, bn), k=up(gemm.k, bk))
 
 
+def tile_grid(schedule: Schedule, gemm: Gemm) -> tuple[int, int]:
+    """Block tiles along M and N of the (padded) problem: the launch grid is N tiles wide (x) and M tiles high (y)."""
+    padded, (bm, bn) = padded_gemm(schedule, gemm), schedule.tile.workgroup
+    return padded.m // bm, padded.n // bn
+
+
+def raster_tile(schedule: Schedule, gemm: Gemm, x: int, y: int) -> tuple[int, int]:
+    """(M tile, N tile) that block (x, y) computes. Row order: (y, x). Raster order: the launch order
+    (linear id y·Nt + x) walks groups of `group_rows` rows of tiles, each column by column, so the blocks that run
+    together read few A row panels and B column panels (`check` asks for groups that divide the rows)."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return y, x
+    nt, rows = tile_grid(schedule, gemm)[1], schedule.swizzle.group_rows
+    group, within = divmod(y * nt + x, rows * nt)
+    return group * rows + within % rows, within // rows
+
+
+def raster_block(schedule: Schedule, gemm: Gemm, m: int, n: int) -> tuple[int, int]:
+    """The inverse of `raster_tile`: the block (x, y) that computes tile (m, n)."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return n, m
+    nt, rows = tile_grid(schedule, gemm)[1], schedule.swizzle.group_rows
+    group, row = divmod(m, rows)
+    y, x = divmod(group * rows * nt + n * rows + row, nt)
+    return x, y
+
+
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
     tile, name = schedule.tile, target.name
@@ -138,8 +169,18 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.swizzle.lds not in ("pad", "none"):
         raise ScheduleError(f"the codegen pipeline pads shared-memory rows ('pad') or not ('none'); "
                             f"'{schedule.swizzle.lds}' is not available on this route.")
-    if schedule.swizzle.workgroup_order != "row":
-        raise ScheduleError("the codegen pipeline launches workgroups in row order only.")
+    order = schedule.swizzle.workgroup_order
+    if order not in ("row", "raster"):
+        raise ScheduleError(f"the codegen pipeline launches workgroups in row or raster order, not '{order}'.")
+    check_raster_rows(schedule)
+    rows, (mt, nt) = schedule.swizzle.group_rows, tile_grid(schedule, gemm)
+    if order == "raster" and nt < 2:
+        raise ScheduleError(f"raster order over a single column of {bn}-column tiles ({gemm.shape_name}) is row "
+                            "order; use --order row.")
+    if order == "raster" and (rows >= mt or mt % rows):
+        raise ScheduleError(f"raster groups of {rows} rows of tiles must divide the {mt} rows of {bm}-row tiles of "
+                            f"{gemm.shape_name} into at least two groups; give a divisor of {mt} below it or use "
+                            "--order row.")
     if schedule.warp_groups.waves_per_eu is not None:
         raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
     if schedule.warp_groups.workgroup_size not in (None, count):
@@ -254,6 +295,50 @@ def _tile(schedule: Schedule):
     return build
 
 
+def _raster(schedule: Schedule, gemm: Gemm):
+    """Replace each block id by a call to its raster function, imported into the dispatch, then inline the calls.
+    Exactly one id op per dimension must be found: the phase fails rather than leave the order as it was."""
+
+    def build(root: ir.Value) -> None:
+        function = _function(root)
+        table = _op("transform.util.get_nearest_symbol_table", function, results=1).result
+        count_type = transform.ParamType.get(ir.IntegerType.get_signless(64))
+        one = transform.ParamConstantOp(count_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)).result
+        for dimension, name in enumerate(RASTER_FUNCTIONS):
+            ids = structured.MatchOp(_any_op(), function, ops=["hal.interface.workgroup.id"],
+                                     op_attrs={"dimension": ir.IntegerAttr.get(ir.IndexType.get(), dimension)}).result
+            found = transform.NumAssociationsOp(count_type, ids).num
+            transform.MatchParamCmpIOp(found, one, transform.MatchCmpIPredicate.eq)
+            _op("transform.util.import_symbol", table, results=1, symbol=ir.FlatSymbolRefAttr.get(name),
+                if_undefined=_unit())
+            replace = structured.ReplaceOp(_any_op(), ids)
+            with ir.InsertionPoint(replace.bodyRegion.blocks.append()):
+                func.CallOp([ir.IndexType.get()], ir.FlatSymbolRefAttr.get(name), [])
+        transform.ApplyRegisteredPassOp(_any_op(), table, "inline")
+
+    return build
+
+
+def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
+    """`raster_tile` as IR: one private function per block id, each an affine map of both hardware ids (y, x) with
+    the static grid folded in. Affine maps, not arith ops: IREE's vector->nvgpu conversion rejected arith index
+    ops (and their constants) that it found next to the mma.sync operands."""
+    (mt, nt), rows = tile_grid(schedule, gemm), schedule.swizzle.group_rows
+    y, x = ir.AffineSymbolExpr.get(0), ir.AffineSymbolExpr.get(1)
+    span = rows * nt
+    linear = y * nt + x
+    within = linear % span
+    floordiv = lambda expr, by: ir.AffineFloorDivExpr.get(expr, ir.AffineConstantExpr.get(by))  # noqa: E731
+    tiles = (floordiv(within, rows), floordiv(linear, span) * rows + within % rows)
+    index = ir.IndexType.get()
+    for name, tile in zip(RASTER_FUNCTIONS, tiles):
+        function = func.FuncOp(name, ([], [index]), visibility="private")
+        with ir.InsertionPoint(function.add_entry_block()):
+            ids = [_op("hal.interface.workgroup.id", results=1, result_type=index,
+                       dimension=ir.IntegerAttr.get(index, d)).result for d in (1, 0)]
+            func.ReturnOp([affine.AffineApplyOp(ir.AffineMap.get(0, 2, [tile]), ids).result])
+
+
 def _accumulate(root: ir.Value) -> None:
     function = _function(root)
     _patterns(function, ("transform.apply_patterns.iree.prepare_vector_to_mma", {"useNvGpu": ir.BoolAttr.get(True)}))
@@ -344,22 +429,33 @@ def _kernel_config(gemm: Gemm) -> None:
         transform.YieldOp([])
 
 
+def phases_of(schedule: Schedule) -> tuple[str, ...]:
+    """PHASES, with `raster` right after `tile` (which maps the blocks) when the schedule asks for that order."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return PHASES
+    return PHASES[:1] + ("raster",) + PHASES[1:]
+
+
 def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
     """The transform library for `gemm` under `schedule` (call `check` first), built in the caller's context."""
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = _unit()
-    builders = {"tile": _tile(schedule), "accumulate": _accumulate, "stage": _stage(schedule),
+    builders = {"tile": _tile(schedule), "raster": _raster(schedule, gemm), "accumulate": _accumulate,
+                "stage": _stage(schedule),
                 "synchronize": _synchronize, "mma": _mma, "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+    phases = phases_of(schedule)
     with ir.InsertionPoint(module.body):
-        for name in PHASES:
+        for name in phases:
             _phase(name, builders[name])
         codegen = transform.NamedSequenceOp(CODEGEN_SEQUENCE, [_any_op()], [],
                                             arg_attrs=[{"transform.readonly": _unit()}])
         with ir.InsertionPoint(codegen.body):
-            for name in PHASES:
+            for name in phases:
                 transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
                                     [codegen.bodyTarget])
             transform.YieldOp([])
         _kernel_config(gemm)
+        if schedule.swizzle.workgroup_order == "raster":
+            _raster_functions(schedule, gemm)
     module.operation.verify()
     return module

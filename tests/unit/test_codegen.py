@@ -167,3 +167,100 @@ def test_missing_padding_is_named(compiled_padded):
                                             "dispatch computes 1024x1024x1024"):
         flow._verify_codegen(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
                              out / "dump", flow.inspect_dump(out / "dump", SM80))
+
+
+RASTER = dataclasses.replace(BASE, swizzle=Swizzle("pad", "raster", 4))  # 8x8 grid of 128x128 tiles on GEMM
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--order", "raster", "--raster-rows", "3"], "raster groups of 3 rows of tiles must divide the 8 rows"),
+    (["--order", "raster", "--raster-rows", "8"], "raster groups of 8 rows of tiles must divide the 8 rows"),
+    (["--order", "raster", "--raster-rows", "1"], "raster groups of 1 row(s) of tiles are row order"),
+    (["--raster-rows", "4"], "raster rows 4 apply to --order raster only, not to order 'row'"),
+    (["--order", "xcd"], "launches workgroups in row or raster order, not 'xcd'"),
+    (["--order", "raster", "--shape", "1024x128x1024"], "raster order over a single column of 128-column tiles"),
+])
+def test_raster_refusals_are_one_sentence(tmp_path, args, message):
+    shape = [] if "--shape" in args else ["--shape", "1024x1024x1024"]
+    done = pipelines("compile", "--target", "sm_80", "--pipeline", "codegen", "--dtype", "f16", "--tile",
+                     "128x128x32", "--warps", "2x2", "--prefetch", "3", *shape, *args, "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["sm_80", "gfx942"])
+def test_other_routes_refuse_raster_order(tmp_path, target):
+    dtype = "f16" if target == "sm_80" else "bf16"
+    done = pipelines("compile", "--target", target, "--pipeline", "tuned", "--shape", "4096x4096x4096", "--dtype",
+                     dtype, "--order", "raster", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2 and "raster workgroup order is built by the codegen pipeline only" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("gemm, rows", [(GEMM, 2), (GEMM, 4), (Gemm(1000, 3000, 512, "f16"), 4)])
+def test_raster_is_a_permutation_with_an_inverse(gemm, rows):
+    schedule = dataclasses.replace(BASE, swizzle=Swizzle("pad", "raster", rows))
+    mt, nt = codegen_script.tile_grid(schedule, gemm)
+    tiles = [codegen_script.raster_tile(schedule, gemm, x, y) for y in range(mt) for x in range(nt)]
+    assert sorted(tiles) == [(m, n) for m in range(mt) for n in range(nt)]
+    assert all(codegen_script.raster_block(schedule, gemm, m, n) == (x, y)
+               for (m, n), (y, x) in zip(tiles, [(y, x) for y in range(mt) for x in range(nt)]))
+    # The first blocks walk down the first column of the first group, then its second column.
+    assert tiles[:rows + 1] == [(m, 0) for m in range(rows)] + [(0, 1)]
+
+
+def test_raster_functions_compute_the_model():
+    """The library's raster functions, folded for every block of the grid, give `raster_tile`'s tiles."""
+    from iree.compiler import passmanager
+    from iree.compiler.dialects import affine, arith, func
+
+    mt, nt = codegen_script.tile_grid(RASTER, GEMM)
+    blocks = [(x, y) for y in range(mt) for x in range(nt)]
+    with ir.Context(), ir.Location.unknown():
+        library = codegen_script.codegen_library(RASTER, GEMM)
+        maps = {}
+        for op in library.body.operations:
+            if op.operation.name == "func.func" and op.sym_name.value in codegen_script.RASTER_FUNCTIONS:
+                apply, = [o for o in op.regions[0].blocks[0].operations if o.operation.name == "affine.apply"]
+                maps[op.sym_name.value] = ir.AffineMapAttr(apply.attributes["map"]).value
+        n_map, m_map = (maps[name] for name in codegen_script.RASTER_FUNCTIONS)
+        module = ir.Module.create()
+        index = ir.IndexType.get()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("blocks", ([], [index] * (2 * len(blocks))))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                results = []
+                for x, y in blocks:
+                    ids = [arith.ConstantOp(index, y).result, arith.ConstantOp(index, x).result]
+                    results += [affine.AffineApplyOp(m_map, ids).result, affine.AffineApplyOp(n_map, ids).result]
+                func.ReturnOp(results)
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        ret = list(module.body.operations[0].regions[0].blocks[0].operations)[-1]
+        values = [ir.IntegerAttr(v.owner.attributes["value"]).value for v in ret.operands]
+    assert list(zip(values[::2], values[1::2])) == [codegen_script.raster_tile(RASTER, GEMM, x, y) for x, y in blocks]
+
+
+@pytest.fixture(scope="module")
+def compiled_raster(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen_raster") / "out"
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (RASTER,), codegen=True)), out)
+    return out, report
+
+
+def test_raster_route_verifies(compiled_raster):
+    _, report = compiled_raster
+    assert report["verified"] and report["schedules"][0]["swizzle"]["raster_rows"] == 4
+    assert "order raster (4 rows)" in report["schedule_summary"][0]
+
+
+@pytest.mark.parametrize("fixture, asked, choice", [
+    ("compiled", RASTER, r"raster workgroup order \(4 rows per group\) did not take effect: (\d+) of \1 cp.async"),
+    ("compiled_raster", BASE, "row workgroup order did not take effect: (\\d+) of \\1 cp.async"),
+])
+def test_block_order_is_read_from_the_ptx(request, fixture, asked, choice):
+    """Row order: each copy's global address depends on one block id; raster order: on both."""
+    out, _ = request.getfixturevalue(fixture)
+    with pytest.raises(FallbackError, match=choice):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+                             flow.inspect_dump(out / "dump", SM80))
