@@ -17,8 +17,12 @@ contraction (element types, indexing maps and sizes) and gives its function a `t
   `cp.async` groups, software-pipelined `stages` deep, and from 3 stages on the `ldmatrix` fragments too (one
   barrier per K step, see `prefetches_fragments`).
 
+- `raster` (raster order only): the block ids become the tile of a grouped launch order (`raster_tile`), through
+  private functions imported from this library into the dispatch and inlined there.
+
 The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
-padding); `check` says in one sentence what this route cannot do (bf16, layouts, shapes that are not whole tiles).
+padding, workgroup order); `check` says in one sentence what this route cannot do (bf16, layouts, epilogues).
+Problems that are not whole tiles are compiled as `padded_gemm`: the route's program zero-pads the operands.
 """
 
 from __future__ import annotations

@@ -264,3 +264,13 @@ def test_block_order_is_read_from_the_ptx(request, fixture, asked, choice):
     with pytest.raises(FallbackError, match=choice):
         flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
                              flow.inspect_dump(out / "dump", SM80))
+
+
+@pytest.mark.parametrize("shape, order, rows", [((4096, 4096, 4096), "raster", 8), ((8000, 8000, 8000), "raster", 7),
+                                                ((256, 4096, 4096), "row", None), ((4096, 256, 4096), "row", None)])
+def test_codegen_raster_pipeline(shape, order, rows):
+    """The largest group of at most 8 rows that splits the grid in two or more; row order for a single row of
+    tiles (256: 2 rows of 128, no group below 2) or a single column (256 columns of a 128x256 tile)."""
+    schedule = get_pipeline("codegen-raster").choose(Gemm(*shape, "f16"), SM80)
+    assert (schedule.swizzle.workgroup_order, schedule.swizzle.raster_rows) == (order, rows)
+    codegen_script.check(schedule, Gemm(*shape, "f16"), SM80)
