@@ -18,8 +18,8 @@ from iree.compiler import ir
 from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
     parse_module, parse_shape
 from transforms.hazards import Hazard, check
-from transforms.schedule import LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, Swizzle, Tile, \
-    WarpGroups
+from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, \
+    Swizzle, Tile, WarpGroups
 from transforms.kernels import KERNELS, UkernelError, kernel_schedule
 from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
@@ -84,12 +84,16 @@ def _schedule_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--prefetch", type=int, help="pipeline depth (prefetch stages) 0..3")
     group.add_argument("--dma", action="store_true", default=None, help="direct global->LDS loads (gfx950)")
     group.add_argument("--lds", choices=LDS_LAYOUTS, help="LDS rows padded, XOR- or rotate-swizzled, or neither")
-    group.add_argument("--order", choices=WORKGROUP_ORDERS, help="workgroup order: row-major or XCD-aware")
+    group.add_argument("--order", choices=WORKGROUP_ORDERS,
+                       help="workgroup order: row-major, XCD-aware (ROCm) or rastered in groups of rows (codegen)")
+    group.add_argument("--raster-rows", type=int,
+                       help=f"rows of tiles per group for --order raster (default {DEFAULT_RASTER_ROWS})")
     group.add_argument("--workgroup-size", type=int, help="threads per workgroup (must match --warps)")
     group.add_argument("--waves-per-eu", type=int, help="occupancy asked of LLVM (amdgpu-waves-per-eu)")
 
 
-_SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "workgroup_size", "waves_per_eu")
+_SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "raster_rows", "workgroup_size",
+                   "waves_per_eu")
 
 
 def _gemm(args) -> Gemm:
@@ -121,7 +125,10 @@ def _schedule(args, gemm: Gemm, target) -> Schedule | None:
     staging = Staging(staging.prefetch_stages if args.prefetch is None else args.prefetch,
                       staging.direct_to_lds if args.dma is None else args.dma)
     swizzle = base.swizzle if base else Swizzle()
-    swizzle = Swizzle(args.lds or swizzle.lds, args.order or swizzle.workgroup_order)
+    order = args.order or swizzle.workgroup_order
+    swizzle = Swizzle(args.lds or swizzle.lds, order,
+                      args.raster_rows if args.raster_rows is not None else
+                      swizzle.raster_rows if order == swizzle.workgroup_order else None)
     groups = base.warp_groups if base else WarpGroups()
     groups = WarpGroups(args.workgroup_size or groups.workgroup_size,
                         args.waves_per_eu if args.waves_per_eu is not None else groups.waves_per_eu)
@@ -342,6 +349,8 @@ def render_report(report: dict) -> str:
         shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
         lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
                      f"{problem['epilogue']['kind']}: {summary}")
+    if report.get("padded_to"):
+        lines.append(f"  padded to {report['padded_to']}: A and B zero-padded to whole tiles, the result sliced back")
     lines.append("  verified: every requested choice found in the output" if report["verified"]
                  else "  verified: nothing requested (IREE's own choices)")
     for k in report["dispatches"]:

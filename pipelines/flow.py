@@ -104,10 +104,12 @@ def _prepare_codegen(job: Job) -> Prepared:
                                   "an input file.")
     check_dtype(job.target, gemm.dtype)
     codegen_script.check(schedule, gemm, job.target)
+    padded = codegen_script.padded_gemm(schedule, gemm)
     with ir.Context(), ir.Location.unknown():
-        library = codegen_script.codegen_library(schedule, gemm, job.target)
+        library = codegen_script.codegen_library(schedule, padded, job.target)
         cuda = job.target.backend == "cuda"
-        module = build_module(gemm, kernel=codegen_script.kernel_gemm(gemm) if cuda else None)
+        module = build_module(gemm, kernel=codegen_script.kernel_gemm(gemm) if cuda else None,
+                              padded=padded if padded != gemm else None)
         module.operation.verify()
         return Prepared(job, str(module), str(library), (None,))
 
@@ -209,13 +211,22 @@ def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
         kernel, = stats
         verify_lanes(kernel.dispatch, kernel, schedule, gemm, job.target)
         return
+    padded = codegen_script.padded_gemm(schedule, gemm)
     transposes = codegen_script.transposed_operands(gemm)
-    if len(stats) != 1 + len(transposes):
+    if padded == gemm and len(stats) != 1 + len(transposes):  # padding adds copy dispatches of its own
         raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "
                             f"effect as planned: {len(stats)} dispatches, expected the kernel and "
                             f"{len(transposes)} transpose(s) of {', '.join(transposes) or 'no operand'}.")
     for kernel in stats:
         if kernel.mma_count:
+            configured = dump / f"configured_{kernel.dispatch}.mlir"
+            with ir.Context(), ir.Location.unknown():
+                module = parse_module(configured.read_text(), configured.name)
+                computed = [g for _, g in gemms_from_mlir(module, configured.name)]
+            if computed != [codegen_script.kernel_gemm(padded)]:  # the f16 NN GEMM the library compiles
+                choice = f"padding to {padded.shape_name}" if padded != gemm else f"GEMM {gemm.shape_name}"
+                raise FallbackError(f"{kernel.dispatch}: requested {choice} did not take effect: the dispatch computes "
+                                    f"{', '.join(g.shape_name for g in computed)}.")
             ptx = ptx_kernels((dump / kernel.isa_file).read_text())
             text = next(t for name, t in ptx.items() if name.startswith(kernel.dispatch.removeprefix("module_")))
             verify_codegen(kernel.dispatch, text, kernel, schedule, gemm, job.target)
@@ -240,6 +251,8 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "pipeline": job.pipeline,
         "problems": [dict(asdict(g), flops=g.flops) for g in job.gemms],
         "schedules": [asdict(s) if s is not None else None for s in job.schedules],
+        "padded_to": (codegen_script.padded_gemm(job.schedules[0], job.gemms[0]).shape_name
+                      if job.codegen and not sched.aligned(job.schedules[0], job.gemms[0]) else None),
         "schedule_summary": ([f"{kernel_label(job.ukernel)} ukernel, tile {'x'.join(map(str, job.ukernel.tile))}, "
                               f"{job.ukernel.lds_stages} LDS stage(s) (numerics: CPU emulator only)"]
                              if job.ukernel is not None else

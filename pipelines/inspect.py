@@ -157,15 +157,24 @@ def ptx_kernels(text: str) -> dict[str, str]:
     return {re.match(r"\.visible \.entry (\w+)", piece).group(1): piece for piece in pieces}
 
 
-def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int) -> KernelStats:
+_PTX_SHARED_ACCESS = re.compile(r"^\s+(?:ld\.shared|st\.shared|cp\.async\.\S+\.shared|ldmatrix\S*\.shared)", re.M)
+
+
+def touches_shared_memory(ptx_kernel: str) -> bool:
+    return _PTX_SHARED_ACCESS.search(ptx_kernel) is not None
+
+
+def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int, shared_users: int = 1) -> KernelStats:
     stats = KernelStats(dispatch, path.name, wave_size=32)
     for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*)", text, re.M):
         opcode = opcode.rstrip(";")
         stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
     linked = path.with_name(path.name.removesuffix(".ptx") + ".linked.ll")
     # Kernels linked into one module reach their buffers through one dynamic symbol, so the static globals
-    # cannot be attributed to a kernel: shared memory is then unknown (None), not guessed.
-    stats.lds_bytes = shared_memory_bytes(linked.read_text()) if linked.exists() and kernels_in_file == 1 else None
+    # cannot be attributed to a kernel: shared memory is then unknown (None), not guessed, unless this kernel is
+    # the only one of the file that touches shared memory (e.g. a GEMM linked with the copies that pad its operands).
+    alone = kernels_in_file == 1 or (shared_users == 1 and touches_shared_memory(text))
+    stats.lds_bytes = shared_memory_bytes(linked.read_text()) if linked.exists() and alone else None
     _count_all(stats, _PTX_COUNTS, text)
     found = re.search(r"\.(?:reqntid|maxntid)\s+(\d+),\s*(\d+),\s*(\d+)", text)
     if found:
@@ -185,6 +194,38 @@ def ptx_loops(text: str) -> list[str]:
     return sorted(bodies, key=len)
 
 
+_PTX_INSTRUCTION = re.compile(r"^\s+(?:@!?%p\d+\s+)?([a-z][\w.]*)\s*(.*?);", re.M)
+_PTX_REGISTER = re.compile(r"%[a-z]+\d+")
+# Instructions whose first operand is read, not written.
+_PTX_NO_DESTINATION = ("st.", "cp.async", "bra", "bar.", "red.", "ret", "prefetch")
+
+
+def copy_block_ids(ptx_kernel: str) -> list[frozenset[str]]:
+    """For each cp.async copy of the kernel, which block ids (`x`, `y`, `z` for %ctaid.*) its global address
+    depends on: a flow-insensitive data-flow closure over the kernel's registers, so a dependence is over- rather
+    than under-approximated. In row order an A copy depends on y (its M tile) and a B copy on x (its N tile)."""
+    steps = []
+    for opcode, operands in _PTX_INSTRUCTION.findall(ptx_kernel):
+        if opcode.startswith(_PTX_NO_DESTINATION):
+            continue
+        first, _, rest = operands.partition("}") if operands.startswith("{") else operands.partition(",")
+        reads = set(_PTX_REGISTER.findall(rest)) | {f"%ctaid.{d}" for d in "xyz" if f"%ctaid.{d}" in rest}
+        steps.append((_PTX_REGISTER.findall(first), reads))
+    tags: dict[str, set[str]] = {f"%ctaid.{d}": {d} for d in "xyz"}
+    changed = True
+    while changed:
+        changed = False
+        for writes, reads in steps:
+            flowing = set().union(*(tags.get(r, set()) for r in reads))
+            for register in writes:
+                if not flowing <= tags.setdefault(register, set()):
+                    tags[register] |= flowing
+                    changed = True
+    sources = re.findall(r"^\s+(?:@!?%p\d+\s+)?cp\.async\.c[ag]\.shared\.global\S*\s+\[[^]]*\],\s*\[([^]]*)\]",
+                         ptx_kernel, re.M)
+    return [frozenset().union(*(tags.get(r, set()) for r in _PTX_REGISTER.findall(address))) for address in sources]
+
+
 def cpu_stats(dispatch: str, path: Path) -> KernelStats:
     return KernelStats(dispatch, path.name)
 
@@ -199,12 +240,13 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
     kernels = []
     for path in sorted(dump.glob(f"*{suffix}")):
         in_file = split(path.read_text())
-        kernels += [(path, name, text, len(in_file)) for name, text in in_file.items()]
+        shared_users = sum(touches_shared_memory(text) for text in in_file.values()) if suffix == ".ptx" else 0
+        kernels += [(path, name, text, len(in_file), shared_users) for name, text in in_file.items()]
     found = []
     for dispatch in dispatches:
         prefix = dispatch.removeprefix("module_") + "_"
-        for path, name, text, in_file in kernels:
+        for path, name, text, in_file, shared_users in kernels:
             if name.startswith(prefix):
                 found.append(amdgpu_stats(dispatch, path, text, target) if target.backend == "rocm"
-                             else ptx_stats(dispatch, path, text, in_file))
+                             else ptx_stats(dispatch, path, text, in_file, shared_users))
     return found

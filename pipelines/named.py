@@ -9,7 +9,9 @@
 - `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
   (`transforms.codegen_script`): 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as the
   target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100); 128×128
-  on 2×2 warps for problems that are not multiples of 256 in N. f16 NN only.
+  on 2×2 warps for problems that are not multiples of 256 in N; problems no tile divides are zero-padded to
+  whole tiles (the smaller padding of the two is not sought). f16 NN only. `codegen-raster`: the same schedule with
+  the workgroups launched in raster order (groups of up to 8 rows of tiles walked column by column); not measured.
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -25,8 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, aligned, k_contiguous, \
-    mma_shape, schedule_from_dict, workgroup_grid, worth_trying
+from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, \
+    aligned, k_contiguous, mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
 from transforms.codegen_script import codegen_mma
@@ -153,6 +155,8 @@ def _codegen(gemm: Gemm, target: Target) -> Schedule:
                           "target.")
     options = [Schedule(Tile(tile, 32, warps, codegen_mma(gemm.dtype)), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
+    # Tiles that divide the problem first: a padded one computes (and copies) the padding too.
+    options.sort(key=lambda schedule: not aligned(schedule, gemm))
     for schedule in options:
         try:
             codegen_script.check(schedule, gemm, target)
@@ -160,6 +164,18 @@ def _codegen(gemm: Gemm, target: Target) -> Schedule:
         except ScheduleError:
             continue
     return options[-1]  # compiling it raises the sentence that says why nothing fits
+
+
+def _codegen_raster(gemm: Gemm, target: Target) -> Schedule:
+    """`codegen`'s schedule in raster order, with the largest group of at most DEFAULT_RASTER_ROWS rows of tiles
+    that splits the grid's rows into at least two groups; row order where no group does (or one column of tiles),
+    as the report's schedule summary then says."""
+    schedule = _codegen(gemm, target)
+    mt, nt = codegen_script.tile_grid(schedule, gemm)
+    rows = next((r for r in range(min(DEFAULT_RASTER_ROWS, mt - 1), 1, -1) if mt % r == 0), None)
+    if rows is None or nt < 2:
+        return schedule
+    return dataclasses.replace(schedule, swizzle=Swizzle(schedule.swizzle.lds, "raster", rows))
 
 
 def _with_mma(schedule: Schedule, mma: str) -> Schedule:
@@ -187,6 +203,8 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
     Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync)", _codegen,
              codegen=True),
+    Pipeline("codegen-raster", "codegen in raster workgroup order (groups of up to 8 rows of tiles, for L2 reuse)",
+             _codegen_raster, codegen=True),
 )}
 
 

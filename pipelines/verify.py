@@ -23,7 +23,7 @@ from transforms.kernels import kernel_label, kernel_mma, kernel_name, kernel_thr
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
-from .inspect import KernelStats, ptx_loops
+from .inspect import KernelStats, copy_block_ids, ptx_loops
 from .targets import Target
 
 
@@ -176,6 +176,7 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
     if barriers != codegen_script.barriers_per_k_step(schedule):
         _fail(dispatch, f"{stages} pipeline stages", f"the K loop passes {barriers} barriers per step, expected "
               f"{codegen_script.barriers_per_k_step(schedule)}")
+    _verify_block_order(dispatch, ptx, schedule)
     planned = codegen_script.shared_bytes(schedule, gemm)
     if stats.lds_bytes is not None and stats.lds_bytes != planned:
         _fail(dispatch, f"shared memory ({stages} stage(s), rows '{schedule.swizzle.lds}')",
@@ -197,6 +198,20 @@ def verify_lanes(dispatch: str, stats: KernelStats, schedule: Schedule, gemm: Ge
         _fail(dispatch, "fragments read per lane from global memory", f"the kernel allocates {stats.lds_bytes} B of "
               f"LDS and issues {stats.lds_reads} LDS reads and {stats.lds_writes} writes")
     _verify_no_spills(dispatch, stats)
+
+
+def _verify_block_order(dispatch: str, ptx: str, schedule: Schedule) -> None:
+    """Row order: each cp.async copy finds its tile from one block id (A's M tile from %ctaid.y, B's N tile from
+    %ctaid.x). Raster order: every copy needs both, since the tile a block computes depends on its linear id."""
+    copies = copy_block_ids(ptx)
+    both = sum(ids >= {"x", "y"} for ids in copies)
+    if schedule.swizzle.workgroup_order == "raster" and (not copies or both < len(copies)):
+        _fail(dispatch, f"raster workgroup order ({schedule.swizzle.group_rows} rows per group)",
+              f"{len(copies) - both} of {len(copies)} cp.async copies address their tile from one block id (row "
+              "order)")
+    if schedule.swizzle.workgroup_order == "row" and both:
+        _fail(dispatch, "row workgroup order", f"{both} of {len(copies)} cp.async copies address their tile from "
+              "both block ids (a remapped order)")
 
 
 def verify_ukernel(dispatch: str, configured: Path, stats: KernelStats,

@@ -17,30 +17,41 @@ contraction (element types, indexing maps and sizes) and gives its function a `t
   `cp.async` groups, software-pipelined `stages` deep, and from 3 stages on the `ldmatrix` fragments too (one
   barrier per K step, see `prefetches_fragments`).
 
+- `raster` (raster order only): the block ids become the tile of a grouped launch order (`raster_tile`), through
+  private functions imported from this library into the dispatch and inlined there.
+
 bf16 runs the f16 kernel on the same 16-bit words. IREE 3.13's vector->nvgpu conversion has no bf16 fragment type
 (upstream `nvgpu::getMmaSyncRegisterType`), but `cp.async` and `ldmatrix` move b16 words whatever they hold and the
 bf16 `mma.sync` takes its operands in the same registers as the f16 one. So the program bitcasts A and B to f16
 (`flow.tensor.bitcast`, no copy), this library compiles that f16 GEMM, and `retype_mma` turns every f16 `mma.sync`
 of the resulting PTX into the bf16 one, which the second compile links in its place
 (`--iree-hal-substitute-executable-object`, pipelines/flow.py). Nothing else in the kernel reads the element type:
-the accumulator and the output are f32.
+the accumulator and the output are f32. NT and TN reach the same NN kernel through a transpose dispatch
+(`kernel_gemm`).
 
 The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
-padding); `check` says in one sentence what this route cannot do (layouts, shapes that are not whole tiles).
+padding, workgroup order); `check` says in one sentence what this route cannot do (batches, epilogues).
+Problems that are not whole tiles are compiled as `padded_gemm`: the route's program zero-pads the operands.
+On ROCm targets the library is the lane route instead (`check_lanes`, `_lanes_tile`, `_lanes_lower`).
 """
 
 from __future__ import annotations
 
 from iree.compiler import ir
+from iree.compiler.dialects import affine, func
 from iree.compiler.dialects import preprocessing_transform as match
 from iree.compiler.dialects import transform
 from iree.compiler.dialects.transform import loop, structured
 
 from .problem import ACC_DTYPE, Gemm
-from .schedule import Schedule, ScheduleError, element_bytes, mma_shape
+from .schedule import Schedule, ScheduleError, check_raster_rows, element_bytes, mma_shape
 
 ENTRY_POINT = "__kernel_config"
 CODEGEN_SEQUENCE = "codegen"
+PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
+# The raster order replaces the block ids (hal.interface.workgroup.id[0] over N tiles, [1] over M tiles) with calls
+# to these functions, imported from the library into the dispatch and inlined there.
+RASTER_FUNCTIONS = ("__codegen_raster_tile_n", "__codegen_raster_tile_m")
 # The one intrinsic the upstream vector->nvgpu conversion emits for f16 (m16n8k16 mma.sync, f32 accumulator).
 CODEGEN_MMA = "NV_MMA_SYNC_F32_16x8x16_F16"
 # The intrinsic each input type ends up on, and the type the library compiles it as (see the module docstring).
@@ -143,6 +154,42 @@ def barriers_per_k_step(schedule: Schedule) -> int:
     return 1 if prefetches_fragments(schedule) else 2
 
 
+def padded_gemm(schedule: Schedule, gemm: Gemm) -> Gemm:
+    """The problem the kernel computes: M, N and K rounded up to whole block tiles and K steps. The route's program
+    zero-pads A and B to it and slices the result back (`problem.build_module(..., padded=)`); equal to `gemm`
+    when the tiles divide it."""
+    (bm, bn), bk = schedule.tile.workgroup, schedule.tile.k
+    up = lambda size, tile: -(-size // tile) * tile  # noqa: E731
+    return gemm.with_(m=up(gemm.m, bm), n=up(gemm.n, bn), k=up(gemm.k, bk))
+
+
+def tile_grid(schedule: Schedule, gemm: Gemm) -> tuple[int, int]:
+    """Block tiles along M and N of the (padded) problem: the launch grid is N tiles wide (x) and M tiles high (y)."""
+    padded, (bm, bn) = padded_gemm(schedule, gemm), schedule.tile.workgroup
+    return padded.m // bm, padded.n // bn
+
+
+def raster_tile(schedule: Schedule, gemm: Gemm, x: int, y: int) -> tuple[int, int]:
+    """(M tile, N tile) that block (x, y) computes. Row order: (y, x). Raster order: the launch order
+    (linear id y·Nt + x) walks groups of `group_rows` rows of tiles, each column by column, so the blocks that run
+    together read few A row panels and B column panels (`check` asks for groups that divide the rows)."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return y, x
+    nt, rows = tile_grid(schedule, gemm)[1], schedule.swizzle.group_rows
+    group, within = divmod(y * nt + x, rows * nt)
+    return group * rows + within % rows, within // rows
+
+
+def raster_block(schedule: Schedule, gemm: Gemm, m: int, n: int) -> tuple[int, int]:
+    """The inverse of `raster_tile`: the block (x, y) that computes tile (m, n)."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return n, m
+    nt, rows = tile_grid(schedule, gemm)[1], schedule.swizzle.group_rows
+    group, row = divmod(m, rows)
+    y, x = divmod(group * rows * nt + n * rows + row, nt)
+    return x, y
+
+
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
     tile, name = schedule.tile, target.name
@@ -165,9 +212,6 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
                             "of 16x16.")
     if bk <= 0 or bk % 16:
         raise ScheduleError(f"K tile {bk} is not a multiple of mma.sync's K=16.")
-    if gemm.m % bm or gemm.n % bn or gemm.k % bk:
-        raise ScheduleError(f"{gemm.shape_name} is not a whole number of {bm}x{bn}x{bk} tiles and the codegen "
-                            "pipeline does not pad; use 'tuned' (it pads) or a tile that divides the problem.")
     count = threads(schedule, target.wave_size)
     if count > target.max_workgroup_threads:
         raise ScheduleError(f"{wm}x{wn} warps make {count} threads; {name} allows at most "
@@ -175,14 +219,24 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     stages = schedule.staging.prefetch_stages
     if not 1 <= stages <= MAX_STAGES:
         raise ScheduleError(f"pipeline stages {stages} is outside 1..{MAX_STAGES} for the codegen pipeline.")
-    if gemm.k // bk < stages:
-        raise ScheduleError(f"K={gemm.k} has {gemm.k // bk} K steps of {bk}, fewer than the {stages} pipeline "
-                            "stages.")
+    k_steps = padded_gemm(schedule, gemm).k // bk
+    if k_steps < stages:
+        raise ScheduleError(f"K={gemm.k} has {k_steps} K steps of {bk}, fewer than the {stages} pipeline stages.")
     if schedule.swizzle.lds not in ("pad", "none"):
         raise ScheduleError(f"the codegen pipeline pads shared-memory rows ('pad') or not ('none'); "
                             f"'{schedule.swizzle.lds}' is not available on this route.")
-    if schedule.swizzle.workgroup_order != "row":
-        raise ScheduleError("the codegen pipeline launches workgroups in row order only.")
+    order = schedule.swizzle.workgroup_order
+    if order not in ("row", "raster"):
+        raise ScheduleError(f"the codegen pipeline launches workgroups in row or raster order, not '{order}'.")
+    check_raster_rows(schedule)
+    rows, (mt, nt) = schedule.swizzle.group_rows, tile_grid(schedule, gemm)
+    if order == "raster" and nt < 2:
+        raise ScheduleError(f"raster order over a single column of {bn}-column tiles ({gemm.shape_name}) is row "
+                            "order; use --order row.")
+    if order == "raster" and (rows >= mt or mt % rows):
+        raise ScheduleError(f"raster groups of {rows} rows of tiles must divide the {mt} rows of {bm}-row tiles of "
+                            f"{gemm.shape_name} into at least two groups; give a divisor of {mt} below it or use "
+                            "--order row.")
     if schedule.warp_groups.waves_per_eu is not None:
         raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
     if schedule.warp_groups.workgroup_size not in (None, count):
@@ -344,6 +398,50 @@ def _tile(schedule: Schedule):
         _canonicalize(buffers, "transform.apply_patterns.memref.fold_memref_alias_ops")
 
     return build
+
+
+def _raster(schedule: Schedule, gemm: Gemm):
+    """Replace each block id by a call to its raster function, imported into the dispatch, then inline the calls.
+    Exactly one id op per dimension must be found: the phase fails rather than leave the order as it was."""
+
+    def build(root: ir.Value) -> None:
+        function = _function(root)
+        table = _op("transform.util.get_nearest_symbol_table", function, results=1).result
+        count_type = transform.ParamType.get(ir.IntegerType.get_signless(64))
+        one = transform.ParamConstantOp(count_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)).result
+        for dimension, name in enumerate(RASTER_FUNCTIONS):
+            ids = structured.MatchOp(_any_op(), function, ops=["hal.interface.workgroup.id"],
+                                     op_attrs={"dimension": ir.IntegerAttr.get(ir.IndexType.get(), dimension)}).result
+            found = transform.NumAssociationsOp(count_type, ids).num
+            transform.MatchParamCmpIOp(found, one, transform.MatchCmpIPredicate.eq)
+            _op("transform.util.import_symbol", table, results=1, symbol=ir.FlatSymbolRefAttr.get(name),
+                if_undefined=_unit())
+            replace = structured.ReplaceOp(_any_op(), ids)
+            with ir.InsertionPoint(replace.bodyRegion.blocks.append()):
+                func.CallOp([ir.IndexType.get()], ir.FlatSymbolRefAttr.get(name), [])
+        transform.ApplyRegisteredPassOp(_any_op(), table, "inline")
+
+    return build
+
+
+def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
+    """`raster_tile` as IR: one private function per block id, each an affine map of both hardware ids (y, x) with
+    the static grid folded in. Affine maps, not arith ops: IREE's vector->nvgpu conversion rejected arith index
+    ops (and their constants) that it found next to the mma.sync operands."""
+    (mt, nt), rows = tile_grid(schedule, gemm), schedule.swizzle.group_rows
+    y, x = ir.AffineSymbolExpr.get(0), ir.AffineSymbolExpr.get(1)
+    span = rows * nt
+    linear = y * nt + x
+    within = linear % span
+    floordiv = lambda expr, by: ir.AffineFloorDivExpr.get(expr, ir.AffineConstantExpr.get(by))  # noqa: E731
+    tiles = (floordiv(within, rows), floordiv(linear, span) * rows + within % rows)
+    index = ir.IndexType.get()
+    for name, tile in zip(RASTER_FUNCTIONS, tiles):
+        function = func.FuncOp(name, ([], [index]), visibility="private")
+        with ir.InsertionPoint(function.add_entry_block()):
+            ids = [_op("hal.interface.workgroup.id", results=1, result_type=index,
+                       dimension=ir.IntegerAttr.get(index, d)).result for d in (1, 0)]
+            func.ReturnOp([affine.AffineApplyOp(ir.AffineMap.get(0, 2, [tile]), ids).result])
 
 
 def _accumulate(root: ir.Value) -> None:
@@ -550,18 +648,26 @@ def _kernel_config(gemm: Gemm) -> None:
         transform.YieldOp([])
 
 
+def phases_of(schedule: Schedule) -> tuple[str, ...]:
+    """PHASES, with `raster` right after `tile` (which maps the blocks) when the schedule asks for that order."""
+    if schedule.swizzle.workgroup_order != "raster":
+        return PHASES
+    return PHASES[:1] + ("raster",) + PHASES[1:]
+
+
 def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
-    """The transform library for `gemm` under `schedule` (call `check` first), built in the caller's context: the
-    CUDA route, or the lane route for a ROCm `target`."""
+    """The transform library for `gemm` (whole tiles: `padded_gemm` of the problem) under `schedule` (call `check`
+    first), built in the caller's context: the CUDA route, or the lane route for a ROCm `target`."""
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = _unit()
-    if target is not None and target.backend == "rocm":
+    rocm = target is not None and target.backend == "rocm"
+    if rocm:
         builders = {"tile": _lanes_tile(schedule), "lower": _lanes_lower(schedule, target.wave_size)}
-        matched = gemm
     else:
-        builders = {"tile": _tile(schedule), "accumulate": _accumulate, "stage": _stage(schedule),
-                    "synchronize": _synchronize, "mma": _mma, "pipeline": _pipeline(schedule), "cleanup": _cleanup}
-        matched = kernel_gemm(gemm)
+        builders = {"tile": _tile(schedule), "raster": _raster(schedule, gemm), "accumulate": _accumulate,
+                    "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
+                    "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+        builders = {name: builders[name] for name in phases_of(schedule)}
     with ir.InsertionPoint(module.body):
         for name, build in builders.items():
             _phase(name, build)
@@ -572,6 +678,8 @@ def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
                 transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
                                     [codegen.bodyTarget])
             transform.YieldOp([])
-        _kernel_config(matched)
+        _kernel_config(gemm if rocm else kernel_gemm(gemm))
+        if not rocm and schedule.swizzle.workgroup_order == "raster":
+            _raster_functions(schedule, gemm)
     module.operation.verify()
     return module

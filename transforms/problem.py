@@ -142,15 +142,25 @@ def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     return shapes
 
 
-def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, kernel: Gemm | None = None
-                 ) -> ir.Module:
-    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction.
+def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, kernel: Gemm | None = None,
+                 padded: Gemm | None = None) -> ir.Module:
+    """`func.func @gemm` computing `gemm`; `compilation_info` (if given) is attached to the contraction. The
+    function's signature is always `gemm`'s.
 
-    With `kernel` (the same sizes, another 16-bit input type and/or layout), the function takes `gemm`'s operands
-    and the contraction is `kernel`'s: A and B are reinterpreted as `kernel.dtype` (`flow.tensor.bitcast`, no
-    copy) and transposed into `kernel.layout` (`linalg.transpose`, kept out of the contraction's dispatch by
-    `util.optimization_barrier`, so IREE cannot fold it back into the contraction's indexing maps)."""
+    With `kernel` (the same sizes, another 16-bit input type and/or layout), the contraction is `kernel`'s: A and B
+    are reinterpreted as `kernel.dtype` (`flow.tensor.bitcast`, no copy) and transposed into `kernel.layout`
+    (`linalg.transpose`, kept out of the contraction's dispatch by `util.optimization_barrier`, so IREE cannot fold
+    it back into the contraction's indexing maps).
+
+    With `padded` (the same problem with M, N, K rounded up), A and B are then zero-padded to its operand shapes,
+    the contraction computes the padded product and the result is its leading M×N slice: the zeros add nothing to
+    the sums, and the contraction that reaches codegen has whole-tile sizes."""
+    if padded is not None and (gemm.batched or gemm.epilogue.kind != "none" or padded.with_(
+            m=gemm.m, n=gemm.n, k=gemm.k) != gemm or min(padded.m - gemm.m, padded.n - gemm.n, padded.k - gemm.k) < 0):
+        raise ProblemError(f"{gemm.shape_name} can only be padded to a larger plain GEMM of the same type and "
+                           f"layout, not to {padded.shape_name}.")
     kernel = kernel or gemm
+    computed = kernel.with_(m=padded.m, n=padded.n, k=padded.k) if padded is not None else kernel
     acc = ir.F32Type.get()
     arg_types = [ir.RankedTensorType.get(shape, ir.Type.parse(gemm.dtype)) for shape in (gemm.a_shape, gemm.b_shape)]
     arg_types += [ir.RankedTensorType.get(shape, acc) for shape in input_shapes(gemm)[2:]]
@@ -160,14 +170,18 @@ def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, kerne
         @func.FuncOp.from_py_func(*arg_types, name="gemm")
         def gemm_fn(*args):
             flips = ((gemm.layout == "tn") != (kernel.layout == "tn"), (gemm.layout == "nt") != (kernel.layout == "nt"))
-            operands = [_as_operand(arg, shape, kernel.dtype, flip)
-                        for arg, shape, flip in zip(args[:2], (kernel.a_shape, kernel.b_shape), flips)]
+            operands = [_pad(_as_operand(arg, shape, kernel.dtype, flip), padded_shape)
+                        for arg, shape, flip, padded_shape in zip(args[:2], (kernel.a_shape, kernel.b_shape), flips,
+                                                                  (computed.a_shape, computed.b_shape))]
             zero = arith.ConstantOp(acc, 0.0)
-            init = linalg.fill(zero, outs=[tensor.EmptyOp(list(gemm.c_shape), acc)])
+            init = linalg.fill(zero, outs=[tensor.EmptyOp(list(computed.c_shape), acc)])
             contract = linalg.batch_matmul if gemm.batched else linalg.matmul
             product = contract(*operands, outs=[init], indexing_maps=kernel.indexing_maps())
             if compilation_info is not None:
                 product.owner.attributes["compilation_info"] = compilation_info
+            if computed.c_shape != gemm.c_shape:
+                return tensor.extract_slice(ir.RankedTensorType.get(list(gemm.c_shape), acc), product, [], [], [],
+                                            [0, 0], list(gemm.c_shape), [1, 1])
             if gemm.epilogue.kind == "none":
                 return product
             return _epilogue(gemm, product, args[2])
@@ -189,6 +203,20 @@ def _as_operand(value: ir.Value, shape: tuple[int, ...], dtype: str, transpose: 
         result = transposed.results[0]
         value = util.OptimizationBarrierOp([result.type], [result]).results[0]
     return value
+
+
+def _pad(operand: ir.Value, shape: tuple[int, ...]) -> ir.Value:
+    """`operand` zero-padded at the high end of each dimension to `shape`."""
+    source = ir.RankedTensorType(operand.type)
+    high = [size - have for size, have in zip(shape, source.shape)]
+    if not any(high):
+        return operand
+    pad = tensor.PadOp(ir.RankedTensorType.get(list(shape), source.element_type), operand, [], [],
+                       [0] * len(shape), high)
+    block = pad.region.blocks.append(*([ir.IndexType.get()] * len(shape)))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(arith.ConstantOp(source.element_type, 0.0).result)
+    return pad.result
 
 
 def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 from .problem import Gemm
 
 LDS_LAYOUTS = ("pad", "xor", "rotate", "none")
-WORKGROUP_ORDERS = ("row", "xcd")
+# row: row-major launch order; xcd: IREE's XCD-aware conditional transpose (ROCm); raster: groups of
+# `raster_rows` rows of tiles walked column by column, so consecutive workgroups share A and B tiles in L2 (the
+# codegen route only, which computes the remapped ids itself).
+WORKGROUP_ORDERS = ("row", "xcd", "raster")
+DEFAULT_RASTER_ROWS = 8
 # IREE 3.13 pads each promoted row by 64 bits when bank-conflict padding is on.
 LDS_ROW_PADDING_BYTES = 8
 # prefetch_num_stages = 4 is accepted by IREE 3.13 but behaves like 3 (register prefetch) or like 1 (with
@@ -52,10 +56,17 @@ class Staging:
 
 @dataclass(frozen=True)
 class Swizzle:
-    """LDS layout (row padding, XOR or row-rotate swizzle, or neither) and workgroup order (row-major or XCD-aware)."""
+    """LDS layout (row padding, XOR or row-rotate swizzle, or neither), workgroup order (row-major, XCD-aware or
+    rastered in groups) and, for the raster order, the rows of tiles per group (None: DEFAULT_RASTER_ROWS)."""
 
     lds: str = "pad"
     workgroup_order: str = "row"
+    raster_rows: int | None = None
+
+    @property
+    def group_rows(self) -> int:
+        """Rows of workgroup tiles per raster group."""
+        return self.raster_rows if self.raster_rows is not None else DEFAULT_RASTER_ROWS
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,8 @@ class Schedule:
         t = self.tile
         parts = [f"tile {t.workgroup[0]}x{t.workgroup[1]}x{t.k}", f"warps {t.warps[0]}x{t.warps[1]}", t.mma,
                  f"prefetch {self.staging.prefetch_stages}", f"lds {self.swizzle.lds}",
-                 f"order {self.swizzle.workgroup_order}"]
+                 f"order {self.swizzle.workgroup_order}"
+                 + (f" ({self.swizzle.group_rows} rows)" if self.swizzle.workgroup_order == "raster" else "")]
         if self.staging.direct_to_lds:
             parts.append("direct-to-lds")
         if self.warp_groups.waves_per_eu:
@@ -261,6 +273,11 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.swizzle.workgroup_order not in WORKGROUP_ORDERS:
         raise ScheduleError(f"unknown workgroup order '{schedule.swizzle.workgroup_order}'; choose one of "
                             f"{', '.join(WORKGROUP_ORDERS)}.")
+    check_raster_rows(schedule)
+    if schedule.swizzle.workgroup_order == "raster":
+        raise ScheduleError("raster workgroup order is built by the codegen pipeline only (IREE 3.13's own "
+                            "pipelines reorder workgroups by transpose or XCD only); use --pipeline codegen or "
+                            "--order row.")
     if schedule.swizzle.workgroup_order == "xcd" and target.xcds <= 1:
         raise ScheduleError(f"XCD-aware workgroup order needs several XCDs; {name} has {target.xcds}.")
     if schedule.swizzle.workgroup_order == "xcd" and gemm.batched:
@@ -289,6 +306,16 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
             raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
         if not 1 <= waves_per_eu <= target.max_waves_per_simd:
             raise ScheduleError(f"waves per EU {waves_per_eu} is outside 1..{target.max_waves_per_simd} on {name}.")
+
+
+def check_raster_rows(schedule: Schedule) -> None:
+    """Raster rows are given only with the raster order, and a group spans at least two rows (one is row order)."""
+    rows, order = schedule.swizzle.raster_rows, schedule.swizzle.workgroup_order
+    if rows is not None and order != "raster":
+        raise ScheduleError(f"raster rows {rows} apply to --order raster only, not to order '{order}'.")
+    if order == "raster" and schedule.swizzle.group_rows < 2:
+        raise ScheduleError(f"raster groups of {schedule.swizzle.group_rows} row(s) of tiles are row order; give "
+                            "at least 2 rows or use --order row.")
 
 
 def _check_swizzle(schedule: Schedule, gemm: Gemm) -> None:

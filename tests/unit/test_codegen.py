@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from iree.compiler import ir
 
 from pipelines import flow
 from pipelines.named import get_pipeline
 from pipelines.targets import get_target
 from pipelines.verify import FallbackError
 from transforms import codegen_script
-from transforms.problem import Gemm
+from transforms.problem import Gemm, ProblemError, build_module
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def pipelines(*args, cwd):
 @pytest.mark.parametrize("args, message", [
     (["--target", "sm_89", "--dtype", "f8e4m3fn"], "runs f16 and bf16 (m16n8k16 mma.sync), not f8E4M3FN on sm_89"),
     (["--shape", "2x1024x1024x1024"], "plain GEMMs only (no batch, no epilogue)"),
-    (["--shape", "1000x1024x1024"], "is not a whole number of 128x128x32 tiles"),
+    (["--shape", "1024x1024x40", "--tile", "128x128x32", "--prefetch", "3"], "K=40 has 2 K steps of 32, fewer than"),
     (["--tile", "128x128x24"], "K tile 24 is not a multiple of mma.sync's K=16"),
     (["--warps", "3x2"], "does not split into 3x2 warp tiles"),
     (["--prefetch", "5"], "pipeline stages 5 is outside 1..4"),
@@ -172,3 +173,162 @@ def test_transposed_operand_follows_the_layout(layout, transposed):
     assert text.count("linalg.transpose") == 1 and f"linalg.transpose ins({bitcast} :" in text
     assert text.count("flow.tensor.bitcast") == 2 and text.count("util.optimization_barrier") == 1
     assert "indexing_maps" not in text  # a plain NN linalg.matmul on f16
+
+
+@pytest.mark.parametrize("gemm, padded", [
+    (Gemm(1000, 1000, 1000, "f16"), (1024, 1024, 1024)),
+    (Gemm(4096, 4096, 4000, "f16"), (4096, 4096, 4000)),  # 125 K steps of 32
+    (Gemm(4096, 4096, 4008, "f16"), (4096, 4096, 4032)),
+    (GEMM, (1024, 1024, 1024)),
+])
+def test_padded_problem(gemm, padded):
+    assert codegen_script.padded_gemm(BASE, gemm) == gemm.with_(m=padded[0], n=padded[1], k=padded[2])
+
+
+def test_padding_only_grows_a_plain_gemm():
+    with ir.Context(), ir.Location.unknown(), pytest.raises(ProblemError, match="not to 512x1024x1024"):
+        build_module(GEMM, padded=GEMM.with_(m=512))
+    with ir.Context(), ir.Location.unknown(), pytest.raises(ProblemError, match="not to 1024x1024x1024"):
+        build_module(GEMM.with_(m=1000), padded=GEMM.with_(dtype="bf16"))
+
+
+@pytest.mark.parametrize("shape, tile", [((4000, 4000, 4000), (128, 256)), ((4096, 4096, 4000), (128, 256)),
+                                         ((4096, 2176, 4096), (128, 128)), ((4096, 2000, 4096), (128, 256))])
+def test_codegen_pipeline_prefers_a_tile_that_divides(shape, tile):
+    schedule = get_pipeline("codegen").choose(Gemm(*shape, "f16"), SM80)
+    assert schedule.tile.workgroup == tile
+
+
+@pytest.fixture(scope="module")
+def compiled_padded(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen_padded") / "out"
+    gemm = Gemm(1000, 1000, 1000, "f16")
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (BASE,), codegen=True)), out)
+    return out, report
+
+
+def test_padded_route_verifies(compiled_padded):
+    """1000³ on 128x128x32 tiles: the GEMM dispatch computes 1024³, its shared memory is checked, the padding and
+    slicing copies (dispatches of their own) touch none, and the report names the padding."""
+    out, report = compiled_padded
+    assert report["verified"] and report["padded_to"] == "1024x1024x1024"
+    gemm_kernel, = [k for k in report["dispatches"] if k["mma_count"]]
+    assert gemm_kernel["lds_bytes"] == codegen_script.shared_bytes(BASE, GEMM)
+    assert len(report["dispatches"]) > 1 and all(k["lds_bytes"] == 0 for k in report["dispatches"]
+                                                 if not k["mma_count"])
+
+
+def test_missing_padding_is_named(compiled_padded):
+    """The dispatch computes 1024³; a problem whose padding would be 1024x1024x992 names that padding."""
+    out, _ = compiled_padded
+    with pytest.raises(FallbackError, match="requested padding to 1024x1024x992 did not take effect: the "
+                                            "dispatch computes 1024x1024x1024"):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
+                             out / "dump", flow.inspect_dump(out / "dump", SM80))
+
+
+RASTER = dataclasses.replace(BASE, swizzle=Swizzle("pad", "raster", 4))  # 8x8 grid of 128x128 tiles on GEMM
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--order", "raster", "--raster-rows", "3"], "raster groups of 3 rows of tiles must divide the 8 rows"),
+    (["--order", "raster", "--raster-rows", "8"], "raster groups of 8 rows of tiles must divide the 8 rows"),
+    (["--order", "raster", "--raster-rows", "1"], "raster groups of 1 row(s) of tiles are row order"),
+    (["--raster-rows", "4"], "raster rows 4 apply to --order raster only, not to order 'row'"),
+    (["--order", "xcd"], "launches workgroups in row or raster order, not 'xcd'"),
+    (["--order", "raster", "--shape", "1024x128x1024"], "raster order over a single column of 128-column tiles"),
+])
+def test_raster_refusals_are_one_sentence(tmp_path, args, message):
+    shape = [] if "--shape" in args else ["--shape", "1024x1024x1024"]
+    done = pipelines("compile", "--target", "sm_80", "--pipeline", "codegen", "--dtype", "f16", "--tile",
+                     "128x128x32", "--warps", "2x2", "--prefetch", "3", *shape, *args, "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["sm_80", "gfx942"])
+def test_other_routes_refuse_raster_order(tmp_path, target):
+    dtype = "f16" if target == "sm_80" else "bf16"
+    done = pipelines("compile", "--target", target, "--pipeline", "tuned", "--shape", "4096x4096x4096", "--dtype",
+                     dtype, "--order", "raster", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2 and "raster workgroup order is built by the codegen pipeline only" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("gemm, rows", [(GEMM, 2), (GEMM, 4), (Gemm(1000, 3000, 512, "f16"), 4)])
+def test_raster_is_a_permutation_with_an_inverse(gemm, rows):
+    schedule = dataclasses.replace(BASE, swizzle=Swizzle("pad", "raster", rows))
+    mt, nt = codegen_script.tile_grid(schedule, gemm)
+    tiles = [codegen_script.raster_tile(schedule, gemm, x, y) for y in range(mt) for x in range(nt)]
+    assert sorted(tiles) == [(m, n) for m in range(mt) for n in range(nt)]
+    assert all(codegen_script.raster_block(schedule, gemm, m, n) == (x, y)
+               for (m, n), (y, x) in zip(tiles, [(y, x) for y in range(mt) for x in range(nt)]))
+    # The first blocks walk down the first column of the first group, then its second column.
+    assert tiles[:rows + 1] == [(m, 0) for m in range(rows)] + [(0, 1)]
+
+
+def test_raster_functions_compute_the_model():
+    """The library's raster functions, folded for every block of the grid, give `raster_tile`'s tiles."""
+    from iree.compiler import passmanager
+    from iree.compiler.dialects import affine, arith, func
+
+    mt, nt = codegen_script.tile_grid(RASTER, GEMM)
+    blocks = [(x, y) for y in range(mt) for x in range(nt)]
+    with ir.Context(), ir.Location.unknown():
+        library = codegen_script.codegen_library(RASTER, GEMM)
+        maps = {}
+        for op in library.body.operations:
+            if op.operation.name == "func.func" and op.sym_name.value in codegen_script.RASTER_FUNCTIONS:
+                apply, = [o for o in op.regions[0].blocks[0].operations if o.operation.name == "affine.apply"]
+                maps[op.sym_name.value] = ir.AffineMapAttr(apply.attributes["map"]).value
+        n_map, m_map = (maps[name] for name in codegen_script.RASTER_FUNCTIONS)
+        module = ir.Module.create()
+        index = ir.IndexType.get()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("blocks", ([], [index] * (2 * len(blocks))))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                results = []
+                for x, y in blocks:
+                    ids = [arith.ConstantOp(index, y).result, arith.ConstantOp(index, x).result]
+                    results += [affine.AffineApplyOp(m_map, ids).result, affine.AffineApplyOp(n_map, ids).result]
+                func.ReturnOp(results)
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        ret = list(module.body.operations[0].regions[0].blocks[0].operations)[-1]
+        values = [ir.IntegerAttr(v.owner.attributes["value"]).value for v in ret.operands]
+    assert list(zip(values[::2], values[1::2])) == [codegen_script.raster_tile(RASTER, GEMM, x, y) for x, y in blocks]
+
+
+@pytest.fixture(scope="module")
+def compiled_raster(tmp_path_factory):
+    out = tmp_path_factory.mktemp("codegen_raster") / "out"
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (RASTER,), codegen=True)), out)
+    return out, report
+
+
+def test_raster_route_verifies(compiled_raster):
+    _, report = compiled_raster
+    assert report["verified"] and report["schedules"][0]["swizzle"]["raster_rows"] == 4
+    assert "order raster (4 rows)" in report["schedule_summary"][0]
+
+
+@pytest.mark.parametrize("fixture, asked, choice", [
+    ("compiled", RASTER, r"raster workgroup order \(4 rows per group\) did not take effect: (\d+) of \1 cp.async"),
+    ("compiled_raster", BASE, "row workgroup order did not take effect: (\\d+) of \\1 cp.async"),
+])
+def test_block_order_is_read_from_the_ptx(request, fixture, asked, choice):
+    """Row order: each copy's global address depends on one block id; raster order: on both."""
+    out, _ = request.getfixturevalue(fixture)
+    with pytest.raises(FallbackError, match=choice):
+        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+                             flow.inspect_dump(out / "dump", SM80))
+
+
+@pytest.mark.parametrize("shape, order, rows", [((4096, 4096, 4096), "raster", 8), ((8000, 8000, 8000), "raster", 7),
+                                                ((256, 4096, 4096), "row", None), ((4096, 256, 4096), "row", None)])
+def test_codegen_raster_pipeline(shape, order, rows):
+    """The largest group of at most 8 rows that splits the grid in two or more; row order for a single row of
+    tiles (256: 2 rows of 128, no group below 2) or a single column (256 columns of a 128x256 tile)."""
+    schedule = get_pipeline("codegen-raster").choose(Gemm(*shape, "f16"), SM80)
+    assert (schedule.swizzle.workgroup_order, schedule.swizzle.raster_rows) == (order, rows)
+    codegen_script.check(schedule, Gemm(*shape, "f16"), SM80)

@@ -120,3 +120,59 @@ def one_stage_unpadded():
 @run(BASE, Gemm(2048, 1024, 512, "f16", "nn"))
 def kernel_config():
     pass
+
+
+# Raster order, 4 rows of 128-row tiles per group over the 16x16 grid of 2048x4096 with 128x256 tiles: a phase
+# right after the block mapping replaces each block id (asserting it finds exactly one) by a call to a function
+# imported from the library, then inlines it. Block (x, y) has linear id 16y + x; its group of 4 rows is walked
+# column by column: N tile (id mod 64) floordiv 4, M tile (id floordiv 64) * 4 + id mod 4 (= x mod 4 here).
+# CHECK-LABEL: TEST: raster_order
+# CHECK: #[[N_TILE:.+]] = affine_map<()[s0, s1] -> (((s0 * 16 + s1) mod 64) floordiv 4)>
+# CHECK: #[[M_TILE:.+]] = affine_map<()[s0, s1] -> (((s0 * 16 + s1) floordiv 64) * 4 + s1 mod 4)>
+# CHECK: transform.named_sequence @raster(%[[ROOT:.+]]: !transform.any_op {transform.readonly})
+# CHECK-NEXT: %[[FUNC:.+]] = transform.structured.match ops{["func.func"]} in %[[ROOT]]
+# CHECK-NEXT: %[[TABLE:.+]] = transform.util.get_nearest_symbol_table %[[FUNC]]
+# CHECK-NEXT: %[[ONE:.+]] = transform.param.constant 1 : i64
+# CHECK-NEXT: %[[X:.+]] = transform.structured.match ops{["hal.interface.workgroup.id"]} attributes {dimension = 0 : index} in %[[FUNC]]
+# CHECK-NEXT: %[[NX:.+]] = transform.num_associations %[[X]]
+# CHECK-NEXT: transform.match.param.cmpi eq %[[NX]], %[[ONE]]
+# CHECK-NEXT: transform.util.import_symbol @__codegen_raster_tile_n into %[[TABLE]] if undefined
+# CHECK-NEXT: transform.structured.replace %[[X]] {
+# CHECK-NEXT: func.call @__codegen_raster_tile_n() : () -> index
+# CHECK: %[[Y:.+]] = transform.structured.match ops{["hal.interface.workgroup.id"]} attributes {dimension = 1 : index} in %[[FUNC]]
+# CHECK-NEXT: %[[NY:.+]] = transform.num_associations %[[Y]]
+# CHECK-NEXT: transform.match.param.cmpi eq %[[NY]], %[[ONE]]
+# CHECK-NEXT: transform.util.import_symbol @__codegen_raster_tile_m into %[[TABLE]] if undefined
+# CHECK-NEXT: transform.structured.replace %[[Y]] {
+# CHECK-NEXT: func.call @__codegen_raster_tile_m() : () -> index
+# CHECK: transform.apply_registered_pass "inline" to %[[TABLE]]
+# CHECK: transform.named_sequence @codegen(%[[ARG:.+]]: !transform.any_op {transform.readonly})
+# CHECK-NEXT: transform.include @tile failures(propagate) (%[[ARG]])
+# CHECK-NEXT: transform.include @raster failures(propagate) (%[[ARG]])
+# CHECK-NEXT: transform.include @accumulate failures(propagate) (%[[ARG]])
+# CHECK: func.func private @__codegen_raster_tile_n() -> index {
+# CHECK-NEXT: %[[BY:.+]] = hal.interface.workgroup.id[1] : index
+# CHECK-NEXT: %[[BX:.+]] = hal.interface.workgroup.id[0] : index
+# CHECK-NEXT: %[[TILE:.+]] = affine.apply #[[N_TILE]]()[%[[BY]], %[[BX]]]
+# CHECK-NEXT: return %[[TILE]] : index
+# CHECK: func.func private @__codegen_raster_tile_m() -> index {
+# CHECK-NEXT: %[[BY:.+]] = hal.interface.workgroup.id[1] : index
+# CHECK-NEXT: %[[BX:.+]] = hal.interface.workgroup.id[0] : index
+# CHECK-NEXT: %[[TILE:.+]] = affine.apply #[[M_TILE]]()[%[[BY]], %[[BX]]]
+# CHECK-NEXT: return %[[TILE]] : index
+@run(Schedule(BASE.tile, BASE.staging, Swizzle("pad", "raster", 4)), Gemm(2048, 4096, 4096, "f16", "nn"))
+def raster_order():
+    pass
+
+
+# Row order has no raster phase and no raster functions.
+# CHECK-LABEL: TEST: row_order
+# CHECK-NOT: @raster
+# CHECK-NOT: __codegen_raster
+# CHECK: TEST: end
+@run(BASE)
+def row_order():
+    pass
+
+
+print("\nTEST: end")
