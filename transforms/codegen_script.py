@@ -360,17 +360,23 @@ def _phase(name: str, build) -> None:
 
 # --- phases ------------------------------------------------------------------------------------------------
 
+def _blocks(root: ir.Value, bm: int, bn: int):
+    """The GEMM tiled into a workgroup forall of bm×bn blocks (M on block y, N on x) with the fill fused in."""
+    any_op = _any_op()
+    fill, matmul = _match(root, "linalg.fill"), _match(root, "linalg.generic")
+    blocks = structured.TileUsingForallOp(any_op, any_op, matmul, tile_sizes=[bm, bn],
+                                          mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
+    _op("transform.iree.populate_workgroup_count_region_using_num_threads_slice", blocks.forall_op)
+    return blocks, structured.FuseIntoContainingOp(any_op, any_op, fill, blocks.forall_op)
+
+
 def _tile(schedule: Schedule):
     tile = schedule.tile
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
 
     def build(root: ir.Value) -> None:
         any_op = _any_op()
-        fill, matmul = _match(root, "linalg.fill"), _match(root, "linalg.generic")
-        blocks = structured.TileUsingForallOp(any_op, any_op, matmul, tile_sizes=[bm, bn],
-                                              mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
-        _op("transform.iree.populate_workgroup_count_region_using_num_threads_slice", blocks.forall_op)
-        fused = structured.FuseIntoContainingOp(any_op, any_op, fill, blocks.forall_op)
+        blocks, fused = _blocks(root, bm, bn)
         k_loop = structured.TileUsingForOp([any_op], blocks.tiled_op, sizes=[0, 0, bk])
         promoted = _op("transform.iree.promote_operands", k_loop.tiled_linalg_op, results=3,
                        indices=ir.DenseI64ArrayAttr.get([0, 1]))
@@ -428,7 +434,7 @@ def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
     """`raster_tile` as IR: one private function per block id, each an affine map of both hardware ids (y, x) with
     the static grid folded in. Affine maps, not arith ops: IREE's vector->nvgpu conversion rejected arith index
     ops (and their constants) that it found next to the mma.sync operands."""
-    (mt, nt), rows = tile_grid(schedule, gemm), schedule.swizzle.group_rows
+    (_, nt), rows = tile_grid(schedule, gemm), schedule.swizzle.group_rows
     y, x = ir.AffineSymbolExpr.get(0), ir.AffineSymbolExpr.get(1)
     span = rows * nt
     linear = y * nt + x
@@ -537,11 +543,8 @@ def _lanes_tile(schedule: Schedule):
 
     def build(root: ir.Value) -> None:
         any_op = _any_op()
-        fill, matmul = _match(root, "linalg.fill"), _match(root, "linalg.generic")
-        blocks = structured.TileUsingForallOp(any_op, any_op, matmul, tile_sizes=[bm, bn],
-                                              mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
-        _op("transform.iree.populate_workgroup_count_region_using_num_threads_slice", blocks.forall_op)
-        fill = structured.FuseIntoContainingOp(any_op, any_op, fill, blocks.forall_op).fused_op
+        blocks, fill = _blocks(root, bm, bn)
+        fill = fill.fused_op
         warps = ir.Attribute.parse(f"[{', '.join(_WARP_MAPPING)}]")
         waves = structured.TileUsingForallOp(any_op, any_op, blocks.tiled_op, num_threads=[wm, wn], mapping=warps)
         structured.FuseIntoContainingOp(any_op, any_op, fill, waves.forall_op)
