@@ -130,13 +130,15 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         if job.codegen:
             # One PTX per executable, so that the kernel can be substituted alone (NT/TN add a transpose dispatch).
             extra_flags = (*extra_flags, "--iree-hal-link-executables=false")
-        if _retyped(job):
-            extra_flags = (*extra_flags, _retyped_kernel(job, source, folder, library, extra_flags))
+        f16_kernel = _retyped_kernel(job, source, folder, library, extra_flags) if _retyped(job) else None
+        if f16_kernel is not None:
+            extra_flags = (*extra_flags, f"--iree-hal-substitute-executable-object="
+                           f"{f16_kernel.dispatch.removeprefix('module_')}={folder / RETYPED_PTX}")
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
                                     extra_flags=extra_flags, library=library)
         stats = inspect_dump(compiled.dump, job.target)
-        if _retyped(job):
-            stats = _linked_retyped(job, folder, compiled.dump, stats)
+        if f16_kernel is not None:
+            stats = _linked_retyped(job, folder, compiled.dump, stats, f16_kernel)
         if job.target.backend != "cpu":
             _verify(prepared, compiled.dump, stats)
         report = _report(prepared, stats, folder, compiled.command)
@@ -148,9 +150,11 @@ def _retyped(job: Job) -> bool:
     return job.codegen and job.target.backend == "cuda" and codegen_script.retyped(job.gemms[0])
 
 
-def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...]) -> str:
-    """Compile the f16 kernel into KERNEL_DIR, write its PTX with the mma.sync retyped to the problem's input type,
-    and return the flag that makes the final compile link that PTX in place of the executable."""
+def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...]
+                    ) -> KernelStats:
+    """Compile the f16 kernel into KERNEL_DIR, write its PTX with the mma.sync retyped to the problem's input type
+    to RETYPED_PTX, and return the f16 kernel's stats (its dispatch names the executable to substitute: codegen
+    compiles one executable per dispatch)."""
     (folder / KERNEL_DIR).mkdir()
     first = run_iree_compile(source, folder / KERNEL_DIR, job.target, extra_flags=extra_flags, library=library)
     first.vmfb.unlink()  # the f16 kernel on bf16 bits: never to be run
@@ -160,18 +164,17 @@ def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_f
                             f"compile has {len(kernels)} dispatches with mma.sync, expected 1.")
     ptx = first.dump / kernels[0].isa_file
     (folder / RETYPED_PTX).write_text(codegen_script.retype_mma(ptx.read_text(), job.gemms[0], job.target))
-    executable = kernels[0].isa_file.removeprefix("module_").removesuffix(f"_{job.target.backend}_nvptx_fb.ptx")
-    return f"--iree-hal-substitute-executable-object={executable}={folder / RETYPED_PTX}"
+    return kernels[0]
 
 
-def _linked_retyped(job: Job, folder: Path, dump: Path, stats: list[KernelStats]) -> list[KernelStats]:
+def _linked_retyped(job: Job, folder: Path, dump: Path, stats: list[KernelStats], f16: KernelStats
+                    ) -> list[KernelStats]:
     """The final compile linked the retyped PTX byte for byte; its kernel's shared memory is then the f16
     kernel's (the substituted object comes without IREE's LLVM IR, where the allocations are read)."""
     kernel = next((k for k in stats if k.mma_count), None)
     if kernel is None or (dump / kernel.isa_file).read_text() != (folder / RETYPED_PTX).read_text():
         raise FallbackError(f"the codegen schedule for {job.gemms[0].dtype} did not take effect: the compiled "
                             f"module does not carry the retyped PTX ({RETYPED_PTX}).")
-    f16 = next(k for k in inspect_dump(folder / KERNEL_DIR / DUMP_DIR, job.target) if k.mma_count)
     return [dataclasses.replace(k, lds_bytes=f16.lds_bytes) if k is kernel else k for k in stats]
 
 

@@ -6,12 +6,14 @@
   gfx1151; the 128×128×64 tile measured best on an H200 for the CUDA route). Problems that are not whole
   multiples of that tile get `auto`'s choice. Not measured on AMD hardware: chosen from the seeds and checked
   for zero spills and the planned LDS in the ISA.
-- `codegen` (CUDA): the whole kernel from a transform-dialect codegen library generated from the schedule
-  (`transforms.codegen_script`): 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as the
-  target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100); 128×128
-  on 2×2 warps for problems that are not multiples of 256 in N; problems no tile divides are zero-padded to
-  whole tiles (the smaller padding of the two is not sought). f16 NN only. `codegen-raster`: the same schedule with
-  the workgroups launched in raster order (groups of up to 8 rows of tiles walked column by column); not measured.
+- `codegen`: the whole kernel from a transform-dialect codegen library generated from the schedule
+  (`transforms.codegen_script`). CUDA: 128×256×32 block tile on 2×4 warps with as many cp.async stages (4..2) as
+  the target's shared memory holds, padded shared rows (the fastest in `tune --route codegen` on an H100);
+  128×128 on 2×2 warps for problems that are not multiples of 256 in N; problems no tile divides are zero-padded
+  to whole tiles (the smaller padding of the two is not sought); f16 and bf16, NN/NT/TN. `codegen-raster` (CUDA):
+  the same schedule with the workgroups launched in raster order (groups of up to 8 rows of tiles walked column by
+  column; 7–9 % faster on an H200, results/h200/codegen_all). ROCm: the lane route's 128×128 blocks on 2×2 waves
+  (`_codegen_lanes`).
 - `auto`: the largest tile of a ladder that still gives every compute unit a workgroup, so small problems are
   not left with a handful of huge tiles (the adaptive selection of seed 002); skinny (decode) problems, where
   IREE's own heuristic measured 2× faster than our tiles, are left to it.
@@ -201,8 +203,8 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit", _auto),
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
-    Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync)", _codegen,
-             codegen=True),
+    Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync; ROCm: lane MMA)",
+             _codegen, codegen=True),
     Pipeline("codegen-raster", "codegen in raster workgroup order (groups of up to 8 rows of tiles, for L2 reuse)",
              _codegen_raster, codegen=True),
 )}
@@ -222,7 +224,8 @@ def get_pipeline(name: str) -> Pipeline:
 def pipelines_for(target: Target) -> list[str]:
     if target.backend == "cpu":
         return ["default"]
-    return [p.name for p in PIPELINES.values() if not p.codegen or target.backend == "cuda"]
+    return [p.name for p in PIPELINES.values()
+            if not p.codegen or target.backend == "cuda" or (p.name == "codegen" and target.backend == "rocm")]
 
 
 def _codegen_lanes(gemm: Gemm, target: Target) -> Schedule:

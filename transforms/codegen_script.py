@@ -190,6 +190,23 @@ def raster_block(schedule: Schedule, gemm: Gemm, m: int, n: int) -> tuple[int, i
     return x, y
 
 
+def _check_plain(gemm: Gemm) -> None:
+    if gemm.batched or gemm.epilogue.kind != "none":
+        raise ScheduleError("the codegen pipeline compiles plain GEMMs only (no batch, no epilogue); use 'tuned' for "
+                            "this problem.")
+
+
+def _check_split(schedule: Schedule, unit: tuple[int, int, int], k_name: str, k_of: str) -> None:
+    """The block tile splits over the warp grid into warp tiles of whole `unit` (M, N, K) tiles, and the K step
+    into whole `unit` K steps (`k_name` and `k_of` word the second refusal)."""
+    (bm, bn), bk, (wm, wn), (um, un, uk) = schedule.tile.workgroup, schedule.tile.k, schedule.tile.warps, unit
+    if wm <= 0 or wn <= 0 or bm % (wm * um) or bn % (wn * un):
+        raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples of "
+                            f"{um}x{un}.")
+    if bk <= 0 or bk % uk:
+        raise ScheduleError(f"{k_name} {bk} is not a multiple of {k_of}'s K={uk}.")
+
+
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
     tile, name = schedule.tile, target.name
@@ -201,17 +218,12 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if gemm.dtype not in CODEGEN_MMAS or CODEGEN_MMAS[gemm.dtype] not in target.mma:
         raise ScheduleError(f"the codegen pipeline runs {' and '.join(CODEGEN_MMAS)} (m16n8k16 mma.sync), not "
                             f"{gemm.dtype} on {name}; use 'tuned'.")
-    if gemm.batched or gemm.epilogue.kind != "none":
-        raise ScheduleError("the codegen pipeline compiles plain GEMMs only (no batch, no epilogue); use 'tuned' for "
-                            "this problem.")
+    _check_plain(gemm)
     if tile.mma != codegen_mma(gemm.dtype):
         raise ScheduleError(f"the codegen pipeline emits {codegen_mma(gemm.dtype)} for {gemm.dtype}, not {tile.mma}.")
+    # Warp tiles of whole 16x16 ldmatrix.x4 fragments (two m16n8 mma.sync tiles side by side).
+    _check_split(schedule, (16, 16, 16), "K tile", "mma.sync")
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
-    if wm <= 0 or wn <= 0 or bm % (wm * 16) or bn % (wn * 16):
-        raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples "
-                            "of 16x16.")
-    if bk <= 0 or bk % 16:
-        raise ScheduleError(f"K tile {bk} is not a multiple of mma.sync's K=16.")
     count = threads(schedule, target.wave_size)
     if count > target.max_workgroup_threads:
         raise ScheduleError(f"{wm}x{wn} warps make {count} threads; {name} allows at most "
@@ -261,27 +273,20 @@ def lane_k_tiles(schedule: Schedule) -> int:
 
 def grid(schedule: Schedule, gemm: Gemm) -> tuple[int, int, int]:
     """Workgroups (x, y, z) of the lane route's launch: blocks along N on x, along M on y."""
-    (bm, bn) = schedule.tile.workgroup
-    return gemm.n // bn, gemm.m // bm, 1
+    mt, nt = tile_grid(schedule, gemm)
+    return nt, mt, 1
 
 
 def check_lanes(schedule: Schedule, gemm: Gemm, target) -> None:
-    """The ROCm lane route (see `lanes_library`): what it cannot do, in one sentence."""
+    """The ROCm lane route (`_lanes_tile`, `_lanes_lower`): what it cannot do, in one sentence."""
     tile, name = schedule.tile, target.name
-    if gemm.batched or gemm.epilogue.kind != "none":
-        raise ScheduleError("the codegen pipeline compiles plain GEMMs only (no batch, no epilogue); use 'tuned' for "
-                            "this problem.")
+    _check_plain(gemm)
     mma = target.mma.get(tile.mma)
     if mma is None or mma.operand != gemm.dtype:
         raise ScheduleError(f"MMA intrinsic {tile.mma} does not take {gemm.dtype} on {name}; it has "
                             f"{', '.join(k for k, v in target.mma.items() if v.operand == gemm.dtype) or 'none'}.")
-    mm, mn, mk = mma_shape(tile.mma)
+    _check_split(schedule, mma_shape(tile.mma), "K step", tile.mma)
     (bm, bn), bk, (wm, wn) = tile.workgroup, tile.k, tile.warps
-    if wm <= 0 or wn <= 0 or bm % (wm * mm) or bn % (wn * mn):
-        raise ScheduleError(f"block tile {bm}x{bn} does not split into {wm}x{wn} warp tiles that are multiples of "
-                            f"{mm}x{mn}.")
-    if bk <= 0 or bk % mk:
-        raise ScheduleError(f"K step {bk} is not a multiple of {tile.mma}'s K={mk}.")
     if gemm.m % bm or gemm.n % bn or gemm.k % bk:
         raise ScheduleError(f"{gemm.shape_name} is not a whole number of {bm}x{bn}x{bk} tiles and the codegen "
                             "pipeline does not pad; use 'tuned' (it pads) or a tile that divides the problem.")
@@ -406,28 +411,24 @@ def _tile(schedule: Schedule):
     return build
 
 
-def _raster(schedule: Schedule, gemm: Gemm):
+def _raster(root: ir.Value) -> None:
     """Replace each block id by a call to its raster function, imported into the dispatch, then inline the calls.
     Exactly one id op per dimension must be found: the phase fails rather than leave the order as it was."""
-
-    def build(root: ir.Value) -> None:
-        function = _function(root)
-        table = _op("transform.util.get_nearest_symbol_table", function, results=1).result
-        count_type = transform.ParamType.get(ir.IntegerType.get_signless(64))
-        one = transform.ParamConstantOp(count_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)).result
-        for dimension, name in enumerate(RASTER_FUNCTIONS):
-            ids = structured.MatchOp(_any_op(), function, ops=["hal.interface.workgroup.id"],
-                                     op_attrs={"dimension": ir.IntegerAttr.get(ir.IndexType.get(), dimension)}).result
-            found = transform.NumAssociationsOp(count_type, ids).num
-            transform.MatchParamCmpIOp(found, one, transform.MatchCmpIPredicate.eq)
-            _op("transform.util.import_symbol", table, results=1, symbol=ir.FlatSymbolRefAttr.get(name),
-                if_undefined=_unit())
-            replace = structured.ReplaceOp(_any_op(), ids)
-            with ir.InsertionPoint(replace.bodyRegion.blocks.append()):
-                func.CallOp([ir.IndexType.get()], ir.FlatSymbolRefAttr.get(name), [])
-        transform.ApplyRegisteredPassOp(_any_op(), table, "inline")
-
-    return build
+    function = _function(root)
+    table = _op("transform.util.get_nearest_symbol_table", function, results=1).result
+    count_type = transform.ParamType.get(ir.IntegerType.get_signless(64))
+    one = transform.ParamConstantOp(count_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)).result
+    for dimension, name in enumerate(RASTER_FUNCTIONS):
+        ids = structured.MatchOp(_any_op(), function, ops=["hal.interface.workgroup.id"],
+                                 op_attrs={"dimension": ir.IntegerAttr.get(ir.IndexType.get(), dimension)}).result
+        found = transform.NumAssociationsOp(count_type, ids).num
+        transform.MatchParamCmpIOp(found, one, transform.MatchCmpIPredicate.eq)
+        _op("transform.util.import_symbol", table, results=1, symbol=ir.FlatSymbolRefAttr.get(name),
+            if_undefined=_unit())
+        replace = structured.ReplaceOp(_any_op(), ids)
+        with ir.InsertionPoint(replace.bodyRegion.blocks.append()):
+            func.CallOp([ir.IndexType.get()], ir.FlatSymbolRefAttr.get(name), [])
+    transform.ApplyRegisteredPassOp(_any_op(), table, "inline")
 
 
 def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
@@ -524,7 +525,6 @@ def _cleanup(root: ir.Value) -> None:
 # the output; a K loop inside each lane carries the accumulator as vectors (registers) from start to end.
 
 _LANES = "[#iree_gpu.lane_id<0>]"
-EXPAND_INNER_TILES = True
 
 
 def _lane_forall(root: ir.Value) -> ir.Value:
@@ -560,12 +560,11 @@ def _lanes_tile(schedule: Schedule):
             "tensor.empty", "linalg.transpose", "tensor.collapse_shape", "tensor.extract_slice", "linalg.copy")),
             _match(root, "linalg.unpack", transform.OperationType.get("linalg.unpack")))
         _canonicalize(function)
-        mma = _op("transform.iree.convert_to_multi_mma", packed, results=1,
-                  intrinsic_kind=ir.Attribute.parse(f"#iree_gpu.mma_layout<{tile.mma}>")).result
-        if EXPAND_INNER_TILES:
-            _registered_pass(_function(root), "iree-gpu-expand-undistributed-inner-tiles")
-            mma = _match(root, "iree_codegen.inner_tiled")
-        _op("transform.iree.distribute_inner_tiled", mma, results=1)
+        _op("transform.iree.convert_to_multi_mma", packed, results=1,
+            intrinsic_kind=ir.Attribute.parse(f"#iree_gpu.mma_layout<{tile.mma}>"))
+        # WMMA's accumulator layout cannot be distributed before its inner tiles are expanded (MFMA does not mind).
+        _registered_pass(_function(root), "iree-gpu-expand-undistributed-inner-tiles")
+        _op("transform.iree.distribute_inner_tiled", _match(root, "iree_codegen.inner_tiled"), results=1)
         _canonicalize(_function(root))
         # Each lane transposes its own A and B fragments and zeroes its own accumulator (A's and B's transposes
         # come first in the function, C's after the lane loop).
@@ -667,7 +666,7 @@ def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
     if rocm:
         builders = {"tile": _lanes_tile(schedule), "lower": _lanes_lower(schedule, target.wave_size)}
     else:
-        builders = {"tile": _tile(schedule), "raster": _raster(schedule, gemm), "accumulate": _accumulate,
+        builders = {"tile": _tile(schedule), "raster": _raster, "accumulate": _accumulate,
                     "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
                     "pipeline": _pipeline(schedule), "cleanup": _cleanup}
         builders = {name: builders[name] for name in phases_of(schedule)}

@@ -150,7 +150,8 @@ def test_bf16_without_the_retyped_kernel_is_named(compiled_bf16, tmp_path):
     (tmp_path / flow.RETYPED_PTX).write_text((out / flow.RETYPED_PTX).read_text())
     job = flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)
     with pytest.raises(FallbackError, match="does not carry the retyped PTX"):
-        flow._linked_retyped(job, tmp_path, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80))
+        f16 = next(k for k in flow.inspect_dump(tmp_path / flow.KERNEL_DIR / "dump", SM80) if k.mma_count)
+        flow._linked_retyped(job, tmp_path, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80), f16)
     # And the verifier alone names the MMA intrinsic when it reads f16 mma.sync for a bf16 problem.
     with pytest.raises(FallbackError, match="NV_MMA_SYNC_F32_16x8x16_BF16"):
         flow._verify_codegen(job, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80))
