@@ -1,0 +1,175 @@
+"""Single instructions of the emulator on hand-written ISA, at the boundaries where an off-by-one hides: a counted
+wait retires exactly down to its count, the raw gfx9 `s_waitcnt` encoding keeps vmcnt's high bits, SCC of a
+strict compare is 0 at equality, and gfx950's fp8 bytes decode as OCP e4m3fn (not gfx942's FNUZ).
+
+No kernel is compiled: each test decodes instructions with the emulator's own decoders and runs them on one wave
+whose memory operations are stand-ins that record when they retire.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pipelines.emulator import matrix, memory  # noqa: F401  (registers the memory and matrix decoders)
+from pipelines.emulator.isa import parse_instruction
+from pipelines.emulator.machine import DECODERS, DecodeContext, Pending, Wave
+from pipelines.emulator.memory import issue
+
+
+def context(arch: str, lanes: int = 64) -> DecodeContext:
+    return DecodeContext(kernel=None, arch=arch, lanes=lanes, lds_banks=32)
+
+
+def new_wave(lanes: int = 64, vgprs: int = 32) -> Wave:
+    wave = Wave(0, SimpleNamespace(mma=0), lanes, vgprs, 0)
+    return wave
+
+
+def run(wave: Wave, text: str, arch: str = "gfx942") -> None:
+    inst = parse_instruction(text, 1)
+    DECODERS[inst.opcode](inst, context(arch, wave.lanes))(wave)
+
+
+def in_flight(wave: Wave, queue_name: str, count: int) -> list[int]:
+    """Issue `count` operations on the wave's vm or lgkm queue; the returned list fills with their numbers as
+    they retire (oldest first)."""
+    retired: list[int] = []
+    queue = getattr(wave, queue_name)
+    for number in range(count):
+        issue(wave, queue, Pending(lambda w, n=number: retired.append(n)))
+    return retired
+
+
+# ---------------------------------------------------------------------------------------------------- waits
+
+
+@pytest.mark.parametrize("keep", [0, 1, 2])
+def test_lgkmcnt_retires_down_to_its_count(keep):
+    wave = new_wave()
+    retired = in_flight(wave, "lgkm", 3)
+    run(wave, f"s_waitcnt lgkmcnt({keep})")
+    assert retired == list(range(3 - keep)) and len(wave.lgkm) == keep
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3])
+def test_vmcnt_retires_down_to_its_count(keep):
+    wave = new_wave()
+    retired = in_flight(wave, "vm", 4)
+    run(wave, f"s_waitcnt vmcnt({keep})")
+    assert retired == list(range(4 - keep)) and len(wave.vm) == keep
+
+
+def test_gfx11_separate_lgkmcnt_wait_keeps_one():
+    wave = new_wave(lanes=32)
+    retired = in_flight(wave, "lgkm", 3)
+    run(wave, "s_waitcnt_lgkmcnt null, 0x1", arch="gfx1151")
+    assert retired == [0, 1] and len(wave.lgkm) == 1
+
+
+def test_combined_wait_applies_both_counts():
+    wave = new_wave()
+    vm, lgkm = in_flight(wave, "vm", 5), in_flight(wave, "lgkm", 2)
+    run(wave, "s_waitcnt vmcnt(2) lgkmcnt(1)")
+    assert (vm, lgkm) == ([0, 1, 2], [0])
+
+
+def gfx9_waitcnt(vmcnt: int, lgkmcnt: int, expcnt: int = 7) -> int:
+    """The gfx9 SOPP immediate: vmcnt[3:0] in bits 3:0, expcnt in 6:4, lgkmcnt in 11:8, vmcnt[5:4] in 15:14
+    (LLVM AMDGPUBaseInfo, encodeWaitcnt for gfx9)."""
+    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | ((vmcnt >> 4) << 14)
+
+
+@pytest.mark.parametrize("vmcnt", [15, 16, 17, 33, 48, 62])
+def test_raw_gfx9_waitcnt_keeps_vmcnt_high_bits(vmcnt):
+    """LLVM prints the raw immediate for waits it cannot spell; vmcnt >= 16 lives partly in bits 15:14."""
+    wave = new_wave()
+    retired = in_flight(wave, "vm", 63)
+    run(wave, f"s_waitcnt {gfx9_waitcnt(vmcnt, lgkmcnt=15):#x}", arch="gfx942")
+    assert len(wave.vm) == vmcnt and len(retired) == 63 - vmcnt
+
+
+def test_raw_gfx9_waitcnt_lgkmcnt_field():
+    wave = new_wave()
+    retired = in_flight(wave, "lgkm", 4)
+    run(wave, f"s_waitcnt {gfx9_waitcnt(63, lgkmcnt=1):#x}", arch="gfx950")
+    assert retired == [0, 1, 2] and len(wave.lgkm) == 1
+
+
+def test_raw_gfx11_waitcnt_fields():
+    """gfx11: vmcnt in bits 15:10, lgkmcnt in 9:4, expcnt in 2:0."""
+    wave = new_wave(lanes=32)
+    vm, lgkm = in_flight(wave, "vm", 40), in_flight(wave, "lgkm", 3)
+    run(wave, f"s_waitcnt {(33 << 10) | (1 << 4) | 7:#x}", arch="gfx1151")
+    assert (len(vm), len(wave.vm), len(lgkm), len(wave.lgkm)) == (7, 33, 2, 1)
+
+
+# ---------------------------------------------------------------------------------------------------- SCC
+
+
+@pytest.mark.parametrize("cond, a, b, scc", [
+    ("lt", 5, 5, 0), ("lt", 4, 5, 1), ("lt", 6, 5, 0),
+    ("le", 5, 5, 1), ("le", 6, 5, 0),
+    ("gt", 5, 5, 0), ("gt", 6, 5, 1),
+    ("ge", 5, 5, 1), ("ge", 4, 5, 0),
+    ("eq", 5, 5, 1), ("lg", 5, 5, 0), ("lg", 4, 5, 1),
+])
+@pytest.mark.parametrize("typ", ["u32", "i32"])
+def test_scalar_compare_at_equality(cond, a, b, scc, typ):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    wave.scc = 1 - scc
+    run(wave, f"s_cmp_{cond}_{typ} s4, s5")
+    assert wave.scc == scc
+
+
+def test_signed_and_unsigned_compare_differ_on_negative_numbers():
+    wave = new_wave()
+    wave.s[4], wave.s[5] = 0xFFFFFFFF, 1  # -1 signed, 2^32-1 unsigned
+    run(wave, "s_cmp_lt_i32 s4, s5")
+    assert wave.scc == 1
+    run(wave, "s_cmp_lt_u32 s4, s5")
+    assert wave.scc == 0
+
+
+def test_loop_branch_at_the_last_iteration():
+    """`s_cmp_lt_u32 counter, trip` + `s_cbranch_scc1`: with the counter at the trip count the loop exits."""
+    wave = new_wave()
+    wave.s[6], wave.s[7] = 8, 8
+    run(wave, "s_cmp_lt_u32 s6, s7")
+    inst = parse_instruction("s_cbranch_scc1 .LBB0_1", 2)
+    kernel = SimpleNamespace(labels={".LBB0_1": 3})
+    wave.pc = 10
+    DECODERS[inst.opcode](inst, DecodeContext(kernel=kernel, arch="gfx942", lanes=64, lds_banks=32))(wave)
+    assert wave.pc == 10
+
+
+# ---------------------------------------------------------------------------------------------------- fp8
+
+
+def mfma_of_constant_bytes(arch: str, opcode: str, byte: int) -> float:
+    """D[0][0] of one 16x16x32 fp8 MFMA whose A and B hold the same byte everywhere: K · x² for x = decode(byte)."""
+    wave = new_wave(vgprs=16)
+    word = np.uint32(byte * 0x01010101)
+    wave.v[0:2] = word  # A: 8 fp8 per lane in 2 registers
+    wave.v[2:4] = word  # B
+    run(wave, f"{opcode} v[4:7], v[0:1], v[2:3], 0", arch=arch)
+    return float(wave.v[4:8].view(np.float32)[0, 0])
+
+
+@pytest.mark.parametrize("byte, ocp, fnuz", [
+    (0x38, 1.0, 0.5),   # e4m3: exponent bias 7 (OCP) vs 8 (FNUZ)
+    (0x40, 2.0, 1.0),
+    (0x7E, 448.0, 224.0),  # largest finite OCP e4m3fn; 224 in FNUZ (whose largest, 240, is 0x7F)
+])
+def test_fp8_bytes_decode_as_ocp_on_gfx950_and_fnuz_on_gfx942(byte, ocp, fnuz):
+    opcode = "v_mfma_f32_16x16x32_fp8_fp8"
+    assert mfma_of_constant_bytes("gfx950", opcode, byte) == pytest.approx(32 * ocp * ocp)
+    assert mfma_of_constant_bytes("gfx942", opcode, byte) == pytest.approx(32 * fnuz * fnuz)
+
+
+def test_bf8_bytes_decode_as_ocp_e5m2_on_gfx950():
+    # 0x3C: e5m2 1.0 (bias 15); e5m2fnuz 0.5 (bias 16)
+    opcode = "v_mfma_f32_16x16x32_bf8_bf8"
+    assert mfma_of_constant_bytes("gfx950", opcode, 0x3C) == pytest.approx(32.0)
+    assert mfma_of_constant_bytes("gfx942", opcode, 0x3C) == pytest.approx(8.0)
