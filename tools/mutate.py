@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Default-tier test files per module under test.
 T_HAZARDS = ("tests/unit/test_hazard_boundaries.py", "tests/unit/test_hazards.py")
 T_VERIFY = ("tests/unit/test_verify_stats.py",)
+T_VERIFY_COMPILED = ("tests/unit/test_verify_stats.py", "tests/unit/test_verify.py")  # one small compile
 T_INSPECT = ("tests/unit/test_inspect_occupancy.py",)
 T_TUNE = ("tests/unit/test_tune_finalize.py",)
 T_NAMED = ("tests/unit/test_named_choice.py", "tests/unit/test_schedule.py")
@@ -210,6 +211,49 @@ MUTANTS = [
     Mutant("emulator-gfx950-bf8-fnuz", "pipelines/emulator/matrix.py",
            '("bf8", True): ml_dtypes.float8_e5m2}', '("bf8", True): ml_dtypes.float8_e5m2fnuz}',
            "gfx950 bf8 decoded as FNUZ e5m2", T_EMULATOR),
+    # ---- written after the tests above, without a test in mind (a check on how well the tests generalise)
+    Mutant("hazard-barrier-count", "transforms/hazards.py",
+           "if len(set(barriers)) > 1:", "if len(set(barriers)) > 2:",
+           "groups executing different numbers of barriers pass when only two counts differ", T_HAZARDS),
+    Mutant("hazard-store-before-fetch", "transforms/hazards.py",
+           "if not fetched.get(op.buffer, False):", "if op.buffer not in fetched:",
+           "a store of fetched registers before the vmcnt wait that retires the fetch passes", T_HAZARDS),
+    Mutant("verify-prefetch-count", "pipelines/verify.py",
+           "expected = mma_per_k_step(schedule) * stages", "expected = mma_per_k_step(schedule) * (stages - 1)",
+           "prefetch check expects one rotated K step too few", T_VERIFY_COMPILED),
+    Mutant("verify-swizzle-kind", "pipelines/verify.py",
+           "if len(hints) < wanted or any(h != ours for h in hints):", "if len(hints) < wanted:",
+           "swizzle check counts hints without comparing their kind", T_VERIFY_COMPILED),
+    Mutant("inspect-dma-double-counted", "pipelines/inspect.py",
+           "    stats.global_loads -= stats.dma_loads\n", "",
+           "direct-to-LDS loads also counted as loads into registers", T_INSPECT),
+    Mutant("tune-one-missing-case", "pipelines/tune.py",
+           "    if missing:", "    if len(missing) > 1:",
+           "finalize picks a winner while one case is still unmeasured", T_TUNE),
+    Mutant("runner-error-over-sum", "pipelines/runner.py",
+           "max(1.0, float(np.abs(want).max()))", "max(1.0, float(np.abs(want).sum()))",
+           "relative error divided by the sum of |C| instead of its maximum", T_RUNNER),
+    Mutant("runner-gelu-erf", "pipelines/runner.py",
+           "erf(x / math.sqrt(2.0))", "erf(x)",
+           "GELU reference without the 1/sqrt(2)", T_RUNNER),
+    Mutant("codegen-lanes-largest-k", "pipelines/named.py",
+           "mma = min(mmas, key=lambda name: mma_shape(name)[2])", "mma = max(mmas, key=lambda name: mma_shape(name)[2])",
+           "ROCm lane route takes the 16x16 intrinsic with the largest K", T_NAMED),
+    Mutant("swizzle-inverse-next-row", "transforms/lds_swizzle.py",
+           "return ((column // self.chunk_elements) ^ self.mask(row))", "return ((column // self.chunk_elements) ^ self.mask(row + 1))",
+           "inverse uses the next row's mask", T_SWIZZLE),
+    Mutant("emulator-add-carry", "pipelines/emulator/machine.py",
+           "a + b > MASK32)),", "a + b >= MASK32)),",
+           "s_add_u32 sets SCC (carry) when the sum is exactly 2^32-1", T_EMULATOR),
+    Mutant("emulator-sub-borrow", "pipelines/emulator/machine.py",
+           "((a - b) & MASK32, b > a)),", "((a - b) & MASK32, b >= a)),",
+           "s_sub_u32 sets SCC (borrow) when the operands are equal", T_EMULATOR),
+    Mutant("emulator-movk-unsigned", "pipelines/emulator/machine.py",
+           "value = ((src & 0xFFFF) ^ 0x8000) - 0x8000", "value = src & 0xFFFF",
+           "s_movk_i32 zero-extends its 16-bit immediate", T_EMULATOR),
+    Mutant("emulator-saveexec-new", "pipelines/emulator/machine.py",
+           "write(w, old)  # SDST", "write(w, new)  # SDST",
+           "s_and_saveexec saves the new EXEC instead of the old one", T_EMULATOR),
     # ---- tuning spec
     Mutant("spec-batch-unmatched", "transforms/tuning_spec.py",
            "match.MatchDimsEqualOp(batch, [gemm.batch])", "pass",
@@ -281,7 +325,11 @@ def check_table(tree: Path, mutants: list[Mutant]) -> dict[str, str]:
     return problems
 
 
-def run(mutants: list[Mutant], timeout: float, log=print) -> list[Outcome]:
+def log_line(text: str) -> None:
+    print(text, flush=True)
+
+
+def run(mutants: list[Mutant], timeout: float, log=log_line) -> list[Outcome]:
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="mutate.") as scratch:
         tree = Path(scratch) / "tree"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pipelines.emulator import matrix, memory  # noqa: F401  (registers the memory and matrix decoders)
-from pipelines.emulator.isa import parse_instruction
+from pipelines.emulator.isa import EXEC, VCC, parse_instruction
 from pipelines.emulator.machine import DECODERS, DecodeContext, Pending, Wave
 from pipelines.emulator.memory import issue
 
@@ -173,3 +173,52 @@ def test_bf8_bytes_decode_as_ocp_e5m2_on_gfx950():
     opcode = "v_mfma_f32_16x16x32_bf8_bf8"
     assert mfma_of_constant_bytes("gfx950", opcode, 0x3C) == pytest.approx(32.0)
     assert mfma_of_constant_bytes("gfx942", opcode, 0x3C) == pytest.approx(8.0)
+
+
+# ---------------------------------------------------------------------------------------------------- scalar ALU
+
+
+@pytest.mark.parametrize("a, b, total, carry", [
+    (0xFFFFFFFE, 1, 0xFFFFFFFF, 0),   # exactly 2^32 - 1: no carry
+    (0xFFFFFFFF, 1, 0, 1),            # exactly 2^32: carry
+    (0x80000000, 0x80000000, 0, 1),
+])
+def test_add_u32_carry_at_the_boundary(a, b, total, carry):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    run(wave, "s_add_u32 s6, s4, s5")
+    assert (wave.s[6], wave.scc) == (total, carry)
+
+
+@pytest.mark.parametrize("a, b, difference, borrow", [(5, 5, 0, 0), (5, 6, 0xFFFFFFFF, 1), (6, 5, 1, 0)])
+def test_sub_u32_borrow_at_the_boundary(a, b, difference, borrow):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    run(wave, "s_sub_u32 s6, s4, s5")
+    assert (wave.s[6], wave.scc) == (difference, borrow)
+
+
+def test_add_with_carry_chains_a_64_bit_add():
+    """s_add_u32 + s_addc_u32: the low half's carry reaches the high half."""
+    wave = new_wave()
+    wave.s[4], wave.s[5], wave.s[6], wave.s[7] = 0xFFFFFFFF, 0x00000001, 1, 0
+    run(wave, "s_add_u32 s8, s4, s6")
+    run(wave, "s_addc_u32 s9, s5, s7")
+    assert (wave.s[9] << 32) | wave.s[8] == 0x1_FFFFFFFF + 1
+
+
+@pytest.mark.parametrize("immediate, value", [(0x7FFF, 0x7FFF), (0x8000, 0xFFFF8000), (0xFFFF, 0xFFFFFFFF)])
+def test_movk_sign_extends_its_immediate(immediate, value):
+    wave = new_wave()
+    run(wave, f"s_movk_i32 s4, {immediate:#x}")
+    assert wave.s[4] == value
+
+
+def test_and_saveexec_saves_the_old_exec():
+    wave = new_wave()
+    wave.s[EXEC], wave.s[EXEC + 1] = 0xFFFFFFFF, 0x000000FF  # lanes 0-39
+    wave.sync_exec()
+    wave.s[VCC], wave.s[VCC + 1] = 0x0000FFFF, 0x0000FF00  # lanes 0-15 and 40-47
+    run(wave, "s_and_saveexec_b64 s[10:11], vcc")
+    assert (wave.s[10], wave.s[11]) == (0xFFFFFFFF, 0x000000FF)
+    assert wave.exec[:16].all() and not wave.exec[16:].any() and wave.scc == 1

@@ -95,3 +95,12 @@ def test_spills_of_either_file_are_counted(vgpr_spills, sgpr_spills):
 
 def test_occupancy_without_resources_is_unknown():
     assert occupancy(KernelStats("d", "f", workgroup_size=256, wave_size=64), TARGETS["gfx942"]) is None
+
+
+def test_direct_to_lds_loads_are_not_counted_as_register_loads():
+    text = rocmasm(64, 64, 0).replace("\ts_endpgm\n", "\tbuffer_load_dwordx4 v1, s[0:3], 0 offen lds\n"
+                                                     "\tglobal_load_lds_dwordx4 v[2:3], off\n"
+                                                     "\tglobal_load_dwordx4 v[4:7], v[8:9], off\n"
+                                                     "\tds_read_b128 v[4:7], v1\n\ts_endpgm\n")
+    stats = stats_of("gfx950", text)
+    assert (stats.dma_loads, stats.global_loads, stats.lds_reads) == (2, 1, 1)

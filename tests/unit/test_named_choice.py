@@ -69,3 +69,13 @@ def test_tuned_defers_to_auto_when_its_tile_does_not_divide(shape):
     assert TUNED.choose(gemm, TARGETS["gfx942"]) == AUTO.choose(gemm, TARGETS["gfx942"])
     assert TUNED.choose(Gemm(4096, 4096, 4096, "bf16", "nt"), TARGETS["gfx942"]) != AUTO.choose(
         Gemm(4096, 4096, 4096, "bf16", "nt"), TARGETS["gfx942"])
+
+
+@pytest.mark.parametrize("target, dtype, mma", [
+    ("gfx950", "bf16", "MFMA_F32_16x16x16_BF16"),   # gfx950 also has 16x16x32: the lane route takes the smaller K
+    ("gfx942", "f16", "MFMA_F32_16x16x16_F16"),
+    ("gfx1151", "bf16", "WMMAR3_F32_16x16x16_BF16"),
+])
+def test_lane_route_takes_the_16x16_intrinsic_with_the_smallest_k(target, dtype, mma):
+    schedule = get_pipeline("codegen").choose(Gemm(512, 256, 128, dtype, "nn"), TARGETS[target])
+    assert schedule.tile.mma == mma and schedule.tile.k == 32 and schedule.tile.workgroup == (128, 128)

@@ -45,6 +45,10 @@ def test_reference_epilogues():
     relu = gemm.with_(epilogue=Epilogue("bias-relu"))
     bias = np.array([-5.0, 0.0, 1.0], np.float32)
     np.testing.assert_allclose(runner.reference(case_for(relu), [a, b, bias]), [[0.0, 4.0, 5.0]] * 2)
+    gelu = gemm.with_(epilogue=Epilogue("bias-gelu"))
+    bias = np.array([-3.0, -4.0, -5.0], np.float32)  # x = 1, 0, -1: GELU(x) = x·Φ(x)
+    np.testing.assert_allclose(runner.reference(case_for(gelu), [a, b, bias]),
+                               [[0.8413447460685429, 0.0, -0.15865525393145707]] * 2, rtol=1e-12)
 
 
 @pytest.fixture

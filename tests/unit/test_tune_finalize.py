@@ -142,3 +142,27 @@ def test_failed_default_still_ranks_the_candidates(tmp_path):
     assert summary["speedup_over_default"] is None
     ranking = (plan / "best" / "ranking.md").read_text()
     assert "| 1 | candidate |" in ranking and "| 100.0 | – |" in ranking and "compile-failed" in ranking
+
+
+def test_one_unmeasured_case_stops_finalize(tmp_path):
+    """The plan has three cases, the results two: the missing one might be the fastest."""
+    plan = measured_plan(tmp_path / "plan", GEMM, [
+        ("default", None, {"tflops": 50.0}),
+        ("candidate", schedule(128), {"tflops": 100.0}),
+        ("candidate", schedule(256), {"tflops": 200.0}),
+    ])
+    rows = (plan / "results.jsonl").read_text().splitlines()
+    (plan / "results.jsonl").write_text("\n".join(rows[:2]) + "\n")
+    with pytest.raises(TuneError, match="1 of 3 cases in .* are not measured yet"):
+        finalize(GEMM, GFX942, plan, tmp_path / "cache.json")
+    assert not (tmp_path / "cache.json").exists()
+
+
+def test_row_marked_ok_but_incorrect_is_not_chosen(tmp_path):
+    """finalize's contract is the fastest *correct* candidate, whatever the status field says."""
+    plan = measured_plan(tmp_path / "plan", GEMM, [
+        ("default", None, {"tflops": 50.0}),
+        ("candidate", schedule(128), {"tflops": 100.0}),
+        ("candidate", schedule(256), {"tflops": 300.0, "correct": False}),
+    ])
+    assert finalize(GEMM, GFX942, plan, tmp_path / "cache.json")["tflops"] == 100.0
