@@ -300,7 +300,7 @@ def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int |
 
 
 def first_failure(output: str) -> str | None:
-    found = re.search(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
+    found = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, re.M)
     return found.group(1) if found else None
 
 
