@@ -222,3 +222,44 @@ def test_and_saveexec_saves_the_old_exec():
     run(wave, "s_and_saveexec_b64 s[10:11], vcc")
     assert (wave.s[10], wave.s[11]) == (0xFFFFFFFF, 0x000000FF)
     assert wave.exec[:16].all() and not wave.exec[16:].any() and wave.scc == 1
+
+
+# ---------------------------------------------------------------------------------------------------- MFMA layouts
+# Written from the CDNA3 ISA guide's matrix layouts (AMD Matrix Instruction Calculator), independently of the
+# emulator's `operand_layout` / `result_layout`: lane l of a 16x16x16 bf16 MFMA holds A[l % 16][4·(l // 16) + e]
+# and B[4·(l // 16) + e][l % 16] for e = 0..3, and D register r of lane l is D[4·(l // 16) + r][l % 16]; for
+# 32x32x8, A[l % 32][4·(l // 32) + e], and D register r is D[8·(r // 4) + 4·(l // 32) + r % 4][l % 32].
+
+
+def bf16_registers(values: np.ndarray) -> np.ndarray:
+    """[lanes, elements] of small integers -> [registers, lanes] uint32, two bf16 per register, low half first."""
+    import ml_dtypes
+    return np.ascontiguousarray(values.astype(ml_dtypes.bfloat16)).view(np.uint32).T
+
+
+@pytest.mark.parametrize("opcode, size, k", [("v_mfma_f32_16x16x16_bf16", 16, 16), ("v_mfma_f32_32x32x8_bf16", 32, 8)])
+def test_mfma_operand_and_result_layouts(opcode, size, k):
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-4, 5, (size, k)), rng.integers(-4, 5, (k, size))
+    lanes = np.arange(64)
+    groups = 64 // size
+    kk = (k // groups) * (lanes // size)[:, None] + np.arange(k // groups)[None, :]   # [lanes, per lane]
+    a_lanes, b_lanes = a[lanes[:, None] % size, kk], b[kk, lanes[:, None] % size]
+    wave = new_wave(vgprs=32)
+    wave.v[0:2], wave.v[2:4] = bf16_registers(a_lanes), bf16_registers(b_lanes)
+    regs = size * size // 64
+    run(wave, f"{opcode} v[8:{8 + regs - 1}], v[0:1], v[2:3], 0")
+    d = wave.v[8:8 + regs].view(np.float32)  # [registers, lanes]
+    r = np.arange(regs)[:, None]
+    rows = 4 * (lanes // 16) + r if size == 16 else 8 * (r // 4) + 4 * (lanes // 32) + r % 4
+    want = (a @ b)[rows, lanes % size]
+    np.testing.assert_array_equal(d, want.astype(np.float32))
+
+
+def test_mfma_accumulates_into_c():
+    wave = new_wave(vgprs=32)
+    wave.v[0:2] = bf16_registers(np.ones((64, 4)))
+    wave.v[2:4] = bf16_registers(np.ones((64, 4)))
+    wave.v[8:12] = np.float32(2.5).view(np.uint32)
+    run(wave, "v_mfma_f32_16x16x16_bf16 v[8:11], v[0:1], v[2:3], v[8:11]")
+    np.testing.assert_array_equal(wave.v[8:12].view(np.float32), np.full((4, 64), 18.5, np.float32))

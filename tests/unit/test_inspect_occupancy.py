@@ -81,6 +81,7 @@ def test_unified_file_counts_agprs():
     ("gfx1151", 65536, 256, 4),    # 128 KiB per WGP: two workgroups of 8 wave32 waves over 4 SIMDs
     ("gfx1151", 65537, 256, 2),
     ("gfx950", 81920, 512, 4),     # 160 KiB: two workgroups of 8 waves
+    ("gfx942", 32768, 96, 1),      # 96 threads are 2 waves (the last one partial): 2 workgroups x 2 waves / 4
 ])
 def test_lds_limits_occupancy_per_cu(target, lds, threads, waves):
     wave = TARGETS[target].wave_size

@@ -79,3 +79,9 @@ def test_tuned_defers_to_auto_when_its_tile_does_not_divide(shape):
 def test_lane_route_takes_the_16x16_intrinsic_with_the_smallest_k(target, dtype, mma):
     schedule = get_pipeline("codegen").choose(Gemm(512, 256, 128, dtype, "nn"), TARGETS[target])
     assert schedule.tile.mma == mma and schedule.tile.k == 32 and schedule.tile.workgroup == (128, 128)
+
+
+@pytest.mark.parametrize("k, k_tile", [(255, 16), (256, 64), (512, 64)])
+def test_auto_k_step_from_256(k, k_tile):
+    """K of at least 256 gets a 64-deep K step (bf16); below, one intrinsic's K (16 for 16x16x16 on gfx942)."""
+    assert AUTO.choose(Gemm(2048, 2048, k, "bf16", "nn"), TARGETS["gfx942"]).tile.k == k_tile
