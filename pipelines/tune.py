@@ -145,8 +145,9 @@ def ranking_markdown(rows: list[dict], summary: dict) -> str:
     ranked = sorted(rows, key=lambda r: -(r.get("tflops") or 0) if r["status"] == "ok" else float("inf"))
     for rank, r in enumerate(ranked, 1):
         ok = r["status"] == "ok"
+        ratio = f"{r['tflops'] / default:.2f}×" if ok and default else "–"  # IREE's default may have failed
         lines.append(f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['tflops']:.1f} | "
-                     f"{r['tflops'] / default:.2f}× | {'yes' if r.get('correct') else 'no'} | "
+                     f"{ratio} | {'yes' if r.get('correct') else 'no'} | "
                      f"{r.get('max_rel_error', float('nan')):.1e} |" if ok else
                      f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['status']} | – | no | – |")
     return "\n".join(lines) + "\n"

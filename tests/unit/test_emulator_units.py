@@ -1,0 +1,265 @@
+"""Single instructions of the emulator on hand-written ISA, at the boundaries where an off-by-one hides: a counted
+wait retires exactly down to its count, the raw gfx9 `s_waitcnt` encoding keeps vmcnt's high bits, SCC of a
+strict compare is 0 at equality, and gfx950's fp8 bytes decode as OCP e4m3fn (not gfx942's FNUZ).
+
+No kernel is compiled: each test decodes instructions with the emulator's own decoders and runs them on one wave
+whose memory operations are stand-ins that record when they retire.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pipelines.emulator import matrix, memory  # noqa: F401  (registers the memory and matrix decoders)
+from pipelines.emulator.isa import EXEC, VCC, parse_instruction
+from pipelines.emulator.machine import DECODERS, DecodeContext, Pending, Wave
+from pipelines.emulator.memory import issue
+
+
+def context(arch: str, lanes: int = 64) -> DecodeContext:
+    return DecodeContext(kernel=None, arch=arch, lanes=lanes, lds_banks=32)
+
+
+def new_wave(lanes: int = 64, vgprs: int = 32) -> Wave:
+    wave = Wave(0, SimpleNamespace(mma=0), lanes, vgprs, 0)
+    return wave
+
+
+def run(wave: Wave, text: str, arch: str = "gfx942") -> None:
+    inst = parse_instruction(text, 1)
+    DECODERS[inst.opcode](inst, context(arch, wave.lanes))(wave)
+
+
+def in_flight(wave: Wave, queue_name: str, count: int) -> list[int]:
+    """Issue `count` operations on the wave's vm or lgkm queue; the returned list fills with their numbers as
+    they retire (oldest first)."""
+    retired: list[int] = []
+    queue = getattr(wave, queue_name)
+    for number in range(count):
+        issue(wave, queue, Pending(lambda w, n=number: retired.append(n)))
+    return retired
+
+
+# ---------------------------------------------------------------------------------------------------- waits
+
+
+@pytest.mark.parametrize("keep", [0, 1, 2])
+def test_lgkmcnt_retires_down_to_its_count(keep):
+    wave = new_wave()
+    retired = in_flight(wave, "lgkm", 3)
+    run(wave, f"s_waitcnt lgkmcnt({keep})")
+    assert retired == list(range(3 - keep)) and len(wave.lgkm) == keep
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3])
+def test_vmcnt_retires_down_to_its_count(keep):
+    wave = new_wave()
+    retired = in_flight(wave, "vm", 4)
+    run(wave, f"s_waitcnt vmcnt({keep})")
+    assert retired == list(range(4 - keep)) and len(wave.vm) == keep
+
+
+def test_gfx11_separate_lgkmcnt_wait_keeps_one():
+    wave = new_wave(lanes=32)
+    retired = in_flight(wave, "lgkm", 3)
+    run(wave, "s_waitcnt_lgkmcnt null, 0x1", arch="gfx1151")
+    assert retired == [0, 1] and len(wave.lgkm) == 1
+
+
+def test_combined_wait_applies_both_counts():
+    wave = new_wave()
+    vm, lgkm = in_flight(wave, "vm", 5), in_flight(wave, "lgkm", 2)
+    run(wave, "s_waitcnt vmcnt(2) lgkmcnt(1)")
+    assert (vm, lgkm) == ([0, 1, 2], [0])
+
+
+def gfx9_waitcnt(vmcnt: int, lgkmcnt: int, expcnt: int = 7) -> int:
+    """The gfx9 SOPP immediate: vmcnt[3:0] in bits 3:0, expcnt in 6:4, lgkmcnt in 11:8, vmcnt[5:4] in 15:14
+    (LLVM AMDGPUBaseInfo, encodeWaitcnt for gfx9)."""
+    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | ((vmcnt >> 4) << 14)
+
+
+@pytest.mark.parametrize("vmcnt", [15, 16, 17, 33, 48, 62])
+def test_raw_gfx9_waitcnt_keeps_vmcnt_high_bits(vmcnt):
+    """LLVM prints the raw immediate for waits it cannot spell; vmcnt >= 16 lives partly in bits 15:14."""
+    wave = new_wave()
+    retired = in_flight(wave, "vm", 63)
+    run(wave, f"s_waitcnt {gfx9_waitcnt(vmcnt, lgkmcnt=15):#x}", arch="gfx942")
+    assert len(wave.vm) == vmcnt and len(retired) == 63 - vmcnt
+
+
+def test_raw_gfx9_waitcnt_lgkmcnt_field():
+    wave = new_wave()
+    retired = in_flight(wave, "lgkm", 4)
+    run(wave, f"s_waitcnt {gfx9_waitcnt(63, lgkmcnt=1):#x}", arch="gfx950")
+    assert retired == [0, 1, 2] and len(wave.lgkm) == 1
+
+
+def test_raw_gfx11_waitcnt_fields():
+    """gfx11: vmcnt in bits 15:10, lgkmcnt in 9:4, expcnt in 2:0."""
+    wave = new_wave(lanes=32)
+    vm, lgkm = in_flight(wave, "vm", 40), in_flight(wave, "lgkm", 3)
+    run(wave, f"s_waitcnt {(33 << 10) | (1 << 4) | 7:#x}", arch="gfx1151")
+    assert (len(vm), len(wave.vm), len(lgkm), len(wave.lgkm)) == (7, 33, 2, 1)
+
+
+# ---------------------------------------------------------------------------------------------------- SCC
+
+
+@pytest.mark.parametrize("cond, a, b, scc", [
+    ("lt", 5, 5, 0), ("lt", 4, 5, 1), ("lt", 6, 5, 0),
+    ("le", 5, 5, 1), ("le", 6, 5, 0),
+    ("gt", 5, 5, 0), ("gt", 6, 5, 1),
+    ("ge", 5, 5, 1), ("ge", 4, 5, 0),
+    ("eq", 5, 5, 1), ("lg", 5, 5, 0), ("lg", 4, 5, 1),
+])
+@pytest.mark.parametrize("typ", ["u32", "i32"])
+def test_scalar_compare_at_equality(cond, a, b, scc, typ):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    wave.scc = 1 - scc
+    run(wave, f"s_cmp_{cond}_{typ} s4, s5")
+    assert wave.scc == scc
+
+
+def test_signed_and_unsigned_compare_differ_on_negative_numbers():
+    wave = new_wave()
+    wave.s[4], wave.s[5] = 0xFFFFFFFF, 1  # -1 signed, 2^32-1 unsigned
+    run(wave, "s_cmp_lt_i32 s4, s5")
+    assert wave.scc == 1
+    run(wave, "s_cmp_lt_u32 s4, s5")
+    assert wave.scc == 0
+
+
+def test_loop_branch_at_the_last_iteration():
+    """`s_cmp_lt_u32 counter, trip` + `s_cbranch_scc1`: with the counter at the trip count the loop exits."""
+    wave = new_wave()
+    wave.s[6], wave.s[7] = 8, 8
+    run(wave, "s_cmp_lt_u32 s6, s7")
+    inst = parse_instruction("s_cbranch_scc1 .LBB0_1", 2)
+    kernel = SimpleNamespace(labels={".LBB0_1": 3})
+    wave.pc = 10
+    DECODERS[inst.opcode](inst, DecodeContext(kernel=kernel, arch="gfx942", lanes=64, lds_banks=32))(wave)
+    assert wave.pc == 10
+
+
+# ---------------------------------------------------------------------------------------------------- fp8
+
+
+def mfma_of_constant_bytes(arch: str, opcode: str, byte: int) -> float:
+    """D[0][0] of one 16x16x32 fp8 MFMA whose A and B hold the same byte everywhere: K · x² for x = decode(byte)."""
+    wave = new_wave(vgprs=16)
+    word = np.uint32(byte * 0x01010101)
+    wave.v[0:2] = word  # A: 8 fp8 per lane in 2 registers
+    wave.v[2:4] = word  # B
+    run(wave, f"{opcode} v[4:7], v[0:1], v[2:3], 0", arch=arch)
+    return float(wave.v[4:8].view(np.float32)[0, 0])
+
+
+@pytest.mark.parametrize("byte, ocp, fnuz", [
+    (0x38, 1.0, 0.5),   # e4m3: exponent bias 7 (OCP) vs 8 (FNUZ)
+    (0x40, 2.0, 1.0),
+    (0x7E, 448.0, 224.0),  # largest finite OCP e4m3fn; 224 in FNUZ (whose largest, 240, is 0x7F)
+])
+def test_fp8_bytes_decode_as_ocp_on_gfx950_and_fnuz_on_gfx942(byte, ocp, fnuz):
+    opcode = "v_mfma_f32_16x16x32_fp8_fp8"
+    assert mfma_of_constant_bytes("gfx950", opcode, byte) == pytest.approx(32 * ocp * ocp)
+    assert mfma_of_constant_bytes("gfx942", opcode, byte) == pytest.approx(32 * fnuz * fnuz)
+
+
+def test_bf8_bytes_decode_as_ocp_e5m2_on_gfx950():
+    # 0x3C: e5m2 1.0 (bias 15); e5m2fnuz 0.5 (bias 16)
+    opcode = "v_mfma_f32_16x16x32_bf8_bf8"
+    assert mfma_of_constant_bytes("gfx950", opcode, 0x3C) == pytest.approx(32.0)
+    assert mfma_of_constant_bytes("gfx942", opcode, 0x3C) == pytest.approx(8.0)
+
+
+# ---------------------------------------------------------------------------------------------------- scalar ALU
+
+
+@pytest.mark.parametrize("a, b, total, carry", [
+    (0xFFFFFFFE, 1, 0xFFFFFFFF, 0),   # exactly 2^32 - 1: no carry
+    (0xFFFFFFFF, 1, 0, 1),            # exactly 2^32: carry
+    (0x80000000, 0x80000000, 0, 1),
+])
+def test_add_u32_carry_at_the_boundary(a, b, total, carry):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    run(wave, "s_add_u32 s6, s4, s5")
+    assert (wave.s[6], wave.scc) == (total, carry)
+
+
+@pytest.mark.parametrize("a, b, difference, borrow", [(5, 5, 0, 0), (5, 6, 0xFFFFFFFF, 1), (6, 5, 1, 0)])
+def test_sub_u32_borrow_at_the_boundary(a, b, difference, borrow):
+    wave = new_wave()
+    wave.s[4], wave.s[5] = a, b
+    run(wave, "s_sub_u32 s6, s4, s5")
+    assert (wave.s[6], wave.scc) == (difference, borrow)
+
+
+def test_add_with_carry_chains_a_64_bit_add():
+    """s_add_u32 + s_addc_u32: the low half's carry reaches the high half."""
+    wave = new_wave()
+    wave.s[4], wave.s[5], wave.s[6], wave.s[7] = 0xFFFFFFFF, 0x00000001, 1, 0
+    run(wave, "s_add_u32 s8, s4, s6")
+    run(wave, "s_addc_u32 s9, s5, s7")
+    assert (wave.s[9] << 32) | wave.s[8] == 0x1_FFFFFFFF + 1
+
+
+@pytest.mark.parametrize("immediate, value", [(0x7FFF, 0x7FFF), (0x8000, 0xFFFF8000), (0xFFFF, 0xFFFFFFFF)])
+def test_movk_sign_extends_its_immediate(immediate, value):
+    wave = new_wave()
+    run(wave, f"s_movk_i32 s4, {immediate:#x}")
+    assert wave.s[4] == value
+
+
+def test_and_saveexec_saves_the_old_exec():
+    wave = new_wave()
+    wave.s[EXEC], wave.s[EXEC + 1] = 0xFFFFFFFF, 0x000000FF  # lanes 0-39
+    wave.sync_exec()
+    wave.s[VCC], wave.s[VCC + 1] = 0x0000FFFF, 0x0000FF00  # lanes 0-15 and 40-47
+    run(wave, "s_and_saveexec_b64 s[10:11], vcc")
+    assert (wave.s[10], wave.s[11]) == (0xFFFFFFFF, 0x000000FF)
+    assert wave.exec[:16].all() and not wave.exec[16:].any() and wave.scc == 1
+
+
+# ---------------------------------------------------------------------------------------------------- MFMA layouts
+# Written from the CDNA3 ISA guide's matrix layouts (AMD Matrix Instruction Calculator), independently of the
+# emulator's `operand_layout` / `result_layout`: lane l of a 16x16x16 bf16 MFMA holds A[l % 16][4·(l // 16) + e]
+# and B[4·(l // 16) + e][l % 16] for e = 0..3, and D register r of lane l is D[4·(l // 16) + r][l % 16]; for
+# 32x32x8, A[l % 32][4·(l // 32) + e], and D register r is D[8·(r // 4) + 4·(l // 32) + r % 4][l % 32].
+
+
+def bf16_registers(values: np.ndarray) -> np.ndarray:
+    """[lanes, elements] of small integers -> [registers, lanes] uint32, two bf16 per register, low half first."""
+    import ml_dtypes
+    return np.ascontiguousarray(values.astype(ml_dtypes.bfloat16)).view(np.uint32).T
+
+
+@pytest.mark.parametrize("opcode, size, k", [("v_mfma_f32_16x16x16_bf16", 16, 16), ("v_mfma_f32_32x32x8_bf16", 32, 8)])
+def test_mfma_operand_and_result_layouts(opcode, size, k):
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-4, 5, (size, k)), rng.integers(-4, 5, (k, size))
+    lanes = np.arange(64)
+    groups = 64 // size
+    kk = (k // groups) * (lanes // size)[:, None] + np.arange(k // groups)[None, :]   # [lanes, per lane]
+    a_lanes, b_lanes = a[lanes[:, None] % size, kk], b[kk, lanes[:, None] % size]
+    wave = new_wave(vgprs=32)
+    wave.v[0:2], wave.v[2:4] = bf16_registers(a_lanes), bf16_registers(b_lanes)
+    regs = size * size // 64
+    run(wave, f"{opcode} v[8:{8 + regs - 1}], v[0:1], v[2:3], 0")
+    d = wave.v[8:8 + regs].view(np.float32)  # [registers, lanes]
+    r = np.arange(regs)[:, None]
+    rows = 4 * (lanes // 16) + r if size == 16 else 8 * (r // 4) + 4 * (lanes // 32) + r % 4
+    want = (a @ b)[rows, lanes % size]
+    np.testing.assert_array_equal(d, want.astype(np.float32))
+
+
+def test_mfma_accumulates_into_c():
+    wave = new_wave(vgprs=32)
+    wave.v[0:2] = bf16_registers(np.ones((64, 4)))
+    wave.v[2:4] = bf16_registers(np.ones((64, 4)))
+    wave.v[8:12] = np.float32(2.5).view(np.uint32)
+    run(wave, "v_mfma_f32_16x16x16_bf16 v[8:11], v[0:1], v[2:3], v[8:11]")
+    np.testing.assert_array_equal(wave.v[8:12].view(np.float32), np.full((4, 64), 18.5, np.float32))

@@ -1,0 +1,472 @@
+"""Mutation testing: plant one realistic bug at a time and check that the fast (default-tier) tests catch it.
+
+Each entry of `MUTANTS` names a file, an exact snippet of it, the snippet with the bug, what the bug means, and
+the default-tier test files of that module. For each mutant the tool copies the tracked tree once into a
+temporary folder (other processes read the real tree, so it is never patched), replaces the snippet in the copy,
+runs `pytest -q -x -m "not slow" <files>` there with a timeout, and restores the file. A mutant whose snippet is
+not found exactly once, or whose mutated file does not compile, is an ERROR, reported as such and never counted
+as killed. The kill rate is killed / (killed + survived); the run writes results/mutation/<date>.md and .jsonl
+with the commit and the command.
+
+Why a script of our own rather than mutmut: mutmut generates thousands of operator mutants over whole files,
+most of them equivalent or in code the fast tests do not aim at, and a run over this tree takes hours on a
+shared two-core machine; scoping it to chosen lines is awkward. The bugs worth catching here are the ones that
+matter (a wait off by one, a check that accepts a little, a key that drops a field), so they are written down
+by hand, each a one-line change a person could plausibly make, and each runs only its module's fast tests
+(the whole table in a few minutes). Snippets are short and specific so that the table survives edits elsewhere
+in a file; after a merge, re-run it and fix the entries it reports as "snippet not found".
+
+    python tools/mutate.py                 # every mutant; writes results/mutation/<date>.md and .jsonl
+    python tools/mutate.py --only a-hazard-waitcnt k-scc-lt   # some mutants, nothing written
+    python tools/mutate.py --list          # the table
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Default-tier test files per module under test.
+T_HAZARDS = ("tests/unit/test_hazard_boundaries.py", "tests/unit/test_hazards.py")
+T_VERIFY = ("tests/unit/test_verify_stats.py",)
+T_VERIFY_COMPILED = ("tests/unit/test_verify_stats.py", "tests/unit/test_verify.py")  # one small compile
+T_INSPECT = ("tests/unit/test_inspect_occupancy.py",)
+T_TUNE = ("tests/unit/test_tune_finalize.py",)
+T_NAMED = ("tests/unit/test_named_choice.py", "tests/unit/test_schedule.py")
+T_SCHEDULE = ("tests/unit/test_schedule_limits.py", "tests/unit/test_schedule.py")
+T_EMULATOR = ("tests/unit/test_emulator_units.py",)
+T_SPEC = ("tests/unit/test_spec_matcher.py",)
+T_RUNNER = ("tests/unit/test_runner_checks.py",)
+T_SWIZZLE = ("tests/unit/test_lds_swizzle.py",)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str
+    original: str
+    mutated: str
+    description: str
+    tests: tuple[str, ...]
+
+
+MUTANTS = [
+    # ---- the 13 bugs of issue 12, item 7 (a)-(m)
+    Mutant("a-hazard-waitcnt", "transforms/hazards.py",
+           "while len(queue) > op.value:", "while len(queue) > op.value - 1:",
+           "hazard checker treats waitcnt(N) as N-1 (one more operation retired than the wait guarantees)",
+           T_HAZARDS),
+    Mutant("b-verify-second-mma", "pipelines/verify.py",
+           "if stats.mma.get(opcode, 0) == 0 or set(stats.mma) - {opcode}:", "if stats.mma.get(opcode, 0) == 0:",
+           "verify accepts a kernel that also issues a second MMA opcode", T_VERIFY),
+    Mutant("c1-verify-spills-64", "pipelines/verify.py",
+           "    if stats.spill_count:", "    if stats.spill_count > 64:",
+           "verify ignores up to 64 spilled registers", T_VERIFY),
+    Mutant("c2-verify-spills-vgprs", "pipelines/verify.py",
+           "    if stats.spill_count:", "    if stats.spill_count > (stats.vgpr_count or 0):",
+           "verify ignores spills up to the kernel's VGPR count", T_VERIFY),
+    Mutant("d1-schedule-lds-per-cu", "transforms/schedule.py",
+           "if lds > target.lds_bytes:", "if lds > target.lds_per_cu:",
+           "schedule check reads the LDS budget from lds_per_cu (gfx1151's limit doubles)", T_SCHEDULE),
+    Mutant("d2-explain-lds-per-cu", "pipelines/cli.py",
+           "check_lds(schedule, target.lds_bytes, target.name)", "check_lds(schedule, target.lds_per_cu, target.name)",
+           "explain checks warp-group schedules against lds_per_cu (gfx1151's limit doubles)", T_HAZARDS),
+    Mutant("e-tune-slowest", "pipelines/tune.py",
+           'best = max(good, key=lambda r: r["tflops"])', 'best = min(good, key=lambda r: r["tflops"])',
+           "tune keeps the slowest correct candidate", T_TUNE),
+    Mutant("f-tune-key-dtype", "pipelines/tune.py",
+           "[target.name, asdict(gemm),", "[target.name, dict(asdict(gemm), dtype=None),",
+           "tune cache key without the element type", T_TUNE),
+    Mutant("g-occupancy-granule", "pipelines/inspect.py",
+           "per_wave = -(-stats.allocated_vgprs // granule) * granule", "per_wave = stats.allocated_vgprs",
+           "occupancy ignores the VGPR allocation granule", T_INSPECT),
+    Mutant("h-auto-batch", "pipelines/named.py",
+           "math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)", "math.ceil(gemm.n / tile[1])",
+           "auto leaves the batch out of the workgroup count", T_NAMED),
+    Mutant("i-emulator-lgkmcnt", "pipelines/emulator/memory.py",
+           "retire(w, w.lgkm, lgkm)", "retire(w, w.lgkm, max(lgkm - 1, 0))",
+           "emulator retires lgkmcnt(N) down to N-1", T_EMULATOR),
+    Mutant("j-emulator-gfx9-vmcnt-hi", "pipelines/emulator/memory.py",
+           '"vmcnt": (raw & 0xF) | ((raw >> 14) & 3) << 4,', '"vmcnt": raw & 0xF,',
+           "gfx9 raw s_waitcnt decoding drops vmcnt's high bits (15:14)", T_EMULATOR),
+    Mutant("k-emulator-scc-lt", "pipelines/emulator/machine.py",
+           '"lt": lambda a, b: a < b,', '"lt": lambda a, b: a <= b,',
+           "SCC of s_cmp_lt computed as <=", T_EMULATOR),
+    Mutant("l-emulator-gfx950-fnuz", "pipelines/emulator/matrix.py",
+           'ocp = arch != "gfx942"', 'ocp = arch == "gfx1151"',
+           "gfx950 fp8 decoded as FNUZ instead of OCP", T_EMULATOR),
+    Mutant("m-spec-m-n-swapped", "transforms/tuning_spec.py",
+           "((m, gemm.m), (n, gemm.n), (k, gemm.k))", "((m, gemm.n), (n, gemm.m), (k, gemm.k))",
+           "tuning-spec matcher compares M with N and N with M", T_SPEC),
+    # ---- hazards and the warp-group LDS budget
+    Mutant("hazard-derived-wait-loose", "transforms/hazards.py",
+           "keep = len(queue) - last - 1", "keep = len(queue) - last",
+           "derived waits leave one operation too many in flight", T_HAZARDS),
+    Mutant("hazard-epoch-overlap-strict", "transforms/hazards.py",
+           "if a.first_epoch <= b.last_epoch and b.first_epoch <= a.last_epoch:",
+           "if a.first_epoch < b.last_epoch and b.first_epoch < a.last_epoch:",
+           "accesses that share only their first/last epoch are not a race", T_HAZARDS),
+    Mutant("hazard-write-write-only", "transforms/hazards.py",
+           "not (a.write or b.write)", "not (a.write and b.write)",
+           "only write-write pairs are races (read-write ignored)", T_HAZARDS),
+    Mutant("hazard-mfma-first-read", "transforms/hazards.py",
+           'if issued.kind == "read" and not any(q[0].buffer == issued.buffer for q in lgkm):',
+           'if issued.kind == "read":',
+           "an MFMA may use a buffer once its first LDS read retired, others still in flight", T_HAZARDS),
+    Mutant("check-lds-at-limit", "transforms/warpgroups.py",
+           "if need > lds_limit:", "if need >= lds_limit:",
+           "a warp-group schedule using exactly the LDS limit is refused", T_HAZARDS),
+    # ---- verify
+    Mutant("verify-lds-fewer-bytes", "pipelines/verify.py",
+           'stats.lds_bytes != planned:\n        _fail(dispatch, f"LDS layout',
+           'stats.lds_bytes > planned:\n        _fail(dispatch, f"LDS layout',
+           "verify accepts a kernel that allocates less LDS than planned", T_VERIFY),
+    Mutant("verify-waves-per-eu-minus-one", "pipelines/verify.py",
+           "stats.occupancy < wanted)", "stats.occupancy < wanted - 1)",
+           "verify accepts one wave per SIMD fewer than asked", T_VERIFY),
+    Mutant("verify-lanes-lds-reads", "pipelines/verify.py",
+           "if stats.lds_bytes or stats.lds_reads or stats.lds_writes:", "if stats.lds_bytes:",
+           "lane route accepts LDS reads and writes when no LDS is declared", T_VERIFY),
+    # ---- inspect
+    Mutant("inspect-sgpr-spills", "pipelines/inspect.py",
+           ' + (_metadata("sgpr_spill_count", text) or 0)', "",
+           "spill count ignores SGPR spills", T_INSPECT),
+    Mutant("inspect-occupancy-lds-per-workgroup", "pipelines/inspect.py",
+           "workgroups_per_cu = target.lds_per_cu // stats.lds_bytes",
+           "workgroups_per_cu = target.lds_bytes // stats.lds_bytes",
+           "LDS occupancy from the per-workgroup limit, not the CU's (gfx1151 halves)", T_INSPECT),
+    Mutant("inspect-agprs-ignored", "pipelines/inspect.py",
+           "int(allocated.group(1)) if allocated else stats.vgpr_count", "stats.vgpr_count",
+           "occupancy from vgpr_count, ignoring AGPRs of the unified file", T_INSPECT),
+    Mutant("inspect-no-wave-cap", "pipelines/inspect.py",
+           "waves = min(target.max_waves_per_simd, target.vgpr_file_per_lane // per_wave)",
+           "waves = target.vgpr_file_per_lane // per_wave",
+           "occupancy not capped at the target's maximum waves per SIMD", T_INSPECT),
+    # ---- tune
+    Mutant("tune-wrong-results-accepted", "pipelines/tune.py",
+           'r["status"] == "ok" and r.get("correct")]', 'r["status"] == "ok"]',
+           "tune accepts a fast candidate with a wrong result", T_TUNE),
+    Mutant("tune-key-no-route", "pipelines/tune.py",
+           'route = ["codegen"] if codegen else []', "route = []",
+           "codegen-route winners share the cache key of compilation_info ones", T_TUNE),
+    # ---- runner
+    Mutant("runner-tolerance-min", "pipelines/runner.py",
+           "math.sqrt(max(k, 1024) / 1024)", "math.sqrt(min(k, 1024) / 1024)",
+           "tolerance stops growing with K (large K flagged wrong, small K too loose)", T_RUNNER),
+    Mutant("runner-reference-nt-as-tn", "pipelines/runner.py",
+           'b = swap(b) if problem["layout"] == "nt" else b', 'b = swap(b) if problem["layout"] == "tn" else b',
+           "float64 reference transposes B for TN instead of NT", T_RUNNER),
+    Mutant("runner-tolerance-10x", "pipelines/runner.py",
+           'row["correct"] = error <= row["tolerance"]', 'row["correct"] = error <= 10 * row["tolerance"]',
+           "correctness accepts ten times the tolerance", T_RUNNER),
+    Mutant("runner-min-time", "pipelines/runner.py",
+           "median = statistics.median(times_ms)", "median = min(times_ms)",
+           "TFLOP/s from the fastest repetition instead of the median", T_RUNNER),
+    Mutant("runner-wrong-result-ok", "pipelines/runner.py",
+           'row["status"] = "wrong-result"', 'row["status"] = "ok"',
+           "a wrong result keeps status ok", T_RUNNER),
+    # ---- named pipelines and schedule arithmetic
+    Mutant("auto-skinny-boundary", "pipelines/named.py",
+           "if min(gemm.m, gemm.n) < SKINNY:", "if min(gemm.m, gemm.n) <= SKINNY:",
+           "auto leaves M or N = 64 to IREE (skinny cut-off off by one)", T_NAMED),
+    Mutant("auto-fill-strict", "pipelines/named.py",
+           "if workgroups >= target.compute_units:", "if workgroups > target.compute_units:",
+           "auto wants one workgroup more than the compute units", T_NAMED),
+    Mutant("tuned-xcd-on-batch", "pipelines/named.py",
+           '== "xcd" and (gemm.batched or min(', '== "xcd" and (min(',
+           "tuned keeps the XCD order on batch matmuls", T_NAMED),
+    Mutant("aligned-ignores-k", "transforms/schedule.py",
+           "gemm.n % wn == 0 and gemm.k % k == 0", "gemm.n % wn == 0",
+           "a tile is 'aligned' when K is not a multiple of its K step", T_NAMED),
+    # ---- LDS swizzle
+    Mutant("swizzle-mask-per-row", "transforms/lds_swizzle.py",
+           "return (row // self.rows_per_line) % self.chunks", "return row % self.chunks",
+           "XOR mask changes every row instead of every line of banks", T_SWIZZLE),
+    Mutant("swizzle-emit-per-row", "transforms/lds_swizzle.py",
+           "arith.RemUIOp(arith.DivUIOp(row, b.c(self.rows_per_line)).result, b.c(self.chunks))",
+           "arith.RemUIOp(row, b.c(self.chunks))",
+           "emitted swizzle IR disagrees with the checked Python model", T_SWIZZLE),
+    Mutant("swizzle-rows-bytes", "transforms/lds_swizzle.py",
+           "max(1, lds_banks * 4 // (k_tile * element_bytes))", "max(1, lds_banks // (k_tile * element_bytes))",
+           "rows per line of banks counts banks, not bytes", T_SWIZZLE),
+    # ---- emulator
+    Mutant("emulator-signed-compare", "pipelines/emulator/machine.py",
+           "w.scc = int(cmp(_signed32(a(w)), _signed32(b(w))))", "w.scc = int(cmp(a(w), b(w)))",
+           "s_cmp_*_i32 compares unsigned", T_EMULATOR),
+    Mutant("emulator-gfx11-lgkmcnt-field", "pipelines/emulator/memory.py",
+           '"lgkmcnt": (raw >> 4) & 0x3F', '"lgkmcnt": (raw >> 8) & 0x3F',
+           "gfx11 raw s_waitcnt reads lgkmcnt from the gfx9 bit position", T_EMULATOR),
+    Mutant("emulator-gfx950-bf8-fnuz", "pipelines/emulator/matrix.py",
+           '("bf8", True): ml_dtypes.float8_e5m2}', '("bf8", True): ml_dtypes.float8_e5m2fnuz}',
+           "gfx950 bf8 decoded as FNUZ e5m2", T_EMULATOR),
+    # ---- written after the tests above, without a test in mind (a check on how well the tests generalise)
+    Mutant("hazard-barrier-count", "transforms/hazards.py",
+           "if len(set(barriers)) > 1:", "if len(set(barriers)) > 2:",
+           "groups executing different numbers of barriers pass when only two counts differ", T_HAZARDS),
+    Mutant("hazard-store-before-fetch", "transforms/hazards.py",
+           "if not fetched.get(op.buffer, False):", "if op.buffer not in fetched:",
+           "a store of fetched registers before the vmcnt wait that retires the fetch passes", T_HAZARDS),
+    Mutant("verify-prefetch-count", "pipelines/verify.py",
+           "expected = mma_per_k_step(schedule) * stages", "expected = mma_per_k_step(schedule) * (stages - 1)",
+           "prefetch check expects one rotated K step too few", T_VERIFY_COMPILED),
+    Mutant("verify-swizzle-kind", "pipelines/verify.py",
+           "if len(hints) < wanted or any(h != ours for h in hints):", "if len(hints) < wanted:",
+           "swizzle check counts hints without comparing their kind", T_VERIFY_COMPILED),
+    Mutant("inspect-dma-double-counted", "pipelines/inspect.py",
+           "    stats.global_loads -= stats.dma_loads\n", "",
+           "direct-to-LDS loads also counted as loads into registers", T_INSPECT),
+    Mutant("tune-one-missing-case", "pipelines/tune.py",
+           "    if missing:", "    if len(missing) > 1:",
+           "finalize picks a winner while one case is still unmeasured", T_TUNE),
+    Mutant("runner-error-over-sum", "pipelines/runner.py",
+           "max(1.0, float(np.abs(want).max()))", "max(1.0, float(np.abs(want).sum()))",
+           "relative error divided by the sum of |C| instead of its maximum", T_RUNNER),
+    Mutant("runner-gelu-erf", "pipelines/runner.py",
+           "erf(x / math.sqrt(2.0))", "erf(x)",
+           "GELU reference without the 1/sqrt(2)", T_RUNNER),
+    Mutant("codegen-lanes-largest-k", "pipelines/named.py",
+           "mma = min(mmas, key=lambda name: mma_shape(name)[2])", "mma = max(mmas, key=lambda name: mma_shape(name)[2])",
+           "ROCm lane route takes the 16x16 intrinsic with the largest K", T_NAMED),
+    Mutant("swizzle-inverse-next-row", "transforms/lds_swizzle.py",
+           "return ((column // self.chunk_elements) ^ self.mask(row))", "return ((column // self.chunk_elements) ^ self.mask(row + 1))",
+           "inverse uses the next row's mask", T_SWIZZLE),
+    Mutant("emulator-add-carry", "pipelines/emulator/machine.py",
+           "a + b > MASK32)),", "a + b >= MASK32)),",
+           "s_add_u32 sets SCC (carry) when the sum is exactly 2^32-1", T_EMULATOR),
+    Mutant("emulator-sub-borrow", "pipelines/emulator/machine.py",
+           "((a - b) & MASK32, b > a)),", "((a - b) & MASK32, b >= a)),",
+           "s_sub_u32 sets SCC (borrow) when the operands are equal", T_EMULATOR),
+    Mutant("emulator-movk-unsigned", "pipelines/emulator/machine.py",
+           "value = ((src & 0xFFFF) ^ 0x8000) - 0x8000", "value = src & 0xFFFF",
+           "s_movk_i32 zero-extends its 16-bit immediate", T_EMULATOR),
+    Mutant("emulator-saveexec-new", "pipelines/emulator/machine.py",
+           "write(w, old)  # SDST", "write(w, new)  # SDST",
+           "s_and_saveexec saves the new EXEC instead of the old one", T_EMULATOR),
+    # ---- a second batch written without a test in mind
+    Mutant("inspect-partial-wave", "pipelines/inspect.py",
+           "waves_per_workgroup = -(-stats.workgroup_size // stats.wave_size)",
+           "waves_per_workgroup = stats.workgroup_size // stats.wave_size",
+           "a workgroup's partial last wave is not counted for LDS occupancy", T_INSPECT),
+    Mutant("inspect-lds-from-scratch", "pipelines/inspect.py",
+           '_metadata("group_segment_fixed_size", text) or 0', '_metadata("private_segment_fixed_size", text) or 0',
+           "LDS bytes read from the scratch (private segment) size", T_INSPECT),
+    Mutant("auto-k-step-boundary", "pipelines/named.py",
+           "if gemm.k >= 256 else mk", "if gemm.k > 256 else mk",
+           "auto uses the intrinsic's K step at K = 256 exactly", T_NAMED),
+    Mutant("emulator-mfma16-result-rows", "pipelines/emulator/matrix.py",
+           "return (lanes // 16) * 4 + r, np.broadcast_to", "return (lanes // 16) + 4 * r, np.broadcast_to",
+           "16x16 MFMA result rows interleaved wrongly across lane groups", T_EMULATOR),
+    Mutant("emulator-mfma32-result-rows", "pipelines/emulator/matrix.py",
+           "return (r // 4) * 8 + (lanes // 32) * 4 + r % 4,", "return (r // 4) * 4 + (lanes // 32) * 8 + r % 4,",
+           "32x32 MFMA result rows: lane group and register block swapped", T_EMULATOR),
+    Mutant("schedule-pad-per-column", "transforms/schedule.py",
+           "total += sum(rows for rows, _ in tiles) * LDS_ROW_PADDING_BYTES",
+           "total += sum(cols for _, cols in tiles) * LDS_ROW_PADDING_BYTES",
+           "LDS plan pads per column instead of per row", T_SCHEDULE),
+    Mutant("schedule-dma-stages", "transforms/schedule.py",
+           "total *= max(1, schedule.staging.prefetch_stages)", "total *= 1",
+           "LDS plan forgets one buffer per direct-to-LDS stage", T_SCHEDULE),
+    Mutant("hazard-inflight-until-end", "transforms/hazards.py",
+           "done += [Access(group, o.buffer, o.kind in (\"load\", \"store\"), first, end, o)",
+           "done += [Access(group, o.buffer, o.kind in (\"load\", \"store\"), first, first, o)",
+           "an access never waited for is assumed to finish in its issue epoch", T_HAZARDS),
+    # ---- tuning spec
+    Mutant("spec-batch-unmatched", "transforms/tuning_spec.py",
+           "match.MatchDimsEqualOp(batch, [gemm.batch])", "pass",
+           "tuning-spec matcher ignores the batch size", T_SPEC),
+]
+
+
+@dataclass
+class Outcome:
+    id: str
+    file: str
+    description: str
+    status: str  # killed | survived | timeout | error
+    killer: str | None
+    seconds: float
+    detail: str = ""
+
+
+def tracked_files(root: Path) -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    return [name for name in listed if (root / name).is_file()]
+
+
+def copy_tree(root: Path, into: Path) -> None:
+    for name in tracked_files(root):
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, target)
+
+
+def pytest_command(tests: tuple[str, ...]) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-x", "-m", "not slow", "-p", "no:cacheprovider", *tests]
+
+
+def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+    try:
+        done = subprocess.run(pytest_command(tests), cwd=tree, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, ""
+    return done.returncode, done.stdout + done.stderr
+
+
+def first_failure(output: str) -> str | None:
+    found = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, re.M)
+    return found.group(1) if found else None
+
+
+def check_table(tree: Path, mutants: list[Mutant]) -> dict[str, str]:
+    """Why each mutant cannot be run (snippet missing or ambiguous, mutated source does not compile)."""
+    problems = {}
+    for mutant in mutants:
+        path = tree / mutant.file
+        if not path.exists():
+            problems[mutant.id] = f"file {mutant.file} not found"
+            continue
+        source = path.read_text()
+        count = source.count(mutant.original)
+        if count != 1:
+            problems[mutant.id] = (f"snippet not found in {mutant.file}" if count == 0
+                                   else f"snippet found {count} times in {mutant.file}")
+            continue
+        try:
+            compile(source.replace(mutant.original, mutant.mutated), mutant.file, "exec")
+        except SyntaxError as err:
+            problems[mutant.id] = f"mutated {mutant.file} does not compile: {err.msg} (line {err.lineno})"
+    return problems
+
+
+def log_line(text: str) -> None:
+    print(text, flush=True)
+
+
+def run(mutants: list[Mutant], timeout: float, log=log_line) -> list[Outcome]:
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="mutate.") as scratch:
+        tree = Path(scratch) / "tree"
+        copy_tree(REPO, tree)
+        problems = check_table(tree, mutants)
+        # The unmutated tree must pass every selected test file, or a failure would be counted as a kill.
+        selected = tuple(sorted({t for m in mutants if m.id not in problems for t in m.tests}))
+        if selected:
+            code, output = run_tests(tree, selected, timeout * 4)
+            if code != 0:
+                raise SystemExit(f"the unmutated tree fails its tests ({first_failure(output) or code}); fix that "
+                                 f"first:\n{output[-3000:]}")
+            probe = subprocess.run([sys.executable, "-c", "import pipelines; print(pipelines.__file__)"], cwd=tree,
+                                   env=dict(os.environ, PYTHONPATH=str(tree)), capture_output=True, text=True)
+            if not probe.stdout.strip().startswith(str(tree)):
+                raise SystemExit(f"the copy's modules are not the ones imported ({probe.stdout.strip()}).")
+        for number, mutant in enumerate(mutants, 1):
+            started = time.time()
+            if mutant.id in problems:
+                outcome = Outcome(mutant.id, mutant.file, mutant.description, "error", None, 0.0,
+                                  problems[mutant.id])
+            else:
+                path = tree / mutant.file
+                original = path.read_text()
+                try:
+                    path.write_text(original.replace(mutant.original, mutant.mutated))
+                    code, output = run_tests(tree, mutant.tests, timeout)
+                finally:
+                    path.write_text(original)
+                seconds = time.time() - started
+                if code is None:
+                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "timeout", None, seconds,
+                                      f"tests ran past {timeout:.0f} s")
+                elif code == 0:
+                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "survived", None, seconds)
+                elif code == 1:
+                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "killed", first_failure(output),
+                                      seconds)
+                else:  # collection errors, usage errors: the tests did not judge the mutant
+                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "error", first_failure(output),
+                                      seconds, f"pytest exited {code}: {output.strip().splitlines()[-1:]}")
+            outcomes.append(outcome)
+            log(f"[{number}/{len(mutants)}] {outcome.status:8s} {outcome.id} ({outcome.seconds:.1f} s)"
+                + (f" by {outcome.killer}" if outcome.killer else "") + (f": {outcome.detail}" if outcome.detail
+                                                                          and outcome.status != "killed" else ""))
+    return outcomes
+
+
+def kill_rate(outcomes: list[Outcome]) -> tuple[int, int, float]:
+    killed = sum(o.status in ("killed", "timeout") for o in outcomes)
+    judged = killed + sum(o.status == "survived" for o in outcomes)
+    return killed, judged, (killed / judged if judged else 0.0)
+
+
+def git_commit() -> str:
+    done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def markdown(outcomes: list[Outcome], command: str, commit: str, when: str, seconds: float) -> str:
+    killed, judged, rate = kill_rate(outcomes)
+    errors = [o for o in outcomes if o.status == "error"]
+    lines = [f"# Mutation run {when}", "",
+             f"Commit `{commit}`; command `{command}`; {len(outcomes)} mutants in {seconds:.0f} s.", "",
+             f"**Kill rate {killed}/{judged} = {100 * rate:.1f} %** (killed or timed out / judged; "
+             f"{len(errors)} error(s) not judged).", "",
+             "| mutant | file | planted bug | outcome | killed by | s |", "|---|---|---|---|---|---|"]
+    for o in outcomes:
+        lines.append(f"| {o.id} | {o.file} | {o.description} | {o.status}"
+                     f"{': ' + o.detail if o.detail and o.status != 'killed' else ''} | {o.killer or '–'} | "
+                     f"{o.seconds:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="ID", help="run these mutants only (nothing is written)")
+    parser.add_argument("--list", action="store_true", help="print the table and exit")
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds per mutant's test run")
+    parser.add_argument("--out", type=Path, default=REPO / "results" / "mutation")
+    args = parser.parse_args(argv)
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.id:36s} {m.file:32s} {m.description}")
+        return 0
+    chosen = MUTANTS
+    if args.only:
+        unknown = set(args.only) - {m.id for m in MUTANTS}
+        if unknown:
+            parser.error(f"unknown mutant(s): {', '.join(sorted(unknown))}")
+        chosen = [m for m in MUTANTS if m.id in args.only]
+    command = "python tools/mutate.py" + (f" --only {' '.join(args.only)}" if args.only else "")
+    commit, started = git_commit(), time.time()
+    outcomes = run(chosen, args.timeout)
+    seconds = time.time() - started
+    killed, judged, rate = kill_rate(outcomes)
+    print(f"\nkill rate {killed}/{judged} = {100 * rate:.1f} %; errors: "
+          f"{sum(o.status == 'error' for o in outcomes)}; survivors: "
+          f"{', '.join(o.id for o in outcomes if o.status == 'survived') or 'none'}")
+    if not args.only:
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{when}.md").write_text(markdown(outcomes, command, commit, when, seconds))
+        with open(args.out / f"{when}.jsonl", "w") as jsonl:
+            for o in outcomes:
+                jsonl.write(json.dumps(dict(asdict(o), commit=commit, command=command)) + "\n")
+        print(f"wrote {args.out / f'{when}.md'} and .jsonl")
+    return 0 if judged and rate >= 0.9 and not any(o.status == "error" for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
