@@ -267,9 +267,17 @@ def _terminate_raises():
 
 @contextlib.contextmanager
 def _signals_held():
-    """Ctrl-C and SIGTERM wait until the output has moved in: the folder is then old or new, never half."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    """Ctrl-C and SIGTERM wait until the output has moved in: the folder is then old or new, never half. (Python
+    handlers, not a signal mask: a mask covers one thread, and IREE's thread pools would take the signal.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {signum: signal.signal(signum, lambda got, _frame: pending.append(got)) for signum in _HELD_SIGNALS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if pending:
+            signal.raise_signal(pending[0])

@@ -307,3 +307,22 @@ def test_finalize_keeps_user_files_in_best(tmp_path):
     summary = finalize(Gemm(64, 64, 64, "bf16", "nn"), TARGETS["cpu"], plan, tmp_path / "cache.json")
     assert (plan / "best" / "mine.md").read_text() == "notes"
     assert json.loads((plan / "best" / "best.json").read_text())["tflops"] == summary["tflops"] == 2.0
+
+
+def test_ctrl_c_while_the_output_moves_in_waits_until_it_is_whole(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--target", "cpu", "--shape", "64x64x64", "-o", str(out)]) == 0
+    real_replace, moved = os.replace, []
+
+    def replace_and_interrupt(source, target):  # Ctrl-C arrives after the first file has moved in
+        moved.append(target)
+        real_replace(source, target)
+        if len(moved) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(os, "replace", replace_and_interrupt)
+    assert cli.main(["compile", "--target", "cpu", "--shape", "64x64x64", "--dtype", "f16", "-o", str(out)]) == 130
+    assert "interrupted" in capsys.readouterr().err and len(moved) > 4
+    assert "f16" in (out / "gemm.mlir").read_text() and json.loads((out / "report.json").read_text())[
+        "problems"][0]["dtype"] == "f16"
+    assert not [p for p in tmp_path.iterdir() if SCRATCH_TAG in p.name]
