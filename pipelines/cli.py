@@ -30,7 +30,7 @@ from .emulator import EmulatorError, emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump
 from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
-from .output import OWNER, OutputError, write_file
+from .output import FILE_MARK, OutputError, write_file
 from .report import write_reports
 from .runner import RunError, device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
@@ -189,8 +189,7 @@ def cmd_spec(args) -> int:
                          "script; name a pipeline such as 'tuned' or give schedule flags.")
     if args.output:
         # The first line names the tool, so the next `spec -o` recognises the file as its own to overwrite.
-        write_file(args.output, f"// Transform script written by {OWNER} (`pipelines spec`).\n{prepared.spec}",
-                   args.force)
+        write_file(args.output, f"// {FILE_MARK}\n{prepared.spec}", args.force)
     else:
         sys.stdout.write(prepared.spec)
     return 0

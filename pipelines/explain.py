@@ -12,7 +12,7 @@ from pathlib import Path
 
 from transforms.hazards import Op, Program
 
-from .output import OWNER, write_file
+from .output import FILE_MARK, write_file
 
 COLOURS = {"mma": "#f28e2b", "load": "#4e79a7", "read": "#59a14f", "idle": "#d3d3d3"}
 
@@ -78,7 +78,7 @@ def timeline_png(program: Program, path: Path, force: bool = False) -> None:
               ncol=4)
     fig.tight_layout()
     picture = io.BytesIO()
-    # The owner's name in a PNG text chunk lets the next run recognise the file as its own.
-    fig.savefig(picture, format="png", dpi=150, metadata={"Software": OWNER})
+    # A PNG text chunk lets the next run recognise the picture as its own.
+    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
     plt.close(fig)
     write_file(path, picture.getvalue(), force)

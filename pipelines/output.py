@@ -27,7 +27,8 @@ MANIFEST = ".pipelines-output.json"
 # Signs of a bench/tune work folder written before manifests existed; such a folder resumes.
 WORK_FILES = ("plan.json", "results.jsonl")
 SCRATCH_TAG = ".pipelines-tmp-"
-# Single files carry the owner's name in their first bytes (a comment in text, a PNG text chunk).
+# Single files carry this line in their first bytes (a comment in text, a PNG text chunk) so a rerun knows them.
+FILE_MARK = f"Written by {OWNER}; the next run may overwrite this file."
 MARK_BYTES = 4096
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -100,7 +101,7 @@ def output_folder(final: Path, command: str, force: bool = False):
         scratch = _scratch_folder(final)
     except OSError as err:
         _remove_empty(made)
-        raise OutputError(f"cannot create {final}: {err.strerror or err}.") from None
+        raise OutputError(f"cannot create a folder beside {final} to build it in: {err.strerror or err}.") from None
     try:
         with _terminate_raises():
             yield scratch
@@ -112,7 +113,7 @@ def output_folder(final: Path, command: str, force: bool = False):
         raise
 
 
-def is_tools(folder: Path) -> bool:
+def _ours(folder: Path) -> bool:
     """Whether `folder` was written by this tool (manifest, or the files of a plan or a compile that predate it)."""
     return (folder / MANIFEST).is_file() or any((folder / name).is_file() for name in WORK_FILES) or \
         _legacy_compile_files(folder) is not None
@@ -121,7 +122,7 @@ def is_tools(folder: Path) -> bool:
 def _admit(folder: Path, force: bool) -> None:
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"-o {folder} is an existing file; name a folder.")
-    if folder.is_dir() and not force and any(folder.iterdir()) and not is_tools(folder):
+    if folder.is_dir() and not force and any(folder.iterdir()) and not _ours(folder):
         raise OutputError(f"{folder} holds files pipelines did not write; choose another folder or pass --force "
                           "to write beside them.")
 
@@ -186,7 +187,7 @@ def _legacy_compile_files(folder: Path) -> list[str] | None:
 def _marked(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
-            return OWNER.encode() in handle.read(MARK_BYTES)
+            return FILE_MARK.encode() in handle.read(MARK_BYTES)
     except OSError:
         return False
 

@@ -135,7 +135,8 @@ def read_cache(cache: Path) -> dict:
         entries = json.loads(cache.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         reason = getattr(err, "strerror", None) or "it is not valid JSON"
-        raise TuneError(f"cannot read the tune cache {cache} ({reason}); delete it or pass --cache FILE.") from None
+        raise TuneError(f"cannot read the tune cache {cache} ({reason}); delete it or pass --cache FILE."
+                        ) from None
     entry_ok = lambda v: isinstance(v, dict) and isinstance(v.get("schedule", 0), (dict, type(None)))  # noqa: E731
     if not isinstance(entries, dict) or not all(map(entry_ok, entries.values())):
         raise TuneError(f"the tune cache {cache} is not a map of problems to measured schedules; delete it or "
