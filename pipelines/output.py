@@ -203,9 +203,13 @@ def _scratch_folder(final: Path) -> Path:
 
 
 def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
+    try:  # read, not set and reset: another thread creating a file meanwhile would get umask 0
+        status = Path("/proc/self/status").read_text()
+        return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Umask:")), 8)
+    except (OSError, StopIteration, ValueError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return umask
 
 
 def _scratch_file(path: Path) -> tuple[int, str]:

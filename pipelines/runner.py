@@ -401,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     except RunError as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # every finished case is in results.jsonl
+        print("pipelines: interrupted; run the same command again to resume.", file=sys.stderr)
+        return 130
     return 0
 
 
