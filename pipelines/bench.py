@@ -25,6 +25,7 @@ from transforms.schedule import Schedule
 from . import flow
 from .compiler import CompileError
 from .named import get_pipeline, is_codegen
+from .output import work_folder, write_atomic
 from .targets import Target, TargetError, check_dtype
 from .verify import FallbackError
 
@@ -70,9 +71,11 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], plan: Path) -> Path:
-    """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused."""
-    plan.mkdir(parents=True, exist_ok=True)
+def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], plan: Path, force: bool = False
+               ) -> Path:
+    """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused. A folder
+    holding files this tool did not write is refused unless `force` (see `output.work_folder`)."""
+    work_folder(plan, force)
     entries, seen_problems = [], set()
     for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
         repeat = repeat_count(gemm, target)
@@ -93,7 +96,8 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], p
         if not (folder / "gemm.vmfb").exists():
             try:
                 prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))
-                flow.compile_job(prepared, folder,
+                # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
+                flow.compile_job(prepared, folder, force=True,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
                 shutil.rmtree(folder / flow.DUMP_DIR)  # verified; the plan travels without ISA and LLVM IR
             except (CompileError, FallbackError, TargetError, ValueError) as err:
@@ -102,7 +106,7 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], p
     sys.stderr.write("\n")
     meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
             "cases": entries}
-    _write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
+    write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
     return plan
 
 
@@ -122,9 +126,3 @@ def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelin
                         raise
                     sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned
     return cases
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    scratch = path.with_name(f".{path.name}.tmp")
-    scratch.write_text(text)
-    scratch.replace(path)

@@ -30,6 +30,7 @@ from .emulator import EmulatorError, emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump
 from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
+from .output import FILE_MARK, OutputError, write_file
 from .report import write_reports
 from .runner import RunError, device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
@@ -37,8 +38,13 @@ from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
 
 USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
-               UkernelError, LdsBudgetError, EmulatorError)
+               UkernelError, LdsBudgetError, EmulatorError, OutputError)
 DEFAULT_CACHE = tune_cache()
+
+
+FORCE_FOLDER = ("write into a folder that holds files pipelines did not write (only the files pipelines writes "
+                "are replaced; the others stay)")
+FORCE_FILE = "overwrite a file that pipelines did not write"
 
 
 class UsageError(ValueError):
@@ -166,7 +172,7 @@ def _job(args) -> flow.Job:
 
 def cmd_compile(args) -> int:
     prepared = flow.prepare(_job(args))
-    report = flow.compile_job(prepared, args.output)
+    report = flow.compile_job(prepared, args.output, force=args.force)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -182,7 +188,8 @@ def cmd_spec(args) -> int:
         raise UsageError("this pipeline schedules nothing (IREE's default heuristic), so there is no transform "
                          "script; name a pipeline such as 'tuned' or give schedule flags.")
     if args.output:
-        args.output.write_text(prepared.spec)
+        # The first line names the tool, so the next `spec -o` recognises the file as its own to overwrite.
+        write_file(args.output, f"// {FILE_MARK}\n{prepared.spec}", args.force)
     else:
         sys.stdout.write(prepared.spec)
     return 0
@@ -260,7 +267,7 @@ def cmd_bench(args) -> int:
     else:
         gemm = _gemm(args)
         cases = [(gemm, name, get_pipeline(name).choose(gemm, target)) for name in pipelines]
-    plan = build_plan(target, cases, args.output)
+    plan = build_plan(target, cases, args.output, args.force)
     if args.compile_only:
         print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
               f"  python -m pipelines.runner {plan} --device cuda")
@@ -273,7 +280,7 @@ def cmd_report(args) -> int:
     results = args.folder / "results.jsonl"
     if not results.is_file():
         raise UsageError(f"{args.folder} has no results.jsonl.")
-    for path in write_reports(results, args.output or args.folder, args.title):
+    for path in write_reports(results, args.output or args.folder, args.title, args.force):
         print(f"wrote {path}")
     return 0
 
@@ -289,7 +296,7 @@ def cmd_tune(args) -> int:
     devices = _devices(args)
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
-        plan_search(gemm, target, folder, args.limit, codegen)
+        plan_search(gemm, target, folder, args.limit, codegen, args.force)
         if args.compile_only or not devices:
             print(f"wrote {folder}/plan.json; run it where the device is with\n"
                   f"  python -m pipelines.runner {folder} --device cuda\nthen `pipelines tune` again with the "
@@ -330,7 +337,7 @@ def cmd_explain(args) -> int:
     print(f"hazard check: no LDS race, every MFMA after its lgkmcnt wait, barriers balanced "
           f"({len(accesses)} LDS accesses)")
     if args.output:
-        timeline_png(program, args.output)
+        timeline_png(program, args.output, args.force)
         print(f"wrote {args.output}")
     return 0
 
@@ -377,12 +384,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "interleave "
                    "(gfx1151), double_buffered (all)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
+    p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     p.set_defaults(run=cmd_compile)
     p = sub.add_parser("spec", help="print only the transform script (tuning spec)")
     _problem_args(p)
     _schedule_args(p)
     p.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
+    p.add_argument("--force", action="store_true", help=FORCE_FILE)
     p.set_defaults(run=cmd_spec)
     p = sub.add_parser("inspect", help="statistics of a compiled folder")
     p.add_argument("folder", type=Path)
@@ -399,12 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--compile-only", action="store_true", help="write the plan, run nothing")
     p.add_argument("--plan", type=Path, help="run a plan written by --compile-only")
-    p.add_argument("-o", "--output", type=Path, help="plan and results folder")
+    p.add_argument("-o", "--output", type=Path, help="plan and results folder (an existing plan resumes)")
+    p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=cmd_bench)
     p = sub.add_parser("report", help="render results.jsonl as CSV, Markdown and PNG")
     p.add_argument("folder", type=Path)
     p.add_argument("-o", "--output", type=Path)
     p.add_argument("--title", default="GEMM benchmark")
+    p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=cmd_report)
     p = sub.add_parser("tune", help="search schedules for one problem and keep the fastest correct one")
     _problem_args(p)
@@ -416,8 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search compilation_info schedules (config) or the transform-dialect codegen route (CUDA)")
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    p.add_argument("--force", action="store_true", help="ignore the cache")
-    p.add_argument("-o", "--output", type=Path, required=True)
+    p.add_argument("--force", action="store_true", help="ignore the cache, and " + FORCE_FOLDER)
+    p.add_argument("-o", "--output", type=Path, required=True, help="plan folder (an existing plan resumes)")
     p.set_defaults(run=cmd_tune)
     p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
     p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered, "
@@ -428,6 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
+    p.add_argument("--force", action="store_true", help=FORCE_FILE)
     p.set_defaults(run=cmd_explain)
     p = sub.add_parser("emulate", help="run a compiled AMD GEMM on the CPU emulator and check it against float64")
     p.add_argument("folder", type=Path, help="a folder written by `pipelines compile`")
@@ -448,3 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     except (*USER_ERRORS, UsageError) as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the output was cleaned up on the way here
+        print("pipelines: interrupted; no output is left half-written (a plan folder resumes on the next run).",
+              file=sys.stderr)
+        return 130

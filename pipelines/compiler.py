@@ -3,18 +3,14 @@
 ROCm gets the schedule as a tuning spec file (`--iree-codegen-tuning-spec-path`); CUDA gets it as
 `compilation_info` on the linalg op in the source (IREE 3.13 does not read tuning specs for CUDA), or, on the
 codegen route, as a whole transform-dialect library (`--iree-codegen-transform-dialect-library`); the CPU compiles
-the plain source with IREE's CPU pipeline. Everything is written into a scratch folder beside the requested one
-and renamed into place only when the caller's checks pass, so a failure leaves nothing behind.
+the plain source with IREE's CPU pipeline. The caller compiles into a scratch folder (`output.output_folder`)
+that becomes the output only when its checks pass; the recorded command names the output's final paths.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +71,10 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
 
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,
                      print_pass_ir: bool = False, extra_flags: tuple[str, ...] = (),
-                     library: Path | None = None) -> Compiled:
+                     library: Path | None = None, moved_to: tuple[Path, Path] | None = None) -> Compiled:
+    """Compile `source` into `folder`. `moved_to` is (scratch, final) when `folder` lies in a scratch folder
+    that is moved to `final` afterwards: the recorded command then names the final paths, so that running it
+    again reproduces the output where the user finds it (the scratch no longer exists by then)."""
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
     command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir, library), *extra_flags,
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
@@ -89,21 +88,8 @@ def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | No
         raise CompileError(f"iree-compile failed for {target.name}: {first.split('error:', 1)[-1].strip()}")
     if print_pass_ir:
         (dump / IR_DUMPS).write_text(done.stderr)
+    if moved_to is not None:
+        scratch, final = (str(p) for p in moved_to)
+        command = tuple(arg.replace(scratch, final) for arg in command)
     (folder / "compile_command.txt").write_text(" ".join(command) + "\n")
     return Compiled(folder, vmfb, dump, command)
-
-
-@contextlib.contextmanager
-def staged_folder(final: Path):
-    """A scratch folder that becomes `final` if the block succeeds and disappears if it raises."""
-    final = final.resolve()
-    final.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
-        yield scratch
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(scratch, final)

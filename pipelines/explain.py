@@ -7,9 +7,12 @@ operations, so the ping-pong (one group's MFMA cluster beside the other's loads)
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from transforms.hazards import Op, Program
+
+from .output import FILE_MARK, write_file
 
 COLOURS = {"mma": "#f28e2b", "load": "#4e79a7", "read": "#59a14f", "idle": "#d3d3d3"}
 
@@ -48,7 +51,8 @@ def text_table(program: Program) -> str:
     return "\n".join(lines)
 
 
-def timeline_png(program: Program, path: Path) -> None:
+def timeline_png(program: Program, path: Path, force: bool = False) -> None:
+    """Draw the timeline into `path`; an existing picture this tool did not draw is replaced only with `force`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -73,5 +77,8 @@ def timeline_png(program: Program, path: Path) -> None:
     ax.legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items()], fontsize=7, loc="upper right",
               ncol=4)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    picture = io.BytesIO()
+    # A PNG text chunk lets the next run recognise the picture as its own.
+    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
     plt.close(fig)
+    write_file(path, picture.getvalue(), force)

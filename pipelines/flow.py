@@ -2,14 +2,15 @@
 
 A `Job` says what to compile (GEMMs, each with a schedule or None for IREE's heuristic, and the source they
 come from). `prepare` validates everything and builds the linalg source and transform script in memory;
-`compile_job` writes them, compiles into a staged folder, checks every requested choice in the output and
-writes `report.json`. Nothing reaches the output folder unless all of that succeeds.
+`compile_job` writes them, compiles into a scratch folder, checks every requested choice in the output and
+writes `report.json`. Nothing reaches the output folder unless all of that succeeds (see `output`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,8 +23,9 @@ from transforms.tuning_spec import tuning_spec
 from transforms.kernels import build_kernel, check_kernel, kernel_label, kernel_name, kernel_threads
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
-from .compiler import DUMP_DIR, run_iree_compile, staged_folder
+from .compiler import DUMP_DIR, run_iree_compile
 from .inspect import KernelStats, inspect_dump, ptx_kernels
+from .output import output_folder
 from .targets import Target, check_dtype
 from .verify import FallbackError, verify_codegen, verify_dispatch, verify_lanes, verify_ukernel
 
@@ -114,9 +116,11 @@ def _prepare_codegen(job: Job) -> Prepared:
         return Prepared(job, str(module), str(library), (None,))
 
 
-def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()) -> dict:
+def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = (), force: bool = False) -> dict:
+    """Compile into `out`; `force` writes into a folder that holds files this tool did not write (they stay)."""
     job = prepared.job
-    with staged_folder(out) as folder:
+    with output_folder(out, "compile", force) as folder:
+        moved_to = (folder, Path(os.path.abspath(out)))
         source = folder / SOURCE_FILE
         source.write_text(prepared.source)
         spec_path = None
@@ -130,12 +134,12 @@ def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = ()
         if job.codegen:
             # One PTX per executable, so that the kernel can be substituted alone (NT/TN add a transpose dispatch).
             extra_flags = (*extra_flags, "--iree-hal-link-executables=false")
-        f16_kernel = _retyped_kernel(job, source, folder, library, extra_flags) if _retyped(job) else None
+        f16_kernel = _retyped_kernel(job, source, folder, library, extra_flags, moved_to) if _retyped(job) else None
         if f16_kernel is not None:
             extra_flags = (*extra_flags, f"--iree-hal-substitute-executable-object="
                            f"{f16_kernel.dispatch.removeprefix('module_')}={folder / RETYPED_PTX}")
         compiled = run_iree_compile(source, folder, job.target, spec_path, print_pass_ir=evidence,
-                                    extra_flags=extra_flags, library=library)
+                                    extra_flags=extra_flags, library=library, moved_to=moved_to)
         stats = inspect_dump(compiled.dump, job.target)
         if f16_kernel is not None:
             stats = _linked_retyped(job, folder, compiled.dump, stats, f16_kernel)
@@ -150,13 +154,14 @@ def _retyped(job: Job) -> bool:
     return job.codegen and job.target.backend == "cuda" and codegen_script.retyped(job.gemms[0])
 
 
-def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...]
-                    ) -> KernelStats:
+def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...],
+                    moved_to: tuple[Path, Path]) -> KernelStats:
     """Compile the f16 kernel into KERNEL_DIR, write its PTX with the mma.sync retyped to the problem's input type
     to RETYPED_PTX, and return the f16 kernel's stats (its dispatch names the executable to substitute: codegen
     compiles one executable per dispatch)."""
     (folder / KERNEL_DIR).mkdir()
-    first = run_iree_compile(source, folder / KERNEL_DIR, job.target, extra_flags=extra_flags, library=library)
+    first = run_iree_compile(source, folder / KERNEL_DIR, job.target, extra_flags=extra_flags, library=library,
+                             moved_to=moved_to)
     first.vmfb.unlink()  # the f16 kernel on bf16 bits: never to be run
     kernels = [k for k in inspect_dump(first.dump, job.target) if k.mma_count]
     if len(kernels) != 1:

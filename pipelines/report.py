@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from .output import output_folder
 from .runner import read_results
 
 
@@ -92,22 +93,25 @@ def _csv_rows(rows: list[dict]) -> list[list]:
     return out
 
 
-def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> list[Path]:
+def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force: bool = False) -> list[Path]:
+    """results.csv, results.md and results.png in `out` (with the plan, or a folder of their own; a folder holding
+    files this tool did not write only with `force`, and those files stay)."""
     rows = load_rows(results)
-    out.mkdir(parents=True, exist_ok=True)
     header, body = tables(rows)
-    csv_path, md_path, png_path = out / "results.csv", out / "results.md", out / "results.png"
-    with csv_path.open("w", newline="") as handle:
-        handle.write(f"# {provenance(rows).replace(',', ';')}\n")
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        writer.writerows(_csv_rows(rows))
-    lines = [f"# {title}", "", provenance(rows), "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(line) + " |" for line in body]
-    md_path.write_text("\n".join(lines) + "\n")
-    _plot(rows, png_path, f"{title}\n{provenance(rows)}")
-    return [csv_path, md_path, png_path]
+    names = ("results.csv", "results.md", "results.png")
+    with output_folder(out, "report", force) as folder:
+        csv_path, md_path, png_path = (folder / name for name in names)
+        with csv_path.open("w", newline="") as handle:
+            handle.write(f"# {provenance(rows).replace(',', ';')}\n")
+            writer = csv.writer(handle)
+            writer.writerow(CSV_COLUMNS)
+            writer.writerows(_csv_rows(rows))
+        lines = [f"# {title}", "", provenance(rows), "",
+                 "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(line) + " |" for line in body]
+        md_path.write_text("\n".join(lines) + "\n")
+        _plot(rows, png_path, f"{title}\n{provenance(rows)}")
+    return [out / name for name in names]
 
 
 def _plot(rows: list[dict], path: Path, title: str) -> None:

@@ -4,7 +4,9 @@ This module imports only the IREE *runtime*, numpy and ml_dtypes (and torch when
 so a plan compiled on a CPU machine runs on a GPU machine that has only the runtime wheel. A plan is a folder
 with `plan.json` (one entry per case: problem, pipeline, function, repeat count, vmfb path) written by
 `pipelines bench --compile-only` or `pipelines tune`. `run_plan` appends one JSON line per case to
-`results.jsonl`; a case already there is skipped, so an interrupted run resumes.
+`results.jsonl` (one fsynced write, so a kill loses at most the case in flight); a case already measured correct,
+or recorded as failing to compile, is skipped, so an interrupted run resumes, and a case that failed to run or
+gave a wrong result is run again.
 
 Timing: `iree-benchmark-module` (Google Benchmark) runs the function with the same seeded random inputs (never
 splats), after a warm-up, for `repetitions` repetitions; each dispatch was compiled to repeat `repeat` times
@@ -257,20 +259,76 @@ def _summary(times_ms: list[float], flops: int, device_name: str, dtype: str) ->
 
 
 def append_line(path: Path, row: dict) -> None:
-    """One whole line per write with O_APPEND, so parallel workers never interleave rows."""
+    """One whole line per write with O_APPEND, so parallel workers never interleave rows, and fsync, so a row
+    that was reported written survives a crash."""
     data = (json.dumps(row) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
-        os.write(fd, data)
+        if os.write(fd, data) != len(data):
+            raise RunError(f"could not append a whole row to {path} (disk full?).")
+        os.fsync(fd)
     finally:
         os.close(fd)
 
 
 def read_results(results: Path) -> list[dict]:
-    """The rows `append_line` wrote, oldest first (none when the file does not exist yet)."""
+    """The rows `append_line` wrote, oldest first (none when the file does not exist yet). A last line that is
+    not a whole row (a run killed mid-write) is skipped with a warning; a bad line before it is an error."""
+    rows, lines = [], _lines(results)
+    for number, line in enumerate(lines, 1):
+        row = _row(line)
+        if row is not None:
+            rows.append(row)
+        elif not line.strip():
+            continue
+        elif number == len(lines):
+            sys.stderr.write(f"warning: skipping the last line ({number}) of {results}: not a whole row (a run "
+                             "stopped while writing it).\n")
+        else:
+            raise RunError(f"line {number} of {results} is not a JSON row with an 'id'; fix or delete that line.")
+    return rows
+
+
+def _lines(results: Path) -> list[str]:
     if not results.exists():
         return []
-    return [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    try:
+        text = results.read_text(errors="replace")
+    except OSError as err:
+        raise RunError(f"cannot read {results} ({err.strerror}).") from None
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _row(line: str) -> dict | None:
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+
+
+def _drop_torn_line(results: Path) -> None:
+    """Cut a last line that is not a whole row (read_results warned about it), so the next row starts a line."""
+    if not results.exists():
+        return
+    data = results.read_bytes()
+    body = data.rstrip()
+    start = body.rfind(b"\n") + 1
+    if body and _row(body[start:].decode(errors="replace")) is None:
+        os.truncate(results, start)
+    elif body and len(body) == len(data):  # a whole row without its newline (edited by hand)
+        with results.open("ab") as handle:
+            handle.write(b"\n")
+
+
+def settled(row: dict, case: dict) -> bool:
+    """Whether `row` settles `case`: measured correct, or the compile failure the plan recorded for it."""
+    if case.get("status", "ok") != "ok":
+        return row.get("status") == case["status"]
+    return row.get("status") == "ok" and row.get("correct") is True
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -297,8 +355,12 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         device_or_error(device)
     cases = json.loads((plan / "plan.json").read_text())["cases"]
     results = results or plan / "results.jsonl"
-    measured = {row["id"] for row in read_results(results)}
-    todo = [c for c in cases if c["id"] not in measured]
+    rows = {row["id"]: row for row in read_results(results)}  # the latest row of a case counts
+    _drop_torn_line(results)
+    todo = [c for c in cases if c["id"] not in rows or not settled(rows[c["id"]], c)]
+    retried = sum(1 for c in todo if c["id"] in rows)
+    if retried:
+        sys.stderr.write(f"running again {retried} case(s) that failed or gave wrong results before\n")
     started = time.time()
     if len(devices) == 1:
         _worker(plan, devices[0], todo, results, repetitions, len(todo))
@@ -339,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     except RunError as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # every finished case is in results.jsonl
+        print("pipelines: interrupted; run the same command again to resume.", file=sys.stderr)
+        return 130
     return 0
 
 

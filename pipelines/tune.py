@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,8 +21,9 @@ from transforms import codegen_script
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, worth_trying
 
-from .bench import build_plan, _write_atomic
+from .bench import build_plan
 from .named import CODEGEN_CANDIDATE
+from .output import output_folder, write_atomic
 from .report import load_rows
 from .targets import Target
 
@@ -75,11 +75,12 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     return found
 
 
-def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False) -> Path:
+def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
+                force: bool = False) -> Path:
     options = (codegen_candidates if codegen else candidates)(gemm, target)[:limit]
     label = CODEGEN_CANDIDATE if codegen else "candidate"
     cases = [(gemm, "default", None)] + [(gemm, label, s) for s in options]
-    return build_plan(target, cases, folder)
+    return build_plan(target, cases, folder, force)
 
 
 def cache_key(gemm: Gemm, target: Target, codegen: bool = False) -> str:
@@ -106,13 +107,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     default = next((r for r in rows if r["pipeline"] == "default" and r["status"] == "ok"), None)
     case = next(c for c in plan["cases"] if c["id"] == best["id"])
     source = folder / Path(case["vmfb"]).parent
-    out = folder / "best"
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir()
-    for name in ("spec.mlir", "gemm.mlir", "report.json"):
-        if (source / name).exists():
-            shutil.copy(source / name, out / name)
+    entries = read_cache(cache)  # before anything is written: a corrupt cache stops here
     summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
                "route": "codegen" if codegen else "compilation_info",
                "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
@@ -120,19 +115,37 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
                "device": best.get("device_name"), "measured": sum(1 for r in rows if r["status"] == "ok"),
                "failed": sum(1 for r in rows if r["status"] != "ok"), "plan": str(folder)}
-    _write_atomic(out / "best.json", json.dumps(summary, indent=1))
-    _write_atomic(out / "ranking.md", ranking_markdown(rows, summary))
-    entries = json.loads(cache.read_text()) if cache.exists() else {}
+    # best/ lies in the tool's plan folder: its files are replaced, anything else a user put there stays.
+    with output_folder(folder / "best", "tune", force=True) as out:
+        for name in ("spec.mlir", "gemm.mlir", "report.json"):
+            if (source / name).exists():
+                (out / name).write_bytes((source / name).read_bytes())
+        (out / "best.json").write_text(json.dumps(summary, indent=1))
+        (out / "ranking.md").write_text(ranking_markdown(rows, summary))
     entries[cache_key(gemm, target, codegen)] = summary
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(cache, json.dumps(entries, indent=1))
+    write_atomic(cache, json.dumps(entries, indent=1))
     return summary
 
 
-def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False) -> dict | None:
+def read_cache(cache: Path) -> dict:
+    """The tune cache: {cache_key: summary}, empty when the file does not exist yet."""
     if not cache.exists():
-        return None
-    return json.loads(cache.read_text()).get(cache_key(gemm, target, codegen))
+        return {}
+    try:
+        entries = json.loads(cache.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        reason = getattr(err, "strerror", None) or "it is not valid JSON"
+        raise TuneError(f"cannot read the tune cache {cache} ({reason}); delete it or pass --cache FILE."
+                        ) from None
+    entry_ok = lambda v: isinstance(v, dict) and isinstance(v.get("schedule", 0), (dict, type(None)))  # noqa: E731
+    if not isinstance(entries, dict) or not all(map(entry_ok, entries.values())):
+        raise TuneError(f"the tune cache {cache} is not a map of problems to measured schedules; delete it or "
+                        "pass --cache FILE.")
+    return entries
+
+
+def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False) -> dict | None:
+    return read_cache(cache).get(cache_key(gemm, target, codegen))
 
 
 def ranking_markdown(rows: list[dict], summary: dict) -> str:

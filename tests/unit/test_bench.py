@@ -51,7 +51,7 @@ def test_interrupted_run_resumes(tmp_path):
                       tmp_path / "plan")
     results = plan / "results.jsonl"
     first_case = json.loads((plan / "plan.json").read_text())["cases"][0]
-    results.write_text(json.dumps({"id": first_case["id"], "status": "ok", "marker": "kept"}) + "\n")
+    results.write_text(json.dumps({"id": first_case["id"], "status": "ok", "correct": True, "marker": "kept"}) + "\n")
     run_plan(plan, ["local-task"], repetitions=1)
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert len(rows) == 2 and rows[0].get("marker") == "kept" and rows[1]["status"] == "ok"
