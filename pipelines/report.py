@@ -8,16 +8,56 @@ instead of showing a number. Every output names the device, driver, IREE version
 from __future__ import annotations
 
 import csv
+import json
+from numbers import Real
 from pathlib import Path
 
-from .runner import read_results
+from .runner import RunError, read_results
+
+# What every row needs to be rendered, by key; a row whose status is "ok" also needs a number for "tflops".
+_ROW_KEYS = {"id": str, "pipeline": str, "status": str, "problem": dict}
+_PROBLEM_KEYS = {"dtype": str, "m": int, "n": int, "k": int, "layout": str}
+_KIND_NAMES = {str: "a string", int: "an integer", dict: "an object"}
 
 
 def load_rows(results: Path) -> list[dict]:
+    """The latest row of each case in `results` (a re-run replaces the older row), each checked to be a row the
+    runner writes; anything else is a RunError naming the line."""
+    try:
+        rows = read_results(results)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunError(f"{results} is not JSON lines ({err}); it was not written by the runner.") from None
     latest = {}
-    for row in read_results(results):  # a re-run of a case replaces the older row
+    for number, row in enumerate(rows, 1):
+        wrong = _row_problem(row)
+        if wrong:
+            raise RunError(f"row {number} of {results} {wrong}; it was not written by the runner.")
         latest[row["id"]] = row
     return list(latest.values())
+
+
+def _row_problem(row) -> str | None:
+    if not isinstance(row, dict):
+        return "is not a JSON object"
+    for record, keys, where in ((row, _ROW_KEYS, ""), (row.get("problem"), _PROBLEM_KEYS, "problem ")):
+        for key, kind in keys.items():
+            value = record.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                return f"has {where}'{key}' {json.dumps(value)[:40]}, not {_KIND_NAMES[kind]}"
+    if not (row["problem"].get("batch") is None or isinstance(row["problem"]["batch"], int)):
+        return "has a problem batch that is not an integer"
+    numbers = [("tflops", row.get("tflops"))] if row["status"] == "ok" else []
+    if isinstance(row.get("vendor"), dict):
+        numbers.append(("vendor tflops", row["vendor"].get("tflops")))
+    elif row.get("vendor") not in (None, False):
+        return "has a 'vendor' that is not an object"
+    for name, value in numbers:  # rates are divided by
+        if not isinstance(value, Real) or isinstance(value, bool) or not value > 0:
+            return f"has {name} {json.dumps(value)[:40]}, not a positive number"
+    error = row.get("max_rel_error")
+    if error is not None and (not isinstance(error, Real) or isinstance(error, bool)):
+        return f"has max_rel_error {json.dumps(error)[:40]}, not a number"
+    return None
 
 
 def problem_key(row: dict) -> tuple:
@@ -94,6 +134,9 @@ def _csv_rows(rows: list[dict]) -> list[list]:
 
 def write_reports(results: Path, out: Path, title: str = "GEMM benchmark") -> list[Path]:
     rows = load_rows(results)
+    if not rows:
+        raise RunError(f"{results} holds no results yet; run the plan first (`pipelines bench` or "
+                       "`python -m pipelines.runner`).")
     out.mkdir(parents=True, exist_ok=True)
     header, body = tables(rows)
     csv_path, md_path, png_path = out / "results.csv", out / "results.md", out / "results.png"

@@ -28,6 +28,13 @@ ACC_DTYPE = "f32"
 # K×N (n) or N×K (t, as LLM weights are).
 LAYOUTS = ("nn", "nt", "tn")
 EPILOGUES = ("none", "alpha-beta", "bias-relu", "bias-gelu")
+# A GEMM read from a user file names its elementwise consumer by the op (e.g. "linalg.generic", "arith.truncf"):
+# IREE fuses it into the contraction's dispatch, but what it computes is the file's business.
+ELEMENTWISE_DIALECTS = ("linalg.", "arith.", "math.")
+# The largest device memory among the targets: MI355X (gfx950) carries 288 GB of HBM3E (AMD Instinct MI355X data
+# sheet). A problem whose A, B and f32 result do not fit in it cannot run on any of them.
+MAX_PROBLEM_BYTES = 288 * 10**9
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3FN": 1, "f8E5M2": 1}
 
 
 class ProblemError(ValueError):
@@ -46,8 +53,17 @@ class Epilogue:
     beta: float = 1.0
 
     def __post_init__(self):
-        if self.kind not in EPILOGUES:
+        if self.kind not in EPILOGUES and not self.kind.startswith(ELEMENTWISE_DIALECTS):
             raise ProblemError(f"unknown epilogue '{self.kind}'; choose one of {', '.join(EPILOGUES)}.")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ProblemError(f"epilogue {name} {value} must be a finite number.")
+
+
+def describe_epilogue(kind: str) -> str:
+    """How a report names an epilogue: a built one by its kind, one read from a file by its op."""
+    return kind if kind in EPILOGUES else f"fused elementwise ({kind})"
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,16 @@ class Gemm:
             raise ProblemError(f"unknown element type '{self.dtype}'; choose one of {', '.join(DTYPES)}.")
         if self.layout not in LAYOUTS:
             raise ProblemError(f"unknown layout '{self.layout}'; choose one of {', '.join(LAYOUTS)}.")
+        if self.footprint_bytes > MAX_PROBLEM_BYTES:
+            raise ProblemError(f"gemm {self.shape_name} {self.dtype} needs {self.footprint_bytes:.3g} B for A, B and "
+                               f"the f32 result; no target has more than {MAX_PROBLEM_BYTES:.3g} B of device memory.")
+
+    @property
+    def footprint_bytes(self) -> int:
+        """Bytes of A, B and the f32 result (and C for alpha-beta), the least the device must hold."""
+        lead = self.batch or 1
+        inputs = lead * (self.m + self.n) * self.k * ELEMENT_BYTES[self.dtype]
+        return inputs + lead * self.m * self.n * 4 * (2 if self.epilogue.kind == "alpha-beta" else 1)
 
     @property
     def batched(self) -> bool:
@@ -278,12 +304,37 @@ def contraction_ops(module: ir.Module) -> list[ir.Operation]:
 
 
 def gemms_from_mlir(module: ir.Module, source: str) -> list[tuple[ir.Operation, Gemm]]:
-    """Every linalg contraction of `module` as a `Gemm`, or a ProblemError naming what is not supported."""
+    """Every linalg contraction of `module` as a `Gemm` (its epilogue the elementwise op that consumes its
+    result, if one does), or a ProblemError naming what is not supported."""
     ops = contraction_ops(module)
     if not ops:
         raise ProblemError(f"{source} holds no linalg contraction (linalg.matmul, batch_matmul or a contraction "
                            "generic).")
-    return [(op, _gemm_of(op, source)) for op in ops]
+    return [(op, _gemm_of(op, source).with_(epilogue=Epilogue(_consumer(op)))) for op in ops]
+
+
+# linalg's named elementwise ops (a generic qualifies when all its loops are parallel).
+_LINALG_ELEMENTWISE = {f"linalg.{n}" for n in (
+    "add", "sub", "mul", "div", "div_unsigned", "max", "min", "powf", "exp", "log", "abs", "ceil", "floor", "negf",
+    "reciprocal", "round", "sqrt", "rsqrt", "square", "tanh", "erf", "select", "elementwise", "map")}
+
+
+def _consumer(op: ir.Operation) -> str:
+    """The name of the elementwise op that consumes the contraction's result, or "none": a linalg.generic whose
+    loops are all parallel, a named linalg elementwise op, or an arith/math op on tensors."""
+    for use in op.results[0].uses:
+        user = use.owner
+        name = user.name
+        if name == "linalg.generic":
+            iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+            elementwise = all("parallel" in t for t in iterators)
+        elif name.startswith(("arith.", "math.")):
+            elementwise = all(ir.RankedTensorType.isinstance(r.type) for r in user.results)
+        else:
+            elementwise = name in _LINALG_ELEMENTWISE
+        if elementwise:
+            return name
+    return "none"
 
 
 def _gemm_of(op: ir.Operation, source: str) -> Gemm:
