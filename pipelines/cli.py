@@ -18,8 +18,8 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
-    parse_module, parse_shape
+from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, describe_epilogue, \
+    gemms_from_mlir, parse_module, parse_shape
 from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, \
     Swizzle, Tile, WarpGroups
@@ -336,13 +336,20 @@ def _read_json(path: Path, what: str):
         raise UsageError(f"{what} {path} is not valid JSON ({err}).") from None
 
 
+# What the runner reads from each case of a plan.json.
+_PLAN_CASE_KEYS = {"id": str, "label": str, "status": str, "problem": dict, "pipeline": str, "function": str,
+                   "input_shapes": list, "input_dtypes": list, "flops": int, "repeat": int}
+
+
 def _plan_target(plan: Path):
     """The target a plan folder was compiled for, read from its plan.json (one sentence if it cannot be)."""
     meta = _read_json(plan / "plan.json", "plan")
-    if not isinstance(meta, dict) or not isinstance(meta.get("target"), str) or not isinstance(meta.get("cases"),
-                                                                                                  list):
-        raise UsageError(f"plan {plan / 'plan.json'} has no 'target' and 'cases'; write it with `pipelines bench "
-                         "--compile-only`.")
+    cases = meta.get("cases") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get("target"), str) or not isinstance(cases, list) or not all(
+            isinstance(c, dict) and all(isinstance(c.get(key), kind) for key, kind in _PLAN_CASE_KEYS.items())
+            for c in cases):
+        raise UsageError(f"plan {plan / 'plan.json'} is not a 'target' with a list of 'cases' as `pipelines bench "
+                         "--compile-only` writes them; write it again.")
     return get_target(meta["target"])
 
 
@@ -410,6 +417,9 @@ def cmd_tune(args) -> int:
     gemm = _gemm(args)
     _writable(args.output, "folder")
     codegen = args.route == "codegen"
+    if codegen and target.backend != "cuda":
+        raise UsageError(f"tune --route codegen searches the CUDA codegen route (sm_80, sm_89); {target.name} is a "
+                         f"{target.backend} target, so use the default --route config.")
     hit = None if args.force else cached(gemm, target, args.cache, codegen)
     if hit is not None:
         print(json.dumps(hit, indent=1))
@@ -443,6 +453,9 @@ def cmd_explain(args) -> int:
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
     target = get_target(args.target) if args.target else None
+    if target is not None and target.backend != "rocm":
+        raise UsageError(f"warp-group schedules are AMD kernels (gfx942, gfx950, gfx1151); {target.name} is a "
+                         f"{target.backend} target.")
     if not kwargs and target is not None and target.name in KERNELS.get(args.schedule, ((),))[0]:
         schedule = kernel_schedule(args.schedule, "bf16", target)  # the generated kernel's own schedule
     elif args.schedule in SCHEDULES:

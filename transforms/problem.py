@@ -329,7 +329,7 @@ def _consumer(op: ir.Operation) -> str:
             iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
             elementwise = all("parallel" in t for t in iterators)
         elif name.startswith(("arith.", "math.")):
-            elementwise = all(ir.RankedTensorType.isinstance(r.type) for r in user.results)
+            elementwise = all(isinstance(r.type, ir.RankedTensorType) for r in user.results)
         else:
             elementwise = name in _LINALG_ELEMENTWISE
         if elementwise:
