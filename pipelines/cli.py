@@ -363,9 +363,11 @@ def cmd_bench(args) -> int:
     if args.plan is not None:
         if not (args.plan / "plan.json").is_file():
             raise UsageError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
-        devices = _devices(args, _plan_target(args.plan))
+        target = _plan_target(args.plan)
+        devices = _devices(args, target)
         if not devices:
-            raise UsageError("running a plan needs --device (cuda, hip, local-task, ...).")
+            raise UsageError(f"running a plan for {target.name} needs --device "
+                             f"{' or '.join(DEVICE_DRIVERS[target.backend])}.")
         _run_and_report(args.plan, devices, args.repetitions, f"GEMM benchmark ({args.plan.name})")
         return 0
     if args.target is None or args.output is None:

@@ -353,6 +353,9 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
         raise EmulatorError(f"the emulator runs gfx942, gfx950 and gfx1151 kernels, not {report.get('target')}.")
     if len(report.get("problems", [])) != 1 or len(report.get("dispatches", [])) != 1:
         raise EmulatorError("the emulator runs folders with exactly one GEMM dispatch.")
+    if report["problems"][0]["dtype"] not in NUMPY_TYPES:
+        raise EmulatorError(f"report.json names input type '{report['problems'][0]['dtype']}', which the emulator "
+                            "does not know.")
     isa = folder / "dump" / report["dispatches"][0]["isa_file"]
     if not isa.is_file():
         raise EmulatorError(f"{isa} is missing.")
@@ -378,8 +381,6 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     if shape is not None and tuple(shape) != compiled:
         raise EmulatorError(f"{folder} holds a kernel compiled for {'x'.join(map(str, compiled))}, not "
                             f"{'x'.join(map(str, shape))}; compile that shape first.")
-    if problem["dtype"] not in NUMPY_TYPES:
-        raise EmulatorError(f"report.json names input type '{problem['dtype']}', which the emulator does not know.")
     if problem["epilogue"]["kind"] != "none":
         raise EmulatorError(f"the emulator's host side builds plain GEMMs; epilogue "
                             f"'{problem['epilogue']['kind']}' is not supported.")
