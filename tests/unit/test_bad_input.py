@@ -411,6 +411,8 @@ def run_main(argv: list[str]) -> int:
         return cli.main(argv)
     except SystemExit as exit:  # argparse's usage errors
         return exit.code
+    except KeyboardInterrupt:  # escaping main would stop pytest itself rather than fail this test
+        pytest.fail("KeyboardInterrupt escaped pipelines.cli.main")
 
 
 def assert_one_sentence(code, stderr: str, message: str, interrupted: bool = False) -> None:
