@@ -422,11 +422,11 @@ def cmd_tune(args) -> int:
     if codegen and target.backend != "cuda":
         raise UsageError(f"tune --route codegen searches the CUDA codegen route (sm_80, sm_89); {target.name} is a "
                          f"{target.backend} target, so use the default --route config.")
+    devices = _devices(args, target)
     hit = None if args.force else cached(gemm, target, args.cache, codegen)
     if hit is not None:
         print(json.dumps(hit, indent=1))
         return 0
-    devices = _devices(args, target)
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
         plan_search(gemm, target, folder, args.limit, codegen)
@@ -436,7 +436,9 @@ def cmd_tune(args) -> int:
                   "again with the same arguments to pick the best.")
             return 0
         run_plan(folder, devices, args.repetitions)
-    elif (folder / "plan.json").is_file():
+    elif not (folder / "plan.json").is_file():
+        raise UsageError(f"{folder} has results.jsonl but no plan.json, so it is not a tune folder; give another -o.")
+    else:
         _plan_target(folder)
     summary = finalize(gemm, target, folder, args.cache)
     print(json.dumps(summary, indent=1))

@@ -339,6 +339,9 @@ def _consumer(op: ir.Operation) -> str:
 
 def _gemm_of(op: ir.Operation, source: str) -> Gemm:
     a, b, c = (v.type for v in list(op.operands)[:3])
+    if not all(isinstance(t, ir.RankedTensorType) for t in (a, b, c)):
+        raise ProblemError(f"{op.name} in {source} works on {', '.join(str(t) for t in (a, b, c))}; only ranked "
+                           "tensors are supported (linalg before bufferization).")
     types = [ir.RankedTensorType(t) for t in (a, b, c)]
     if any(not t.has_static_shape for t in types):
         raise ProblemError(f"{op.name} in {source} has dynamic sizes; only static shapes are supported.")
@@ -347,7 +350,7 @@ def _gemm_of(op: ir.Operation, source: str) -> Gemm:
                            f"{types[1].element_type}; A and B must match.")
     if str(types[2].element_type) != ACC_DTYPE:
         raise ProblemError(f"{op.name} in {source} accumulates in {types[2].element_type}; only f32 is supported.")
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]  # named ops may not spell them
     dims = linalg.infer_contraction_dimensions(op)
     if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1 or len(dims.batch) > 1:
         raise ProblemError(f"{op.name} in {source} is not a single-M, single-N, single-K contraction.")

@@ -65,6 +65,25 @@ FILES = {
     "f16acc.mlir": MATMUL.format(a="64x64xf16", b="64x64xf16", c="64x64xf16").replace(": f32", ": f16"),
     "huge.mlir": MATMUL.format(a="9999999x9999999xbf16", b="9999999x9999999xbf16", c="9999999x9999999xf32"),
     "a_file": "not a folder\n",
+    "memref.mlir": """func.func @f(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c : memref<64x64xf32>)
+  return
+}
+""",
+    "matvec.mlir": """func.func @f(%a: tensor<64x64xbf16>, %b: tensor<64xbf16>, %c: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.matvec ins(%a, %b : tensor<64x64xbf16>, tensor<64xbf16>) outs(%c : tensor<64xf32>) -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+""",
+    "f32in.mlir": MATMUL.format(a="64x64xf32", b="64x64xf32", c="64x64xf32"),
+    "i8.mlir": MATMUL.format(a="64x64xi8", b="64x64xi8", c="64x64xi32").replace("0.0 : f32", "0 : i32").replace(
+        ": f32", ": i32"),
+    # tune output folders left in odd states
+    "tune_no_plan/results.jsonl": json.dumps(ROW) + "\n",
+    "tune_bad_plan/results.jsonl": json.dumps(ROW) + "\n",
+    "tune_bad_plan/plan.json": "{",
+    "tune_bad_results/results.jsonl": "{",
+    "tune_bad_results/plan.json": json.dumps({"target": "gfx942", "cases": [PLAN_CASE]}),
     # results.jsonl of `report`
     "res_empty/results.jsonl": "",
     "res_blank/results.jsonl": "\n  \n",
@@ -182,6 +201,10 @@ CASES = [
     ("compile --target gfx942 --input {F}/mixed.mlir -o {OUT}", "mixes element types"),
     ("compile --target gfx942 --input {F}/f16acc.mlir -o {OUT}", "only f32 is supported"),
     ("compile --target gfx942 --input {F}/huge.mlir -o {OUT}", "no target has more than"),
+    ("compile --target gfx942 --input {F}/memref.mlir -o {OUT}", "only ranked tensors are supported"),
+    ("compile --target gfx942 --input {F}/matvec.mlir -o {OUT}", "not a single-M, single-N, single-K"),
+    ("compile --target gfx942 --input {F}/f32in.mlir -o {OUT}", "unknown element type 'f32'"),
+    ("compile --target gfx942 --input {F}/i8.mlir -o {OUT}", "accumulates in i32"),
     ("compile --target gfx942 --input {F}/bad.mlir --schedule pingpong8 -o {OUT}", "not for an --input file"),
     # compile: targets, pipelines, schedules
     ("compile --target gfx900 --shape 64x64x64 -o {OUT}", "unknown target 'gfx900'"),
@@ -354,6 +377,9 @@ CASES = [
     ("tune --target gfx942 --shape 64x64x64 --alpha nan --compile-only -o {OUT}", "finite"),
     ("tune --target gfx942 --shape 0x64x64 --compile-only -o {OUT}", "size M=0"),
     ("tune --target gfx942 --shape 64x64x64 --compile-only", "-o/--output"),
+    ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_no_plan", "no plan.json"),
+    ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_plan", "is not valid JSON"),
+    ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_results", "is not JSON lines"),
     # explain
     ("explain --schedule pingpong8 --tile 100x100x7", "tile 100x100x7 is invalid"),
     ("explain --schedule pingpong8 --tile 48x64x64", "tile 48x64x64 is invalid"),
@@ -433,6 +459,7 @@ def test_cases_are_distinct_and_many():
 @pytest.mark.parametrize("line, message", CASES, ids=[line or "(no arguments)" for line, _ in CASES])
 def test_bad_input_is_one_sentence_and_writes_nothing(line, message, fixture_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "DEFAULT_CACHE", fixture_dir / "no_tune_cache.json")  # not the user's cache
     out = tmp_path / "out"
     argv = [a.replace("{F}", str(fixture_dir)).replace("{OUT}", str(out)) for a in line.split()]
     before, fixtures_before = _tree(tmp_path), _tree(fixture_dir)
