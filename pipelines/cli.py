@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -115,11 +114,16 @@ def _writable(path: Path, kind: str) -> None:
         raise UsageError(f"cannot write {path}: {existing} does not accept new files ({err.strerror}).") from None
 
 
+def _one_line(message: str) -> str:
+    """A message quoting user text (a --shape with a newline in it) stays one line."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr and exit code 2, like every other user error."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help).\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see --help).\n")
 
 
 def _problem_args(parser: argparse.ArgumentParser) -> None:
@@ -597,12 +601,12 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.run(args)
     except (*USER_ERRORS, UsageError) as err:
-        print(f"pipelines: error: {err}", file=sys.stderr)
+        print(f"pipelines: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:  # the file system refused a read or write of a path the user named
         reason = err.strerror or str(err)
-        print(f"pipelines: error: {err.filename + ': ' if err.filename else ''}{reason[:1].lower()}{reason[1:]}.",
-              file=sys.stderr)
+        where = f"{err.filename}: " if err.filename else ""
+        print(_one_line(f"pipelines: error: {where}{reason[:1].lower()}{reason[1:]}."), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pipelines: error: interrupted.", file=sys.stderr)

@@ -174,6 +174,9 @@ CASES = [
     ("compile --target gfx942 --shape 1x2x3x4x5 -o {OUT}", "must have the form"),
     ("compile --target gfx942 --shape 64x64x64x -o {OUT}", "must be integers"),
     ("compile --target gfx942 --shape 1.5x64x64 -o {OUT}", "must be integers"),
+    ("compile --target gfx942 --shape=64x6\n4x64 -o {OUT}", "shape '64x6\\n4x64' must be integers"),
+    ("compile --target gfx942 --shape 64x64x64 --prefetch=1\n2 -o {OUT}", "invalid int value: '1\\n2'"),
+    ("compile --target gfx942 --shape 64x64x64 --alpha=1\n2 -o {OUT}", "'1\\n2' is not a number"),
     ("compile --target gfx942 --shape 99999999x99999999x99999999 -o {OUT}", "no target has more than"),
     ("compile --target gfx942 --shape 1x1x99999999999 -o {OUT}", "no target has more than"),
     ("compile --target gfx942 --shape 4096x4096x4096x4096 --dtype f8e4m3fnuz -o {OUT}", "device memory"),
@@ -452,6 +455,7 @@ def assert_one_sentence(code, stderr: str, message: str, interrupted: bool = Fal
 def test_cases_are_distinct_and_many():
     lines = [line for line, _ in CASES]
     assert len(set(lines)) == len(lines) >= 100
+    assert all("  " not in line for line in lines)  # arguments are split at single spaces (values may hold \n)
     assert {line.split()[0] for line in lines if line} == {"compile", "spec", "inspect", "bench", "report", "tune",
                                                            "explain", "emulate", "list", "frobnicate"}
 
@@ -461,7 +465,7 @@ def test_bad_input_is_one_sentence_and_writes_nothing(line, message, fixture_dir
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(cli, "DEFAULT_CACHE", fixture_dir / "no_tune_cache.json")  # not the user's cache
     out = tmp_path / "out"
-    argv = [a.replace("{F}", str(fixture_dir)).replace("{OUT}", str(out)) for a in line.split()]
+    argv = [a.replace("{F}", str(fixture_dir)).replace("{OUT}", str(out)) for a in (line.split(" ") if line else [])]
     before, fixtures_before = _tree(tmp_path), _tree(fixture_dir)
     print("input:", " ".join(argv))
     code = run_main(argv)
