@@ -160,8 +160,12 @@ _SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "r
 
 
 def _gemm(args) -> Gemm:
+    files = args.command in ("compile", "spec")  # the commands that read --input files (in `_job`)
+    if args.input is not None and not files:
+        raise UsageError(f"`pipelines {args.command}` takes the problem as --shape; --input files are for compile "
+                         "and spec.")
     if args.shape is None:
-        raise UsageError("give the problem as --shape MxNxK (or BxMxNxK) or as --input FILE.mlir.")
+        raise UsageError(f"give the problem as --shape MxNxK (or BxMxNxK){' or as --input FILE.mlir' * files}.")
     batch, m, n, k = parse_shape(args.shape)
     dtype = DTYPE_ALIASES.get(args.dtype.lower())
     if dtype is None:
@@ -232,6 +236,9 @@ def _job(args) -> flow.Job:
         if getattr(args, "schedule", None):
             raise UsageError(f"--schedule {args.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
+        if (args.dtype, args.layout, args.epilogue) != ("bf16", "nn", "none"):
+            raise UsageError("--dtype, --layout and --epilogue describe a --shape problem; an --input file states "
+                             "its own.")
         text = _read_input(args.input)
         with ir.Context(), ir.Location.unknown():
             gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]

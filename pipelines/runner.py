@@ -291,6 +291,14 @@ def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitio
     _progress(len(cases), total, f"{device} done")
 
 
+def _worker_process(*args) -> None:
+    """`_worker` in a process of its own: Ctrl-C reaches every worker, and the parent says it once."""
+    try:
+        _worker(*args)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
 def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None) -> Path:
     """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each)."""
     for device in devices:
@@ -311,7 +319,7 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         shares = [[c for c in todo if owner[json.dumps(c["problem"], sort_keys=True)] == i]
                   for i in range(len(devices))]
         context = multiprocessing.get_context("spawn")
-        workers = [context.Process(target=_worker, args=(plan, d, share, results, repetitions, len(todo)))
+        workers = [context.Process(target=_worker_process, args=(plan, d, share, results, repetitions, len(todo)))
                    for d, share in zip(devices, shares)]
         for w in workers:
             w.start()
@@ -339,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     except RunError as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("pipelines: error: interrupted.", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -154,6 +154,7 @@ FILES = {
     "plan_case_missing/plan.json": json.dumps({"target": "cpu", "cases": [_without(PLAN_CASE, "function")]}),
     "plan_unknown_target/plan.json": json.dumps({"target": "gfx900", "cases": [PLAN_CASE]}),
     "plan_gfx942/plan.json": json.dumps({"target": "gfx942", "cases": [PLAN_CASE]}),
+    "plan_cpu/plan.json": json.dumps({"target": "cpu", "cases": [PLAN_CASE]}),
     "plan_empty": None,  # a folder without plan.json
     "dir.mlir": None,  # a folder named like a file
 }
@@ -209,6 +210,9 @@ CASES = [
     ("compile --target gfx942 --input {F}/f32in.mlir -o {OUT}", "unknown element type 'f32'"),
     ("compile --target gfx942 --input {F}/i8.mlir -o {OUT}", "accumulates in i32"),
     ("compile --target gfx942 --input {F}/bad.mlir --schedule pingpong8 -o {OUT}", "not for an --input file"),
+    ("compile --target gfx942 --input {F}/bad.mlir --dtype f16 -o {OUT}", "an --input file states its own"),
+    ("spec --target gfx942 --input {F}/bad.mlir --layout nt --pipeline tuned", "an --input file states its own"),
+    ("compile --target gfx942 --input {F}/bad.mlir --epilogue bias-relu -o {OUT}", "an --input file states its own"),
     # compile: targets, pipelines, schedules
     ("compile --target gfx900 --shape 64x64x64 -o {OUT}", "unknown target 'gfx900'"),
     ("compile --shape 64x64x64 -o {OUT}", "--target"),
@@ -315,7 +319,8 @@ CASES = [
     ("bench --target cpu --shape 64x64x64 --device cuda -o {OUT}", "use --device local-task or local-sync"),
     ("bench --target gfx942 --shape 64x64x64 -o {OUT}", "give --device (hip for gfx942)"),
     ("bench --target gfx942 --compile-only", "needs --target and -o"),
-    ("bench --target gfx942 --compile-only -o {OUT}", "give the problem as --shape"),
+    ("bench --target gfx942 --compile-only -o {OUT}", "give the problem as --shape MxNxK (or BxMxNxK)."),
+    ("bench --target gfx942 --input {F}/bad.mlir --compile-only -o {OUT}", "--input files are for compile and spec"),
     ("bench --target gfx942 --shape 64x64x64 --compile-only -o /proc/bench", "cannot write /proc/bench"),
     ("bench --target gfx942 --shape 64x64x64 --compile-only -o {F}/a_file", "is a file, not a folder"),
     ("bench --target cpu --suite nope --device local-task -o {OUT}", "unknown suite 'nope'"),
@@ -374,7 +379,8 @@ CASES = [
     ("tune --target sm_89 --shape 64x64x64 --device hip -o {OUT}", "use --device cuda"),
     ("tune --target gfx942 --shape 64x64x64 --route codegen --compile-only -o {OUT}", "CUDA codegen route"),
     ("tune --target gfx942 --shape 64x64x64 --route lanes --compile-only -o {OUT}", "invalid choice: 'lanes'"),
-    ("tune --target gfx942 --compile-only -o {OUT}", "give the problem as --shape"),
+    ("tune --target gfx942 --compile-only -o {OUT}", "give the problem as --shape MxNxK (or BxMxNxK)."),
+    ("tune --target gfx942 --input {F}/bad.mlir --compile-only -o {OUT}", "--input files are for compile and spec"),
     ("tune --target gfx942 --shape 64x64x64 --compile-only -o /proc/tune", "cannot write /proc/tune"),
     ("tune --target gfx942 --shape 64x64x64 --compile-only -o {F}/a_file/tune", "is a file, not a folder"),
     ("tune --target gfx942 --shape 64x64x64 --alpha nan --compile-only -o {OUT}", "finite"),
@@ -487,7 +493,7 @@ def test_the_fixtures_are_good_but_for_their_fault(fixture_dir, tmp_path, capsys
     assert read_report(tmp_path / "report.json") == REPORT
 
 
-@pytest.mark.parametrize("where", ["flow.compile_job", "write_reports", "text_table"])
+@pytest.mark.parametrize("where", ["flow.compile_job", "write_reports", "text_table", "run_plan"])
 def test_ctrl_c_in_process_is_exit_130_and_one_line(where, fixture_dir, tmp_path, monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -499,10 +505,22 @@ def test_ctrl_c_in_process_is_exit_130_and_one_line(where, fixture_dir, tmp_path
     (tmp_path / "res" / "results.jsonl").write_text(json.dumps(ROW) + "\n")
     argv = {"flow.compile_job": ["compile", "--target", "cpu", "--shape", "64x64x64", "-o", "out"],
             "write_reports": ["report", "res", "-o", "rendered"],
-            "text_table": ["explain", "--schedule", "pingpong8"]}[where]
+            "text_table": ["explain", "--schedule", "pingpong8"],
+            "run_plan": ["bench", "--plan", str(fixture_dir / "plan_cpu"), "--device", "local-task"]}[where]
     print("input:", " ".join(argv), f"(Ctrl-C in {where})")
     assert_one_sentence(run_main(argv), capsys.readouterr().err, "interrupted", interrupted=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+
+
+def test_ctrl_c_in_the_runner_is_exit_130_and_one_line(fixture_dir, monkeypatch, capsys):
+    from pipelines import runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_plan", interrupted)
+    code = runner.main([str(fixture_dir / "plan_cpu"), "--device", "local-task"])
+    assert_one_sentence(code, capsys.readouterr().err, "interrupted", interrupted=True)
 
 
 def _pipelines(*args, cwd):
