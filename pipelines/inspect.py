@@ -3,7 +3,8 @@
 `inspect_dump` walks a `--iree-hal-dump-executable-files-to` folder and returns one `KernelStats` per dispatch:
 MMA instructions by opcode, LDS bytes, registers, spills, occupancy (computed from the target's register file
 and LDS, since the ISA does not print it), global and LDS traffic, barriers and `s_setprio`. Counts are static:
-every copy of an instruction in the text (prologue, loop and epilogue) counts once.
+every copy of an instruction in the text (prologue, loop and epilogue) counts once. `read_report` reads a
+compiled folder's report.json back, or says in one sentence why it cannot.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ odd files written once per module; `{OUT}` is an output path inside the test's o
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
