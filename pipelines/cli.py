@@ -429,6 +429,9 @@ def cmd_tune(args) -> int:
                           "with `pipelines bench --target cpu --pipelines default`).")
     gemm = _gemm(args)
     _writable(args.output, "folder")
+    if args.cache.is_dir():
+        raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
+    _writable(args.cache.parent, "folder")
     codegen = args.route == "codegen"
     if codegen and target.backend != "cuda":
         raise UsageError(f"tune --route codegen searches the CUDA codegen route (sm_80, sm_89); {target.name} is a "

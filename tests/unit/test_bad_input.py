@@ -386,6 +386,10 @@ CASES = [
     ("tune --target gfx942 --shape 0x64x64 --compile-only -o {OUT}", "size M=0"),
     ("tune --target gfx942 --shape 64x64x64 --compile-only", "-o/--output"),
     ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_no_plan", "no plan.json"),
+    ("tune --target gfx942 --shape 64x64x64 --cache {F} --compile-only -o {OUT}", "the tune cache is a JSON file"),
+    ("tune --target gfx942 --shape 64x64x64 --cache /proc/tune.json --compile-only -o {OUT}", "cannot write /proc"),
+    ("tune --target gfx942 --shape 64x64x64 --cache {F}/a_file/tune.json --compile-only -o {OUT}",
+     "is a file, not a folder"),
     ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_plan", "is not valid JSON"),
     ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_results", "is not JSON lines"),
     # explain
