@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -609,10 +610,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, in the handlers below, rather than at exit
+        return code
     except (*USER_ERRORS, UsageError) as err:
         print(f"pipelines: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout went away (`pipelines list | head`): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is silent too
+        return 141
     except OSError as err:  # the file system refused a read or write of a path the user named
         reason = err.strerror or str(err)
         where = f"{err.filename}: " if err.filename else ""

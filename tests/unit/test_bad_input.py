@@ -564,6 +564,14 @@ def test_bad_input_in_a_real_process(args, message, fixture_dir, tmp_path):
     assert list(tmp_path.iterdir()) == [] and _tree(fixture_dir) == before
 
 
+def test_a_closed_stdout_pipe_is_silent(tmp_path):
+    """`pipelines list | head -1`: the reader going away is not an error of the user's; exit 141 like SIGPIPE."""
+    process = _pipelines("list", "--json", cwd=tmp_path)
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 141 and stderr == ""
+
+
 def test_os_errors_become_one_sentence(tmp_path, monkeypatch, capsys):
     """A write the pre-checks cannot foresee (here: the disk is full) is one sentence naming the path."""
     def full(*args, **kwargs):
