@@ -34,7 +34,6 @@ ELEMENTWISE_DIALECTS = ("linalg.", "arith.", "math.")
 # The largest device memory among the targets: MI355X (gfx950) carries 288 GB of HBM3E (AMD Instinct MI355X data
 # sheet). A problem whose A, B and f32 result do not fit in it cannot run on any of them.
 MAX_PROBLEM_BYTES = 288 * 10**9
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3FN": 1, "f8E5M2": 1}
 
 
 class ProblemError(ValueError):
@@ -95,7 +94,7 @@ class Gemm:
     def footprint_bytes(self) -> int:
         """Bytes of A, B and the f32 result (and C for alpha-beta), the least the device must hold."""
         lead = self.batch or 1
-        inputs = lead * (self.m + self.n) * self.k * ELEMENT_BYTES[self.dtype]
+        inputs = lead * (self.m + self.n) * self.k * (1 if self.dtype.startswith("f8") else 2)
         return inputs + lead * self.m * self.n * 4 * (2 if self.epilogue.kind == "alpha-beta" else 1)
 
     @property
