@@ -398,7 +398,11 @@ def cmd_bench(args) -> int:
         _check_pipeline(name, target)
     if args.suite:
         problems = load_suite(args.suite)
-        dtypes = [DTYPE_ALIASES.get(d.lower(), d) for d in args.dtype.split(",")]
+        unknown = [d for d in args.dtype.split(",") if d.strip().lower() not in DTYPE_ALIASES]
+        if unknown:
+            raise UsageError(f"unknown --dtype '{unknown[0]}'; give a comma-separated list of "
+                             f"{', '.join(DTYPE_ALIASES)}.")
+        dtypes = [DTYPE_ALIASES[d.strip().lower()] for d in args.dtype.split(",")]
         cases = suite_cases(target, problems, dtypes, pipelines)
     else:
         gemm = _gemm(args)
