@@ -45,9 +45,18 @@ def load_suite(name: str) -> list[dict]:
         known = ", ".join(sorted(p.stem for p in SUITES.glob("*.json")))
         raise PlanError(f"unknown suite '{name}'; use one of {known} or a .json file.")
     try:
-        return json.loads(path.read_text())["problems"]
-    except (json.JSONDecodeError, KeyError) as err:
-        raise PlanError(f"suite {path} is not a JSON object with a 'problems' list ({err}).") from None
+        suite = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise PlanError(f"suite {path} is not valid JSON ({err}).") from None
+    problems = suite.get("problems") if isinstance(suite, dict) else None
+    if not isinstance(problems, list) or not problems:
+        raise PlanError(f"suite {path} is not a JSON object with a non-empty 'problems' list.")
+    for number, problem in enumerate(problems, 1):
+        if not isinstance(problem, dict) or not isinstance(problem.get("shape"), str) or not all(
+                isinstance(problem.get(key, ""), str) for key in ("layout", "epilogue")):
+            raise PlanError(f"problem {number} of suite {path} is not an object with a 'shape' string such as "
+                            "\"4096x4096x4096\" (and optional 'layout' and 'epilogue' strings).")
+    return problems
 
 
 def repeat_count(gemm: Gemm, target: Target) -> int:

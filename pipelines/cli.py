@@ -10,13 +10,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from iree.compiler import ir
 
-from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, gemms_from_mlir, \
-    parse_module, parse_shape
+from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, describe_epilogue, \
+    gemms_from_mlir, parse_module, parse_shape
 from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, \
     Swizzle, Tile, WarpGroups
@@ -27,8 +30,9 @@ from . import flow
 from .bench import PlanError, build_plan, load_suite, suite_cases
 from .compiler import CompileError
 from .emulator import EmulatorError, emulate_gemm
+from .emulator.isa import IsaError
 from .explain import text_table, timeline_png
-from .inspect import inspect_dump
+from .inspect import ReportError, inspect_dump, read_report
 from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
 from .output import FILE_MARK, OutputError, write_file
 from .report import write_reports
@@ -38,8 +42,11 @@ from .tune import TuneError, cached, finalize, plan_search
 from .verify import FallbackError
 
 USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
-               UkernelError, LdsBudgetError, EmulatorError, OutputError)
+               UkernelError, LdsBudgetError, EmulatorError, IsaError, ReportError, Hazard, OutputError)
 DEFAULT_CACHE = tune_cache()
+# IREE runtime drivers that run each backend's executables (the part of --device before '://').
+DEVICE_DRIVERS = {"rocm": ("hip",), "cuda": ("cuda",), "cpu": ("local-task", "local-sync")}
+MAX_K_STEPS = 64  # explain: the programs repeat after two K steps; more only lengthens the table
 
 
 FORCE_FOLDER = ("write into a folder that holds files pipelines did not write (only the files pipelines writes "
@@ -59,14 +66,71 @@ def _dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
         raise UsageError(f"{what} '{text}' must be integers of the form {forms}.") from None
     if len(values) not in count:
         raise UsageError(f"{what} '{text}' must have the form {forms}.")
+    if min(values) < 1:
+        raise UsageError(f"{what} '{text}' must be positive integers of the form {forms}.")
     return values
+
+
+def _at_least(minimum: int, maximum: int | None = None):
+    """An argparse type: an integer in minimum..maximum, else argparse's one-line usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"at least {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+            raise argparse.ArgumentTypeError(f"{value} must be {bounds}")
+        return value
+
+    return parse
+
+
+def _finite(text: str) -> float:
+    """An argparse type: a finite float (nan and inf make every output nan or inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number")
+    return value
+
+
+def _writable(path: Path, kind: str) -> None:
+    """Refuse, before any work, an output `path` that cannot be written: a folder (kind "folder") whose nearest
+    existing ancestor is not a folder we may create files in, or a file (kind "file") that is a folder or whose
+    folder does not exist. The probe file is anonymous (O_TMPFILE where the OS has it) and gone at once."""
+    if kind == "file" and path.is_dir():
+        raise UsageError(f"-o {path} is a folder; give the name of the file to write.")
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise UsageError(f"-o {path} is a file, not a folder.")
+    parent = path if kind == "folder" and path.is_dir() else path.parent
+    if kind == "file" and not parent.exists():
+        raise UsageError(f"cannot write {path}: folder {parent} does not exist.")
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"cannot write {path}: {existing} is a file, not a folder.")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {existing} does not accept new files ({err.strerror}).") from None
+
+
+def _one_line(message: str) -> str:
+    """A message quoting user text (a --shape with a newline in it) stays one line."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr and exit code 2, like every other user error."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help).\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see --help).\n")
 
 
 def _problem_args(parser: argparse.ArgumentParser) -> None:
@@ -75,8 +139,8 @@ def _problem_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dtype", default="bf16", help="f16, bf16, f8e4m3fnuz, f8e5m2fnuz, f8e4m3fn, f8e5m2")
     group.add_argument("--layout", default="nn", choices=LAYOUTS, help="nn, nt (B stored NxK) or tn (A stored KxM)")
     group.add_argument("--epilogue", default="none", choices=EPILOGUES)
-    group.add_argument("--alpha", type=float, default=1.0, help="alpha of the alpha-beta epilogue")
-    group.add_argument("--beta", type=float, default=1.0, help="beta of the alpha-beta epilogue")
+    group.add_argument("--alpha", type=_finite, default=1.0, help="alpha of the alpha-beta epilogue")
+    group.add_argument("--beta", type=_finite, default=1.0, help="beta of the alpha-beta epilogue")
     group.add_argument("--input", type=Path, help="a .mlir file with linalg contractions, instead of --shape")
 
 
@@ -92,10 +156,10 @@ def _schedule_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--lds", choices=LDS_LAYOUTS, help="LDS rows padded, XOR- or rotate-swizzled, or neither")
     group.add_argument("--order", choices=WORKGROUP_ORDERS,
                        help="workgroup order: row-major, XCD-aware (ROCm) or rastered in groups of rows (codegen)")
-    group.add_argument("--raster-rows", type=int,
+    group.add_argument("--raster-rows", type=_at_least(1),
                        help=f"rows of tiles per group for --order raster (default {DEFAULT_RASTER_ROWS})")
-    group.add_argument("--workgroup-size", type=int, help="threads per workgroup (must match --warps)")
-    group.add_argument("--waves-per-eu", type=int, help="occupancy asked of LLVM (amdgpu-waves-per-eu)")
+    group.add_argument("--workgroup-size", type=_at_least(1), help="threads per workgroup (must match --warps)")
+    group.add_argument("--waves-per-eu", type=_at_least(1), help="occupancy asked of LLVM (amdgpu-waves-per-eu)")
 
 
 _SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "raster_rows", "workgroup_size",
@@ -103,8 +167,12 @@ _SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "r
 
 
 def _gemm(args) -> Gemm:
+    files = args.command in ("compile", "spec")  # the commands that read --input files (in `_job`)
+    if args.input is not None and not files:
+        raise UsageError(f"`pipelines {args.command}` takes the problem as --shape; --input files are for compile "
+                         "and spec.")
     if args.shape is None:
-        raise UsageError("give the problem as --shape MxNxK (or BxMxNxK) or as --input FILE.mlir.")
+        raise UsageError(f"give the problem as --shape MxNxK (or BxMxNxK){' or as --input FILE.mlir' * files}.")
     batch, m, n, k = parse_shape(args.shape)
     dtype = DTYPE_ALIASES.get(args.dtype.lower())
     if dtype is None:
@@ -141,23 +209,48 @@ def _schedule(args, gemm: Gemm, target) -> Schedule | None:
     return Schedule(tile, staging, swizzle, groups)
 
 
+def _check_pipeline(name: str, target) -> None:
+    """`name` is a pipeline and runs on `target`; else one sentence naming the ones that do."""
+    get_pipeline(name)
+    if target.backend == "cpu" and name != "default":
+        raise TargetError(f"the cpu target has only the 'default' pipeline (IREE's CPU codegen), not '{name}'.")
+    if name not in pipelines_for(target):
+        raise TargetError(f"pipeline '{name}' does not run on {target.name}; choose one of "
+                          f"{', '.join(pipelines_for(target))}.")
+
+
+def _read_input(path: Path) -> str:
+    if path.is_dir():
+        raise UsageError(f"--input {path} is a folder; give a .mlir file.")
+    if not path.is_file():
+        raise UsageError(f"input file {path} does not exist.")
+    try:
+        return path.read_text()
+    except UnicodeDecodeError as err:
+        raise UsageError(f"input file {path} is not MLIR text (byte {err.object[err.start]:#04x} at offset "
+                         f"{err.start} is not UTF-8).") from None
+
+
 def _job(args) -> flow.Job:
     target = get_target(args.target)
-    if target.backend == "cpu" and args.pipeline not in (None, "default"):
-        raise TargetError(f"the cpu target has only the 'default' pipeline (IREE's CPU codegen), not "
-                          f"'{args.pipeline}'.")
+    _check_pipeline(args.pipeline or "default", target)
     pipeline = args.pipeline or "default"
     if any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
         pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
     if args.input is not None:
         if args.shape is not None:
             raise UsageError("give either --shape or --input, not both.")
-        if not args.input.is_file():
-            raise UsageError(f"input file {args.input} does not exist.")
-        text = args.input.read_text()
+        if getattr(args, "schedule", None):
+            raise UsageError(f"--schedule {args.schedule} builds a kernel for a --shape problem, not for an "
+                             "--input file.")
+        if (args.dtype, args.layout, args.epilogue) != ("bf16", "nn", "none"):
+            raise UsageError("--dtype, --layout and --epilogue describe a --shape problem; an --input file states "
+                             "its own.")
+        text = _read_input(args.input)
         with ir.Context(), ir.Location.unknown():
             gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
-        schedules = [_schedule(args, g, target) for g in gemms]
+        # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
+        schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
@@ -171,6 +264,7 @@ def _job(args) -> flow.Job:
 
 
 def cmd_compile(args) -> int:
+    _writable(args.output, "folder")
     prepared = flow.prepare(_job(args))
     report = flow.compile_job(prepared, args.output, force=args.force)
     if args.json:
@@ -183,7 +277,13 @@ def cmd_compile(args) -> int:
 
 
 def cmd_spec(args) -> int:
-    prepared = flow.prepare(_job(args))
+    if args.output:
+        _writable(args.output, "file")
+    job = _job(args)
+    if job.target.backend == "cuda" and not job.codegen:
+        raise UsageError(f"IREE 3.13 reads no tuning spec for CUDA targets such as {job.target.name}; use "
+                         "`pipelines compile`, which puts the schedule on the op as compilation_info.")
+    prepared = flow.prepare(job)
     if prepared.spec is None:
         raise UsageError("this pipeline schedules nothing (IREE's default heuristic), so there is no transform "
                          "script; name a pipeline such as 'tuned' or give schedule flags.")
@@ -196,12 +296,16 @@ def cmd_spec(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    report_path = args.folder / flow.REPORT_FILE
-    if not report_path.is_file():
-        raise UsageError(f"{args.folder} is not a folder written by `pipelines compile` (no {flow.REPORT_FILE}).")
-    report = json.loads(report_path.read_text())
+    report = read_report(args.folder / flow.REPORT_FILE)
     target = get_target(report["target"])
-    report["dispatches"] = [k.as_dict() for k in inspect_dump(args.folder / report["files"]["dump"], target)]
+    dump = args.folder / report["files"]["dump"]
+    if not dump.is_dir():
+        raise UsageError(f"{args.folder} has {flow.REPORT_FILE} but no {report['files']['dump']}/ folder with the "
+                         "compiled ISA; compile it again to inspect it.")
+    kernels = inspect_dump(dump, target)
+    if not kernels:
+        raise UsageError(f"{dump} holds no compiled dispatch; compile the folder again to inspect it.")
+    report["dispatches"] = [k.as_dict() for k in kernels]
     print(json.dumps(report, indent=2) if args.json else render_report(report))
     return 0
 
@@ -229,11 +333,43 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _devices(args) -> list[str]:
+def _device_hint(target) -> str:
+    return DEVICE_DRIVERS[target.backend][0]
+
+
+def _devices(args, target) -> list[str]:
+    """The --device values, each checked before any compiling: it runs `target`'s executables, and it opens."""
     devices = args.device or []
-    for device in devices:  # before any compiling: a missing GPU is one sentence, not a traceback later
+    for device in devices:
+        if device.split("://")[0] not in DEVICE_DRIVERS[target.backend]:
+            raise UsageError(f"--device {device} cannot run {target.name} executables; use --device "
+                             f"{' or '.join(DEVICE_DRIVERS[target.backend])} (or --compile-only to only compile).")
         device_or_error(device)
     return devices
+
+
+def _read_json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UsageError(f"{what} {path} is not valid JSON ({err}).") from None
+
+
+# What the runner reads from each case of a plan.json.
+_PLAN_CASE_KEYS = {"id": str, "label": str, "status": str, "problem": dict, "pipeline": str, "function": str,
+                   "input_shapes": list, "input_dtypes": list, "flops": int, "repeat": int}
+
+
+def _plan_target(plan: Path):
+    """The target a plan folder was compiled for, read from its plan.json (one sentence if it cannot be)."""
+    meta = _read_json(plan / "plan.json", "plan")
+    cases = meta.get("cases") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get("target"), str) or not isinstance(cases, list) or not all(
+            isinstance(c, dict) and all(isinstance(c.get(key), kind) for key, kind in _PLAN_CASE_KEYS.items())
+            for c in cases):
+        raise UsageError(f"plan {plan / 'plan.json'} is not a 'target' with a list of 'cases' as `pipelines bench "
+                         "--compile-only` writes them; write it again.")
+    return get_target(meta["target"])
 
 
 def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str) -> None:
@@ -246,23 +382,34 @@ def cmd_bench(args) -> int:
     if args.plan is not None:
         if not (args.plan / "plan.json").is_file():
             raise UsageError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
-        devices = _devices(args)
+        target = _plan_target(args.plan)
+        devices = _devices(args, target)
         if not devices:
-            raise UsageError("running a plan needs --device (cuda, hip, local-task, ...).")
+            raise UsageError(f"running a plan for {target.name} needs --device "
+                             f"{' or '.join(DEVICE_DRIVERS[target.backend])}.")
         _run_and_report(args.plan, devices, args.repetitions, f"GEMM benchmark ({args.plan.name})")
         return 0
     if args.target is None or args.output is None:
         raise UsageError("bench needs --target and -o DIR (or --plan DIR to run a compiled plan).")
-    devices = _devices(args)
-    if not devices and not args.compile_only:
-        raise UsageError("give --device (cuda, hip, local-task, ...) or --compile-only.")
     target = get_target(args.target)
-    pipelines = args.pipelines.split(",")
+    _writable(args.output, "folder")
+    devices = _devices(args, target)
+    if not devices and not args.compile_only:
+        raise UsageError(f"give --device ({', '.join(DEVICE_DRIVERS[target.backend])} for {target.name}) or "
+                         "--compile-only.")
+    if args.pipelines is None:  # the default comparison, with the pipelines this target has
+        pipelines = [name for name in ("default", "tuned") if name in pipelines_for(target)]
+    else:
+        pipelines = [name.strip() for name in args.pipelines.split(",")]
     for name in pipelines:
-        get_pipeline(name)
+        _check_pipeline(name, target)
     if args.suite:
         problems = load_suite(args.suite)
-        dtypes = [DTYPE_ALIASES.get(d.lower(), d) for d in args.dtype.split(",")]
+        unknown = [d for d in args.dtype.split(",") if d.strip().lower() not in DTYPE_ALIASES]
+        if unknown:
+            raise UsageError(f"unknown --dtype '{unknown[0]}'; give a comma-separated list of "
+                             f"{', '.join(DTYPE_ALIASES)}.")
+        dtypes = [DTYPE_ALIASES[d.strip().lower()] for d in args.dtype.split(",")]
         cases = suite_cases(target, problems, dtypes, pipelines)
     else:
         gemm = _gemm(args)
@@ -270,7 +417,7 @@ def cmd_bench(args) -> int:
     plan = build_plan(target, cases, args.output, args.force)
     if args.compile_only:
         print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
-              f"  python -m pipelines.runner {plan} --device cuda")
+              f"  python -m pipelines.runner {plan} --device {_device_hint(target)}")
         return 0
     _run_and_report(plan, devices, args.repetitions, f"GEMM benchmark ({args.suite or 'one problem'})")
     return 0
@@ -280,6 +427,8 @@ def cmd_report(args) -> int:
     results = args.folder / "results.jsonl"
     if not results.is_file():
         raise UsageError(f"{args.folder} has no results.jsonl.")
+    if args.output:
+        _writable(args.output, "folder")
     for path in write_reports(results, args.output or args.folder, args.title, args.force):
         print(f"wrote {path}")
     return 0
@@ -287,22 +436,36 @@ def cmd_report(args) -> int:
 
 def cmd_tune(args) -> int:
     target = get_target(args.target)
+    if target.backend == "cpu":
+        raise TargetError("tune searches GPU schedules; the cpu target has only IREE's own CPU codegen (measure it "
+                          "with `pipelines bench --target cpu --pipelines default`).")
     gemm = _gemm(args)
+    _writable(args.output, "folder")
+    if args.cache.is_dir():
+        raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
+    _writable(args.cache.parent, "folder")
     codegen = args.route == "codegen"
+    if codegen and target.backend != "cuda":
+        raise UsageError(f"tune --route codegen searches the CUDA codegen route (sm_80, sm_89); {target.name} is a "
+                         f"{target.backend} target, so use the default --route config.")
+    devices = _devices(args, target)
     hit = None if args.force else cached(gemm, target, args.cache, codegen)
     if hit is not None:
         print(json.dumps(hit, indent=1))
         return 0
-    devices = _devices(args)
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
         plan_search(gemm, target, folder, args.limit, codegen, args.force)
         if args.compile_only or not devices:
             print(f"wrote {folder}/plan.json; run it where the device is with\n"
-                  f"  python -m pipelines.runner {folder} --device cuda\nthen `pipelines tune` again with the "
-                  "same arguments to pick the best.")
+                  f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
+                  "again with the same arguments to pick the best.")
             return 0
         run_plan(folder, devices, args.repetitions)
+    elif not (folder / "plan.json").is_file():
+        raise UsageError(f"{folder} has results.jsonl but no plan.json, so it is not a tune folder; give another -o.")
+    else:
+        _plan_target(folder)
     summary = finalize(gemm, target, folder, args.cache)
     print(json.dumps(summary, indent=1))
     return 0
@@ -312,10 +475,17 @@ def cmd_explain(args) -> int:
     names = sorted(set(SCHEDULES) | set(KERNELS))
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
+    if args.output:
+        _writable(args.output, "file")
+        if args.output.suffix.lower() != ".png":
+            raise UsageError(f"-o {args.output} must name a .png file; explain draws the timeline as a PNG.")
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
     target = get_target(args.target) if args.target else None
+    if target is not None and target.backend != "rocm":
+        raise UsageError(f"warp-group schedules are AMD kernels (gfx942, gfx950, gfx1151); {target.name} is a "
+                         f"{target.backend} target.")
     if not kwargs and target is not None and target.name in KERNELS.get(args.schedule, ((),))[0]:
         schedule = kernel_schedule(args.schedule, "bf16", target)  # the generated kernel's own schedule
     elif args.schedule in SCHEDULES:
@@ -323,6 +493,7 @@ def cmd_explain(args) -> int:
     else:
         raise UsageError(f"{args.schedule} is the schedule of a generated kernel; name its target with --target "
                          f"({'/'.join(KERNELS[args.schedule][0])}) and no --tile or --lds-stages.")
+    schedule.check_tile()  # a tile the schedule cannot split is invalid, not a hazard
     if target is not None:
         try:
             check_lds(schedule, target.lds_bytes, target.name)
@@ -343,8 +514,7 @@ def cmd_explain(args) -> int:
 
 
 def cmd_emulate(args) -> int:
-    if not (args.folder / flow.REPORT_FILE).is_file():
-        raise UsageError(f"{args.folder} is not a folder written by `pipelines compile` (no {flow.REPORT_FILE}).")
+    read_report(args.folder / flow.REPORT_FILE)
     result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"))
     print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())
     return 0 if result.passed else 1
@@ -355,7 +525,7 @@ def render_report(report: dict) -> str:
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
         shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
         lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
-                     f"{problem['epilogue']['kind']}: {summary}")
+                     f"{describe_epilogue(problem['epilogue']['kind'])}: {summary}")
     if report.get("padded_to"):
         lines.append(f"  padded to {report['padded_to']}: A and B zero-padded to whole tiles, the result sliced back")
     lines.append("  verified: every requested choice found in the output" if report["verified"]
@@ -403,9 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(shape=None)
     p.add_argument("--target", help=", ".join(TARGETS))
     p.add_argument("--suite", help="suite name (pipelines/suites/*.json) or a .json file")
-    p.add_argument("--pipelines", default="default,tuned", help="comma-separated pipelines (default: default,tuned)")
+    p.add_argument("--pipelines", help="comma-separated pipelines (default: default,tuned, those the target has)")
     p.add_argument("--device", action="append", help="cuda, cuda://1, hip, local-task; repeat for several GPUs")
-    p.add_argument("--repetitions", type=int, default=5)
+    p.add_argument("--repetitions", type=_at_least(1), default=5)
     p.add_argument("--compile-only", action="store_true", help="write the plan, run nothing")
     p.add_argument("--plan", type=Path, help="run a plan written by --compile-only")
     p.add_argument("-o", "--output", type=Path, help="plan and results folder (an existing plan resumes)")
@@ -421,8 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     _problem_args(p)
     p.add_argument("--target", required=True)
     p.add_argument("--device", action="append")
-    p.add_argument("--repetitions", type=int, default=3)
-    p.add_argument("--limit", type=int, help="benchmark at most this many candidates")
+    p.add_argument("--repetitions", type=_at_least(1), default=3)
+    p.add_argument("--limit", type=_at_least(1), help="benchmark at most this many candidates")
     p.add_argument("--route", choices=("config", "codegen"), default="config",
                    help="search compilation_info schedules (config) or the transform-dialect codegen route (CUDA)")
     p.add_argument("--compile-only", action="store_true")
@@ -435,7 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "interleave; with --target, a generated kernel's own schedule (pingpong8 on gfx942/gfx950, "
                    "double_buffered and interleave on gfx1151)")
     p.add_argument("--tile", help="block tile MxNxK")
-    p.add_argument("--k-steps", type=int, default=4, help="K steps to unroll (default 4)")
+    p.add_argument("--k-steps", type=_at_least(1, MAX_K_STEPS), default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
@@ -444,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("emulate", help="run a compiled AMD GEMM on the CPU emulator and check it against float64")
     p.add_argument("folder", type=Path, help="a folder written by `pipelines compile`")
     p.add_argument("--shape", help="MxNxK the kernel must have been compiled for (kernels are static)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the inputs and the wave interleaving")
+    p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_emulate)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
@@ -454,13 +624,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        args = build_parser().parse_args(argv)
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, in the handlers below, rather than at exit
+        return code
     except (*USER_ERRORS, UsageError) as err:
-        print(f"pipelines: error: {err}", file=sys.stderr)
+        print(f"pipelines: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # the output was cleaned up on the way here
-        print("pipelines: interrupted; no output is left half-written (a plan folder resumes on the next run).",
-              file=sys.stderr)
+    except BrokenPipeError:  # the reader of stdout went away (`pipelines list | head`): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is silent too
+        return 141
+    except OSError as err:  # the file system refused a read or write of a path the user named
+        reason = err.strerror or str(err)
+        where = f"{err.filename}: " if err.filename else ""
+        print(_one_line(f"pipelines: error: {where}{reason[:1].lower()}{reason[1:]}."), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pipelines: error: interrupted. No output is left half-written; a plan folder resumes "
+              "on the next run.", file=sys.stderr)
         return 130

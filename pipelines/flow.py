@@ -230,7 +230,7 @@ def _verify_codegen(job: Job, dump: Path, stats: list[KernelStats]) -> None:
             configured = dump / f"configured_{kernel.dispatch}.mlir"
             with ir.Context(), ir.Location.unknown():
                 module = parse_module(configured.read_text(), configured.name)
-                computed = [g for _, g in gemms_from_mlir(module, configured.name)]
+                computed = [_key(g) for _, g in gemms_from_mlir(module, configured.name)]
             if computed != [codegen_script.kernel_gemm(padded)]:  # the f16 NN GEMM the library compiles
                 choice = f"padding to {padded.shape_name}" if padded != gemm else f"GEMM {gemm.shape_name}"
                 raise FallbackError(f"{kernel.dispatch}: requested {choice} did not take effect: the dispatch computes "

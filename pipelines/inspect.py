@@ -3,11 +3,13 @@
 `inspect_dump` walks a `--iree-hal-dump-executable-files-to` folder and returns one `KernelStats` per dispatch:
 MMA instructions by opcode, LDS bytes, registers, spills, occupancy (computed from the target's register file
 and LDS, since the ISA does not print it), global and LDS traffic, barriers and `s_setprio`. Counts are static:
-every copy of an instruction in the text (prologue, loop and epilogue) counts once.
+every copy of an instruction in the text (prologue, loop and epilogue) counts once. `read_report` reads a
+compiled folder's report.json back, or says in one sentence why it cannot.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -250,3 +252,63 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
                 found.append(amdgpu_stats(dispatch, path, text, target) if target.backend == "rocm"
                              else ptx_stats(dispatch, path, text, in_file, shared_users))
     return found
+
+
+class ReportError(ValueError):
+    """A report.json that cannot be read; the message is one sentence."""
+
+
+# What `pipelines compile` writes into report.json and `inspect`/`emulate` read back, by key.
+_REPORT_KEYS = {"target": str, "pipeline": str, "problems": list, "schedule_summary": list, "verified": bool,
+                "files": dict, "dispatches": list}
+_PROBLEM_KEYS = {"m": int, "n": int, "k": int, "dtype": str, "layout": str, "epilogue": dict}
+_KIND_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "an object"}
+
+
+def read_report(path: Path) -> dict:
+    """report.json as written by `pipelines compile`, or one sentence saying what is wrong with it."""
+    if not path.is_file():
+        raise ReportError(f"{path.parent} is not a folder written by `pipelines compile` (no {path.name}).")
+    try:
+        report = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ReportError(f"{path} is not valid JSON ({err}); compile the folder again.") from None
+    wrong = _report_problem(report)
+    if wrong:
+        raise ReportError(f"{path} was not written by `pipelines compile` ({wrong}); compile the folder again.")
+    return report
+
+
+def _wrong_keys(record: dict, keys: dict) -> str | None:
+    for key, kind in keys.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"'{key}' is {json.dumps(value)[:40]}, not {_KIND_NAMES[kind]}"
+    return None
+
+
+def _report_problem(report) -> str | None:
+    if not isinstance(report, dict):
+        return "it is not a JSON object"
+    wrong = _wrong_keys(report, _REPORT_KEYS)
+    if wrong:
+        return wrong
+    if not isinstance(report["files"].get("dump"), str):
+        return "'files' names no dump folder"
+    if not report["problems"] or len(report["problems"]) != len(report["schedule_summary"]):
+        return "it lists no problem with its schedule summary"
+    for problem in report["problems"]:
+        wrong = _wrong_keys(problem, _PROBLEM_KEYS) if isinstance(problem, dict) else "a problem that is not an object"
+        if wrong is None and not (problem.get("batch") is None or isinstance(problem["batch"], int)):
+            wrong = "a batch that is not an integer"
+        if wrong is None and not isinstance(problem["epilogue"].get("kind"), str):
+            wrong = "an epilogue without a kind"
+        if wrong is None and min(problem["m"], problem["n"], problem["k"], problem.get("batch") or 1) < 1:
+            wrong = "a size below 1"
+        if wrong is None and problem["layout"] not in ("nn", "nt", "tn"):
+            wrong = f"layout '{problem['layout'][:20]}', not nn, nt or tn"
+        if wrong:
+            return f"in a problem, {wrong}" if wrong.startswith("'") else f"it has {wrong}"
+    if not all(isinstance(d, dict) and isinstance(d.get("isa_file"), str) for d in report["dispatches"]):
+        return "a dispatch has no 'isa_file'"
+    return None

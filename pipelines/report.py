@@ -8,17 +8,70 @@ instead of showing a number. Every output names the device, driver, IREE version
 from __future__ import annotations
 
 import csv
+import json
+from numbers import Real
 from pathlib import Path
 
 from .output import output_folder
-from .runner import read_results
+from .runner import RunError, read_results
+
+# What every row needs (tune's ranking reads these too); a row whose status is "ok" also needs a positive number
+# for "tflops". Rendering a table also needs the problem.
+_ROW_KEYS = {"id": str, "pipeline": str, "status": str}
+_PROBLEM_KEYS = {"dtype": str, "m": int, "n": int, "k": int, "layout": str}
+_KIND_NAMES = {str: "a string", int: "an integer", dict: "an object"}
 
 
-def load_rows(results: Path) -> list[dict]:
+def load_rows(results: Path, with_problem: bool = False) -> list[dict]:
+    """The latest row of each case in `results` (a re-run replaces the older row), each checked to be a row the
+    runner writes (with its problem, if `with_problem`); anything else is a RunError naming the row."""
+    try:
+        rows = read_results(results)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunError(f"{results} is not JSON lines ({err}); it was not written by the runner.") from None
     latest = {}
-    for row in read_results(results):  # a re-run of a case replaces the older row
+    for number, row in enumerate(rows, 1):
+        wrong = _row_problem(row, with_problem)
+        if wrong:
+            raise RunError(f"row {number} of {results} {wrong}; it was not written by the runner.")
         latest[row["id"]] = row
     return list(latest.values())
+
+
+def _wrong_keys(record: dict, keys: dict, where: str) -> str | None:
+    for key, kind in keys.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"has {where}'{key}' {json.dumps(value)[:40]}, not {_KIND_NAMES[kind]}"
+    return None
+
+
+def _row_problem(row, with_problem: bool) -> str | None:
+    if not isinstance(row, dict):
+        return "is not a JSON object"
+    wrong = _wrong_keys(row, _ROW_KEYS, "")
+    if wrong:
+        return wrong
+    if with_problem:
+        if not isinstance(row.get("problem"), dict):
+            return f"has 'problem' {json.dumps(row.get('problem'))[:40]}, not an object"
+        wrong = _wrong_keys(row["problem"], _PROBLEM_KEYS, "problem ")
+        if wrong:
+            return wrong
+        if not (row["problem"].get("batch") is None or isinstance(row["problem"]["batch"], int)):
+            return "has a problem batch that is not an integer"
+    numbers = [("tflops", row.get("tflops"))] if row["status"] == "ok" else []
+    if isinstance(row.get("vendor"), dict):
+        numbers.append(("vendor tflops", row["vendor"].get("tflops")))
+    elif row.get("vendor") not in (None, False):
+        return "has a 'vendor' that is not an object"
+    for name, value in numbers:  # rates are divided by
+        if not isinstance(value, Real) or isinstance(value, bool) or not value > 0:
+            return f"has {name} {json.dumps(value)[:40]}, not a positive number"
+    error = row.get("max_rel_error")
+    if error is not None and (not isinstance(error, Real) or isinstance(error, bool)):
+        return f"has max_rel_error {json.dumps(error)[:40]}, not a number"
+    return None
 
 
 def problem_key(row: dict) -> tuple:
@@ -96,7 +149,10 @@ def _csv_rows(rows: list[dict]) -> list[list]:
 def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force: bool = False) -> list[Path]:
     """results.csv, results.md and results.png in `out` (with the plan, or a folder of their own; a folder holding
     files this tool did not write only with `force`, and those files stay)."""
-    rows = load_rows(results)
+    rows = load_rows(results, with_problem=True)
+    if not rows:
+        raise RunError(f"{results} holds no results yet; run the plan first (`pipelines bench` or "
+                       "`python -m pipelines.runner`).")
     header, body = tables(rows)
     names = ("results.csv", "results.md", "results.png")
     with output_folder(out, "report", force) as folder:

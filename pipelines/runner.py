@@ -349,6 +349,14 @@ def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitio
     _progress(len(cases), total, f"{device} done")
 
 
+def _worker_process(*args) -> None:
+    """`_worker` in a process of its own: Ctrl-C reaches every worker, and the parent says it once."""
+    try:
+        _worker(*args)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
 def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None) -> Path:
     """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each)."""
     for device in devices:
@@ -373,7 +381,7 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         shares = [[c for c in todo if owner[json.dumps(c["problem"], sort_keys=True)] == i]
                   for i in range(len(devices))]
         context = multiprocessing.get_context("spawn")
-        workers = [context.Process(target=_worker, args=(plan, d, share, results, repetitions, len(todo)))
+        workers = [context.Process(target=_worker_process, args=(plan, d, share, results, repetitions, len(todo)))
                    for d, share in zip(devices, shares)]
         for w in workers:
             w.start()
@@ -402,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # every finished case is in results.jsonl
-        print("pipelines: interrupted; run the same command again to resume.", file=sys.stderr)
+        print("pipelines: error: interrupted. Run the same command again to resume.", file=sys.stderr)
         return 130
     return 0
 

@@ -28,6 +28,12 @@ ACC_DTYPE = "f32"
 # K×N (n) or N×K (t, as LLM weights are).
 LAYOUTS = ("nn", "nt", "tn")
 EPILOGUES = ("none", "alpha-beta", "bias-relu", "bias-gelu")
+# A GEMM read from a user file names its elementwise consumer by the op (e.g. "linalg.generic", "arith.truncf"):
+# IREE fuses it into the contraction's dispatch, but what it computes is the file's business.
+ELEMENTWISE_DIALECTS = ("linalg.", "arith.", "math.")
+# The largest device memory among the targets: MI355X (gfx950) carries 288 GB of HBM3E (AMD Instinct MI355X data
+# sheet). A problem whose A, B and f32 result do not fit in it cannot run on any of them.
+MAX_PROBLEM_BYTES = 288 * 10**9
 
 
 class ProblemError(ValueError):
@@ -46,8 +52,17 @@ class Epilogue:
     beta: float = 1.0
 
     def __post_init__(self):
-        if self.kind not in EPILOGUES:
+        if self.kind not in EPILOGUES and not self.kind.startswith(ELEMENTWISE_DIALECTS):
             raise ProblemError(f"unknown epilogue '{self.kind}'; choose one of {', '.join(EPILOGUES)}.")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ProblemError(f"epilogue {name} {value} must be a finite number.")
+
+
+def describe_epilogue(kind: str) -> str:
+    """How a report names an epilogue: a built one by its kind, one read from a file by its op."""
+    return kind if kind in EPILOGUES else f"fused elementwise ({kind})"
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,16 @@ class Gemm:
             raise ProblemError(f"unknown element type '{self.dtype}'; choose one of {', '.join(DTYPES)}.")
         if self.layout not in LAYOUTS:
             raise ProblemError(f"unknown layout '{self.layout}'; choose one of {', '.join(LAYOUTS)}.")
+        if self.footprint_bytes > MAX_PROBLEM_BYTES:
+            raise ProblemError(f"gemm {self.shape_name} {self.dtype} needs {self.footprint_bytes:.3g} B for A, B and "
+                               f"the f32 result; no target has more than {MAX_PROBLEM_BYTES:.3g} B of device memory.")
+
+    @property
+    def footprint_bytes(self) -> int:
+        """Bytes of A, B and the f32 result (and C for alpha-beta), the least the device must hold."""
+        lead = self.batch or 1
+        inputs = lead * (self.m + self.n) * self.k * (1 if self.dtype.startswith("f8") else 2)
+        return inputs + lead * self.m * self.n * 4 * (2 if self.epilogue.kind == "alpha-beta" else 1)
 
     @property
     def batched(self) -> bool:
@@ -278,16 +303,44 @@ def contraction_ops(module: ir.Module) -> list[ir.Operation]:
 
 
 def gemms_from_mlir(module: ir.Module, source: str) -> list[tuple[ir.Operation, Gemm]]:
-    """Every linalg contraction of `module` as a `Gemm`, or a ProblemError naming what is not supported."""
+    """Every linalg contraction of `module` as a `Gemm` (its epilogue the elementwise op that consumes its
+    result, if one does), or a ProblemError naming what is not supported."""
     ops = contraction_ops(module)
     if not ops:
         raise ProblemError(f"{source} holds no linalg contraction (linalg.matmul, batch_matmul or a contraction "
                            "generic).")
-    return [(op, _gemm_of(op, source)) for op in ops]
+    return [(op, _gemm_of(op, source).with_(epilogue=Epilogue(_consumer(op)))) for op in ops]
+
+
+# linalg's named elementwise ops (a generic qualifies when all its loops are parallel).
+_LINALG_ELEMENTWISE = {f"linalg.{n}" for n in (
+    "add", "sub", "mul", "div", "div_unsigned", "max", "min", "powf", "exp", "log", "abs", "ceil", "floor", "negf",
+    "reciprocal", "round", "sqrt", "rsqrt", "square", "tanh", "erf", "select", "elementwise", "map")}
+
+
+def _consumer(op: ir.Operation) -> str:
+    """The name of the elementwise op that consumes the contraction's result, or "none": a linalg.generic whose
+    loops are all parallel, a named linalg elementwise op, or an arith/math op on tensors."""
+    for use in op.results[0].uses:
+        user = use.owner
+        name = user.name
+        if name == "linalg.generic":
+            iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+            elementwise = all("parallel" in t for t in iterators)
+        elif name.startswith(("arith.", "math.")):
+            elementwise = all(isinstance(r.type, ir.RankedTensorType) for r in user.results)
+        else:
+            elementwise = name in _LINALG_ELEMENTWISE
+        if elementwise:
+            return name
+    return "none"
 
 
 def _gemm_of(op: ir.Operation, source: str) -> Gemm:
     a, b, c = (v.type for v in list(op.operands)[:3])
+    if not all(isinstance(t, ir.RankedTensorType) for t in (a, b, c)):
+        raise ProblemError(f"{op.name} in {source} works on {', '.join(str(t) for t in (a, b, c))}; only ranked "
+                           "tensors are supported (linalg before bufferization).")
     types = [ir.RankedTensorType(t) for t in (a, b, c)]
     if any(not t.has_static_shape for t in types):
         raise ProblemError(f"{op.name} in {source} has dynamic sizes; only static shapes are supported.")
@@ -296,7 +349,7 @@ def _gemm_of(op: ir.Operation, source: str) -> Gemm:
                            f"{types[1].element_type}; A and B must match.")
     if str(types[2].element_type) != ACC_DTYPE:
         raise ProblemError(f"{op.name} in {source} accumulates in {types[2].element_type}; only f32 is supported.")
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]  # named ops may not spell them
     dims = linalg.infer_contraction_dimensions(op)
     if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1 or len(dims.batch) > 1:
         raise ProblemError(f"{op.name} in {source} is not a single-M, single-N, single-K contraction.")

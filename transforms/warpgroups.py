@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hazards import Program, ProgramBuilder
+from .schedule import ScheduleError
 
 LOAD_BYTES = 16  # one buffer_load_dwordx4 (or direct-to-LDS load) per lane
 READ_BYTES = 16  # one ds_read_b128 per lane
@@ -43,6 +44,24 @@ class _TiledSchedule:
         m, n, k = self.tile
         return (m + n) * (k + self.lds_pad) * self.element_bytes * self.lds_stages
 
+    def mma_split(self) -> tuple[int, int, int, int]:
+        """(M rows per wave group, 16x16 fragment K, MMAs of one K step, waves they are shared by): the tile must
+        split into whole fragments and the MMAs evenly over the waves."""
+        m, n, k = self.tile
+        return m, 16, (m // 16) * (n // 16) * (k // 16), 4
+
+    def check_tile(self) -> None:
+        """One sentence when the tile cannot be split the way this schedule splits it (before any hazard check,
+        which would otherwise report the symptom, an empty or fractional MMA cluster)."""
+        m, n, k = self.tile
+        rows, frag_k, mmas, waves = self.mma_split()
+        if rows % 16 or n % 16 or k % frag_k or min(m, n, k) < 1:
+            raise ScheduleError(f"{self.name} tile {m}x{n}x{k} is invalid: M{' per wave group' if rows != m else ''} "
+                                f"and N must be multiples of 16 and K of {frag_k} (16x16 MMA fragments).")
+        if mmas == 0 or mmas % waves:
+            raise ScheduleError(f"{self.name} tile {m}x{n}x{k} is invalid: its {mmas} 16x16 MMAs per K step do not "
+                                f"split evenly over {waves} waves.")
+
 
 class LdsBudgetError(ValueError):
     """A warp-group schedule whose LDS does not fit the target; the message names the bytes and the limit."""
@@ -60,6 +79,10 @@ class PingPong8(_TiledSchedule):
     # lds_stages 2: direct-to-LDS double buffer (gfx950); 1: one LDS tile + register prefetch (gfx942)
     stagger: int = 1  # conditional barriers the second group runs before the loop (the first runs as many after)
     name: str = "pingpong8"
+
+    def mma_split(self) -> tuple[int, int, int, int]:
+        m, n, k = self.tile  # each group of 4 waves multiplies its half of A by all of B
+        return m // 2 if m % 2 == 0 else m, 16, (m // 2 // 16) * (n // 16) * (k // 16), 4
 
     def _group_counts(self) -> tuple[int, int, int, int, int]:
         """Per wave of one group and K step: loads of its A half and B half, LDS reads of its A half and of all
@@ -177,6 +200,10 @@ class PingPong8(_TiledSchedule):
 class Interleave4(_TiledSchedule):
     name: str = "interleave4"
 
+    def mma_split(self) -> tuple[int, int, int, int]:
+        m, n, k = self.tile  # 4 waves, each K step's MMAs in two halves
+        return m, 16, (m // 16) * (n // 16) * (k // 16), 8
+
     def program(self, k_steps: int = 4) -> Program:
         m, n, k = self.tile
         lanes = 4 * self.wave_size
@@ -224,6 +251,10 @@ class ProducerConsumer(_TiledSchedule):
     register_prefetch: bool = False
     mma_k: int = 16
     name: str = "producer_consumer"
+
+    def mma_split(self) -> tuple[int, int, int, int]:
+        m, n, k = self.tile  # only the consumers multiply
+        return m, self.mma_k, (m // 16) * (n // 16) * (k // self.mma_k), self.consumers
 
     def counts(self) -> tuple[int, int, int, int]:
         """Per wave and K step: producer loads of A and of B, consumer LDS reads, consumer 16x16 MMAs."""
@@ -278,6 +309,10 @@ class DoubleBuffered(_TiledSchedule):
     fetch_slices: int = 1
     mma_k: int = 16  # K of the intrinsic: the MMA count per K step is (m/16)(n/16)(k/mma_k) over the waves
     name: str = "double_buffered"
+
+    def mma_split(self) -> tuple[int, int, int, int]:
+        m, n, k = self.tile
+        return m, self.mma_k, (m // 16) * (n // 16) * (k // self.mma_k), self.waves
 
     def counts(self) -> tuple[int, int, int]:
         """Per wave and K step: global loads (16 B per lane), LDS reads (16 B per lane), 16x16 MMAs."""

@@ -11,7 +11,6 @@ barrier, which then opens a new epoch for the race detector.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..inspect import read_report
 from ..runner import NUMPY_TYPES, _reference, relative_tolerance
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
@@ -348,15 +348,21 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
     report_path = folder / "report.json"
     if not report_path.is_file():
         raise EmulatorError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
-    report = json.loads(report_path.read_text())
+    report = read_report(report_path)
     if report.get("target") not in ("gfx942", "gfx950", "gfx1151"):
         raise EmulatorError(f"the emulator runs gfx942, gfx950 and gfx1151 kernels, not {report.get('target')}.")
     if len(report.get("problems", [])) != 1 or len(report.get("dispatches", [])) != 1:
         raise EmulatorError("the emulator runs folders with exactly one GEMM dispatch.")
+    if report["problems"][0]["dtype"] not in NUMPY_TYPES:
+        raise EmulatorError(f"report.json names input type '{report['problems'][0]['dtype']}', which the emulator "
+                            "does not know.")
     isa = folder / "dump" / report["dispatches"][0]["isa_file"]
     if not isa.is_file():
         raise EmulatorError(f"{isa} is missing.")
-    return report, parse_kernel(isa.read_text()), _configured_ir(folder / "dump")
+    try:
+        return report, parse_kernel(isa.read_text()), _configured_ir(folder / "dump")
+    except UnicodeDecodeError:
+        raise EmulatorError(f"{isa} or the configured IR beside it is not text; compile the folder again.") from None
 
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
@@ -408,6 +414,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
 
     dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
     grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
+    if grid is not None and not (isinstance(grid, list) and len(grid) == 3
+                                 and all(isinstance(n, int) and n >= 1 for n in grid)):
+        raise EmulatorError(f"report.json states grid {grid!r:.40}, not three positive workgroup counts.")
     if grid is None:
         if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
             raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
