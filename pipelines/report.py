@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from numbers import Real
 from pathlib import Path
 
@@ -25,10 +26,13 @@ _KIND_NAMES = {str: "a string", int: "an integer", dict: "an object"}
 def load_rows(results: Path, with_problem: bool = False) -> list[dict]:
     """The latest row of each case in `results` (a re-run replaces the older row), each checked to be a row the
     runner writes (with its problem, if `with_problem`); anything else is a RunError naming the row."""
-    try:
-        rows = read_results(results)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RunError(f"{results} is not JSON lines ({err}); it was not written by the runner.") from None
+    torn: list[int] = []
+    rows = read_results(results, torn)
+    if torn and not rows:
+        raise RunError(f"{results} holds no whole row: its only line is cut off (a run stopped while writing it).")
+    if torn:  # rows before a run was killed mid-write: render them, and say what was left out
+        sys.stderr.write(f"warning: skipping the last line ({torn[0]}) of {results}: not a whole row (a run stopped "
+                         "while writing it).\n")
     latest = {}
     for number, row in enumerate(rows, 1):
         wrong = _row_problem(row, with_problem)

@@ -271,35 +271,42 @@ def append_line(path: Path, row: dict) -> None:
         os.close(fd)
 
 
-def read_results(results: Path) -> list[dict]:
-    """The rows `append_line` wrote, oldest first (none when the file does not exist yet). A last line that is
-    not a whole row (a run killed mid-write) is skipped with a warning; a bad line before it is an error."""
-    rows, lines = [], _lines(results)
+def read_results(results: Path, torn: list[int] | None = None) -> list[dict]:
+    """The rows `append_line` wrote, oldest first (none when the file does not exist yet). A last line that is not
+    a whole row and lacks its newline is a run killed mid-write (`append_line` writes row and newline at once): it
+    is skipped, its number added to `torn` when the caller collects them, else named in a warning. Any other bad
+    line is an error."""
+    rows, (lines, whole) = [], _lines(results)
     for number, line in enumerate(lines, 1):
         row = _row(line)
         if row is not None:
             rows.append(row)
         elif not line.strip():
             continue
-        elif number == len(lines):
-            sys.stderr.write(f"warning: skipping the last line ({number}) of {results}: not a whole row (a run "
-                             "stopped while writing it).\n")
+        elif number == len(lines) and not whole:
+            if torn is None:
+                sys.stderr.write(f"warning: skipping the last line ({number}) of {results}: not a whole row (a run "
+                                 "stopped while writing it).\n")
+            else:
+                torn.append(number)
         else:
             raise RunError(f"line {number} of {results} is not a JSON row with an 'id'; fix or delete that line.")
     return rows
 
 
-def _lines(results: Path) -> list[str]:
+def _lines(results: Path) -> tuple[list[str], bool]:
+    """The lines of `results`, and whether its last line ended with a newline."""
     if not results.exists():
-        return []
+        return [], True
     try:
         text = results.read_text(errors="replace")
     except OSError as err:
         raise RunError(f"cannot read {results} ({err.strerror}).") from None
+    whole = text.endswith("\n") or not text
     lines = text.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    return lines
+    return lines, whole
 
 
 def _row(line: str) -> dict | None:

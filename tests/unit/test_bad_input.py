@@ -81,12 +81,12 @@ FILES = {
     "tune_no_plan/results.jsonl": json.dumps(ROW) + "\n",
     "tune_bad_plan/results.jsonl": json.dumps(ROW) + "\n",
     "tune_bad_plan/plan.json": "{",
-    "tune_bad_results/results.jsonl": "{",
+    "tune_bad_results/results.jsonl": "{\n",  # a corrupt line, not a torn one: it ends
     "tune_bad_results/plan.json": json.dumps({"target": "gfx942", "cases": [PLAN_CASE]}),
     # results.jsonl of `report`
     "res_empty/results.jsonl": "",
     "res_blank/results.jsonl": "\n  \n",
-    "res_truncated/results.jsonl": json.dumps(ROW) + "\n" + json.dumps(ROW)[:25],
+    "res_truncated/results.jsonl": json.dumps(ROW)[:25],  # killed while writing its only row: no newline
     "res_garbage/results.jsonl": "garbage\n",
     "res_binary/results.jsonl": BINARY,
     "res_list/results.jsonl": "[1, 2]\n",
@@ -348,13 +348,13 @@ CASES = [
     ("report {F}/a_file", "has no results.jsonl"),
     ("report {F}/res_empty", "holds no results yet"),
     ("report {F}/res_blank", "holds no results yet"),
-    ("report {F}/res_truncated", "is not JSON lines"),
-    ("report {F}/res_garbage", "is not JSON lines"),
-    ("report {F}/res_binary", "is not JSON lines"),
-    ("report {F}/res_list", "row 1 of"),
-    ("report {F}/res_number", "is not a JSON object"),
+    ("report {F}/res_truncated", "holds no whole row"),
+    ("report {F}/res_garbage", "is not a JSON row"),
+    ("report {F}/res_binary", "is not a JSON row"),
+    ("report {F}/res_list", "line 1 of"),
+    ("report {F}/res_number", "is not a JSON row"),
     ("report {F}/res_no_pipeline", "'pipeline' null"),
-    ("report {F}/res_no_id", "'id' null"),
+    ("report {F}/res_no_id", "is not a JSON row with an 'id'"),
     ("report {F}/res_no_status", "'status' null"),
     ("report {F}/res_no_problem", "'problem' null"),
     ("report {F}/res_problem_string", "'problem' \"64x64x64\""),
@@ -393,7 +393,7 @@ CASES = [
     ("tune --target gfx942 --shape 64x64x64 --cache {F}/a_file/tune.json --compile-only -o {OUT}",
      "is a file, not a folder"),
     ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_plan", "is not valid JSON"),
-    ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_results", "is not JSON lines"),
+    ("tune --target gfx942 --shape 64x64x64 -o {F}/tune_bad_results", "is not a JSON row"),
     # explain
     ("explain --schedule pingpong8 --tile 100x100x7", "tile 100x100x7 is invalid"),
     ("explain --schedule pingpong8 --tile 48x64x64", "tile 48x64x64 is invalid"),
@@ -551,7 +551,7 @@ def test_ctrl_c_during_a_compile_is_exit_130_one_line_and_no_output(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["compile", "--target", "gfx942", "--input", "BIN", "-o", "out"], "is not MLIR text"),
-    (["report", "RES"], "is not JSON lines"),
+    (["report", "RES"], "holds no whole row"),
     (["emulate", "REP", "--seed=-5"], "at least 0"),
 ])
 def test_bad_input_in_a_real_process(args, message, fixture_dir, tmp_path):

@@ -106,7 +106,7 @@ def test_output_naming_the_wrong_kind_of_path_is_one_sentence(tmp_path, capsys, 
     else:
         args = FOLDER_COMMANDS[name][0]
         (tmp_path / "users").write_text("a file, not a folder")
-        expected = "is an existing file"
+        expected = "is a file, not a folder"
     before = snapshot(tmp_path)
     code, err = run([*args, "--force"], tmp_path, tmp_path / "users", capsys)
     assert code == 2 and err.count("\n") == 1 and expected in err, err
@@ -274,7 +274,7 @@ def test_corrupt_middle_row_is_one_sentence(tmp_path, capsys, command):
     with pytest.raises(RunError, match=r"line 2 of .*results.jsonl is not a JSON row"):
         read_results(folder / "results.jsonl")
     args = (["report", str(folder)] if command == "report" else
-            ["tune", "--target", "cpu", "--shape", "64x64x64", "--cache", str(tmp_path / "c.json"), "-o",
+            ["tune", "--target", "sm_80", "--shape", "64x64x64", "--cache", str(tmp_path / "c.json"), "-o",
              str(folder)])
     assert cli.main(args) == 2
     err = capsys.readouterr().err
