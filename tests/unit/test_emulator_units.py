@@ -263,3 +263,53 @@ def test_mfma_accumulates_into_c():
     wave.v[8:12] = np.float32(2.5).view(np.uint32)
     run(wave, "v_mfma_f32_16x16x16_bf16 v[8:11], v[0:1], v[2:3], v[8:11]")
     np.testing.assert_array_equal(wave.v[8:12].view(np.float32), np.full((4, 64), 18.5, np.float32))
+
+
+# ---------------------------------------------------------------------------------------------------- memory
+
+
+def test_lds_broadcast_is_one_access_per_cycle():
+    from pipelines.emulator.memory import bank_cycles
+
+    every_lane_same_dword = np.zeros(64, np.int64)  # 32 lanes per cycle on 32 banks: two cycles, no conflict
+    assert bank_cycles(every_lane_same_dword, 4, 32, 64) == (2, 2)
+    same_bank = np.arange(64, dtype=np.int64) * 128  # 32 dwords apart: every lane of a cycle on bank 0
+    assert bank_cycles(same_bank, 4, 32, 64) == (64, 2)
+
+
+def buffer_wave(records: int):
+    """A wave whose s[4:7] is a raw buffer (stride 0) over 256 dwords holding 1..256, `records` bytes long, and
+    whose v0 holds each lane's byte offset (4 per lane); LDS writes are recorded."""
+    from pipelines.emulator.memory import FlatMemory
+
+    memory = FlatMemory()
+    base = memory.allocate(1024)
+    memory.write(base, np.arange(1, 257, dtype=np.uint32))
+    lds = {}
+    code = SimpleNamespace(instructions=[SimpleNamespace(text="buffer_load", line=1)])  # for messages
+    workgroup = SimpleNamespace(mma=0, id=0, code=code, memory=memory, open_window=lambda w, op: None,
+                                close_window=lambda w, op: None,
+                                lds_write=lambda w, index, payload: lds.update(index=index, payload=payload))
+    wave = Wave(0, workgroup, 64, 32, 0)
+    wave.s[4:8] = [base & 0xFFFFFFFF, base >> 32, records, 0]
+    wave.v[0] = np.arange(64, dtype=np.uint32) * 4
+    return wave, lds
+
+
+def test_buffer_load_past_num_records_reads_zero():
+    wave, _ = buffer_wave(records=16)
+    run(wave, "buffer_load_dword v1, v0, s[4:7], 0 offen")
+    run(wave, "s_waitcnt vmcnt(0)")
+    assert list(wave.v[1][:5]) == [1, 2, 3, 4, 0] and not wave.v[1][4:].any()
+
+
+def test_direct_to_lds_load_adds_the_instruction_offset_to_m0():
+    from pipelines.emulator.isa import M0
+
+    wave, lds = buffer_wave(records=1024)
+    wave.s[M0] = 256
+    run(wave, "buffer_load_dword v0, s[4:7], 0 offen offset:16 lds")
+    run(wave, "s_waitcnt vmcnt(0)")
+    # lane i's dword goes to M0 + offset + 4i, and comes from byte 16 + 4i of the buffer (dword 5 + i)
+    assert list(lds["index"][:8]) == list(range(256 + 16, 256 + 24))
+    assert lds["payload"].view(np.uint32)[0] == 5

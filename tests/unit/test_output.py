@@ -229,11 +229,12 @@ def fake_plan(folder: Path, statuses: dict[str, str]) -> Path:
 
 def test_resume_reruns_failed_and_torn_rows_only(tmp_path, capsys, monkeypatch):
     plan = fake_plan(tmp_path / "plan", {"good": "ok", "wrong": "ok", "crashed": "ok", "torn": "ok", "new": "ok",
-                                         "nocompile": "compile-failed"})
+                                         "unverified": "ok", "nocompile": "compile-failed"})
     results = plan / "results.jsonl"
     rows = [dict(ROW, id="good", marker="kept"), dict(ROW, id="wrong", status="wrong-result", correct=False),
             dict(ROW, id="crashed", status="run-failed", correct=False),
-            dict(ROW, id="nocompile", status="compile-failed")]
+            dict(ROW, id="nocompile", status="compile-failed"),
+            {k: v for k, v in dict(ROW, id="unverified").items() if k != "correct"}]  # ok, but never checked
     results.write_text("".join(json.dumps(r) + "\n" for r in rows) + json.dumps(dict(ROW, id="torn"))[:40])
     ran = []
 
@@ -244,15 +245,15 @@ def test_resume_reruns_failed_and_torn_rows_only(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(runner, "run_case", run_case)
     run_plan(plan, ["local-task"], repetitions=1)
     err = capsys.readouterr().err
-    assert sorted(ran) == ["crashed", "new", "torn", "wrong"]
-    assert "warning: skipping the last line (5)" in err and str(results) in err
+    assert sorted(ran) == ["crashed", "new", "torn", "unverified", "wrong"]
+    assert "warning: skipping the last line (6)" in err and str(results) in err
     lines = results.read_text().splitlines()
-    assert [json.loads(line)["id"] for line in lines] == ["good", "wrong", "crashed", "nocompile", *ran]
+    assert [json.loads(line)["id"] for line in lines] == ["good", "wrong", "crashed", "nocompile", "unverified", *ran]
     latest = {r["id"]: r for r in load_rows(results)}
     assert latest["good"]["marker"] == "kept" and latest["nocompile"]["status"] == "compile-failed"
     assert all(latest[i]["marker"] == "rerun" for i in ran)
     run_plan(plan, ["local-task"], repetitions=1)
-    assert len(ran) == 4  # everything settled: a second resume runs nothing
+    assert len(ran) == 5  # everything settled: a second resume runs nothing
 
 
 def test_each_row_is_one_synced_append(tmp_path, monkeypatch):
@@ -326,3 +327,15 @@ def test_ctrl_c_while_the_output_moves_in_waits_until_it_is_whole(tmp_path, caps
     assert "f16" in (out / "gemm.mlir").read_text() and json.loads((out / "report.json").read_text())[
         "problems"][0]["dtype"] == "f16"
     assert not [p for p in tmp_path.iterdir() if SCRATCH_TAG in p.name]
+
+
+def test_report_renders_the_whole_rows_of_a_torn_file_with_one_warning(tmp_path, capsys):
+    folder = tmp_path / "res"
+    folder.mkdir()
+    rows = [dict(ROW, id="a", pipeline="default"), dict(ROW, id="b", pipeline="tuned")]
+    (folder / "results.jsonl").write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1])[:30])
+    assert cli.main(["report", str(folder), "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: skipping the last line (2)") == 1, err
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert "default TFLOP/s" in table and "tuned" not in table

@@ -93,3 +93,12 @@ def test_compile_failure_recorded_by_the_planner_is_not_run(measured, tmp_path):
     case = dict(case_for(Gemm(16, 8, 64, "f16", "nn")), status="compile-failed", error="no")
     row = runner.run_case(case, tmp_path, "local-task", 3, {"device_name": "t"}, runner.ProblemData(tmp_path))
     assert row["status"] == "compile-failed" and "tflops" not in row
+
+
+def test_error_is_relative_to_the_largest_result(measured):
+    # At K=64 the largest |C| is ~20 (standard-normal inputs): the error is divided by it, not by a floor above it,
+    # so an error just over the tolerance relative to the result is a wrong result.
+    gemm = Gemm(16, 8, 64, "f16", "nn")
+    row = measured(gemm, 1.5 * runner.relative_tolerance(64))
+    assert row["status"] == "wrong-result"
+    assert row["max_rel_error"] == pytest.approx(1.5 * runner.relative_tolerance(64), rel=1e-2)

@@ -87,3 +87,22 @@ def test_xcd_order_needs_two_workgroups_per_grid_dimension():
     check(xcd, Gemm(512, 512, 256, "bf16", "nn"), TARGETS["gfx942"])
     tuned = get_pipeline("tuned").choose(Gemm(256, 256, 256, "bf16", "nn"), TARGETS["gfx942"])
     assert tuned.swizzle.workgroup_order == "row"
+
+
+def test_tile_just_larger_than_the_problem_is_refused():
+    with pytest.raises(ScheduleError, match="tile M=256 exceeds the problem's M=200"):
+        check(GOOD, Gemm(200, 4096, 4096), TARGETS["gfx942"])
+
+
+def test_workgroup_of_exactly_the_thread_limit_passes():
+    target = TARGETS["gfx942"]
+    widest = Schedule(Tile((256, 256), 32, (4, 4), "MFMA_F32_16x16x16_BF16"))
+    assert 16 * target.wave_size == target.max_workgroup_threads
+    check(widest, SQUARE, target)
+
+
+def test_accumulator_just_over_the_register_file_is_refused():
+    # one wave holds a 256x128 f32 accumulator: 512 registers per lane, plus the K step's operands
+    with pytest.raises(ScheduleError, match="registers for its accumulator"):
+        check(Schedule(Tile((256, 128), 16, (1, 1), "MFMA_F32_16x16x16_BF16"), Staging(0)), SQUARE,
+              TARGETS["gfx942"])
