@@ -26,7 +26,7 @@ from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 from .compiler import DUMP_DIR, run_iree_compile
 from .inspect import KernelStats, inspect_dump, ptx_kernels
 from .output import output_folder
-from .targets import Target, check_dtype
+from .targets import Target, check_problem
 from .verify import FallbackError, verify_codegen, verify_dispatch, verify_lanes, verify_ukernel
 
 SOURCE_FILE, SPEC_FILE, REPORT_FILE = "gemm.mlir", "spec.mlir", "report.json"
@@ -64,7 +64,7 @@ def prepare(job: Job) -> Prepared:
     if job.codegen:
         return _prepare_codegen(job)
     for gemm, schedule in zip(job.gemms, job.schedules):
-        check_dtype(job.target, gemm.dtype)
+        check_problem(job.target, gemm)
         if schedule is not None:
             sched.check(schedule, gemm, job.target)
     with ir.Context(), ir.Location.unknown():
@@ -87,7 +87,7 @@ def prepare(job: Job) -> Prepared:
 
 def _prepare_ukernel(job: Job) -> Prepared:
     (gemm,), schedule = job.gemms, job.ukernel
-    check_dtype(job.target, gemm.dtype)
+    check_problem(job.target, gemm)
     check_kernel(schedule, gemm, job.target)
     name = kernel_name(schedule, gemm.dtype, gemm.layout)
     with ir.Context(), ir.Location.unknown():
@@ -104,7 +104,7 @@ def _prepare_codegen(job: Job) -> Prepared:
     if job.user_source is not None or schedule is None:
         raise sched.ScheduleError("the codegen pipeline compiles one GEMM given with --shape and a schedule, not "
                                   "an input file.")
-    check_dtype(job.target, gemm.dtype)
+    check_problem(job.target, gemm)
     codegen_script.check(schedule, gemm, job.target)
     padded = codegen_script.padded_gemm(schedule, gemm)
     with ir.Context(), ir.Location.unknown():

@@ -30,7 +30,7 @@ from typing import Callable
 
 from transforms.problem import Gemm
 from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, \
-    aligned, k_contiguous, mma_shape, schedule_from_dict, workgroup_grid, worth_trying
+    aligned, k_contiguous, k_steps, mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
 from transforms.codegen_script import codegen_mma
@@ -72,13 +72,15 @@ _TUNED: dict[tuple[str, str], tuple[str, Schedule]] = {
     ("sm_89", "fp8"): ("NV_MMA_SYNC_F32_16x8x32_{T}", Schedule(Tile((128, 128), 128, (2, 2), ""), Staging(0))),
 }
 
-# Smallest intrinsic per target and family, used by `auto` (small tiles need small intrinsics).
-_AUTO_INTRINSIC = {
-    ("gfx942", "16bit"): "MFMA_F32_16x16x16_{T}", ("gfx942", "fp8"): "MFMA_F32_16x16x32_{T}",
-    ("gfx950", "16bit"): "MFMA_F32_16x16x32_{T}", ("gfx950", "fp8"): "MFMA_F32_16x16x128_{T}",
-    ("gfx1151", "16bit"): "WMMAR3_F32_16x16x16_{T}",
-    ("sm_80", "16bit"): "NV_MMA_SYNC_F32_16x8x16_{T}", ("sm_89", "16bit"): "NV_MMA_SYNC_F32_16x8x16_{T}",
-    ("sm_89", "fp8"): "NV_MMA_SYNC_F32_16x8x32_{T}",
+# Intrinsics per target and family for `auto`, smallest first (small tiles need small intrinsics); auto takes the
+# first whose K the problem's K reaches (gfx950 fp8: 32x32x64 for K of 64-127).
+_AUTO_INTRINSICS = {
+    ("gfx942", "16bit"): ("MFMA_F32_16x16x16_{T}",), ("gfx942", "fp8"): ("MFMA_F32_16x16x32_{T}",),
+    ("gfx950", "16bit"): ("MFMA_F32_16x16x32_{T}",),
+    ("gfx950", "fp8"): ("MFMA_F32_16x16x128_{T}", "MFMA_F32_32x32x64_{T}"),
+    ("gfx1151", "16bit"): ("WMMAR3_F32_16x16x16_{T}",),
+    ("sm_80", "16bit"): ("NV_MMA_SYNC_F32_16x8x16_{T}",), ("sm_89", "16bit"): ("NV_MMA_SYNC_F32_16x8x16_{T}",),
+    ("sm_89", "fp8"): ("NV_MMA_SYNC_F32_16x8x32_{T}",),
 }
 
 # (workgroup tile M×N, wave grid), largest first.
@@ -95,10 +97,18 @@ def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
         raise TargetError(f"pipeline 'tuned' has no schedule for {gemm.dtype} on {target.name}.")
     pattern, schedule = _TUNED[key]
     schedule = _with_mma(schedule, _intrinsic(pattern, gemm.dtype))
-    if not aligned(schedule, gemm):
-        return _auto(gemm, target)  # tuned tiles are for whole multiples; padded ones spill on gfx1151
+    if schedule.swizzle.lds in ("xor", "rotate") and not any(k_contiguous(gemm)):
+        # TN stores neither operand K-contiguous: nothing to swizzle, so the rows stay unpadded (DMA) or padded.
+        schedule = dataclasses.replace(schedule, swizzle=Swizzle(
+            "none" if schedule.staging.direct_to_lds else "pad", schedule.swizzle.workgroup_order))
     if schedule.swizzle.workgroup_order == "xcd" and (gemm.batched or min(workgroup_grid(schedule, gemm)) < 2):
         schedule = dataclasses.replace(schedule, swizzle=Swizzle(schedule.swizzle.lds, "row"))
+    if (not aligned(schedule, gemm) or not worth_trying(schedule, gemm, target)
+            or _spills(schedule.tile.workgroup, schedule.tile.k, gemm, target)):
+        # The tuned tiles are for whole multiples with a K loop long enough to pipeline, in the layouts they fit;
+        # padded ones spill (gfx1151, and gfx950 256x256 NT at 4000³), and short loops keep one stage: `auto` sizes
+        # the tile to the problem.
+        return _auto(gemm, target)
     return schedule
 
 
@@ -106,21 +116,28 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
     """The largest ladder tile that fits the problem, passes `check` with the accumulator in at most half of
     the registers, and still gives every compute unit a workgroup; else the smallest valid one."""
     key = (target.name, dtype_family(gemm.dtype))
-    if key not in _AUTO_INTRINSIC:
+    if key not in _AUTO_INTRINSICS:
         raise TargetError(f"pipeline 'auto' has no schedule for {gemm.dtype} on {target.name}.")
     if min(gemm.m, gemm.n) < SKINNY:
         # Decode-style GEMMs: IREE's own heuristic ran 16x8192x8192 at 16.5 TFLOP/s on an H200 where our best
         # ladder tile (16x64) reached 8.8 (results/h200), so auto leaves them to it.
         return None
-    mma = _intrinsic(_AUTO_INTRINSIC[key], gemm.dtype)
+    mmas = [_intrinsic(pattern, gemm.dtype) for pattern in _AUTO_INTRINSICS[key]]
+    mma = next((name for name in mmas if mma_shape(name)[2] <= gemm.k), mmas[-1])
     mm, mn, mk = mma_shape(mma)
-    k_tile = (128 if gemm.dtype.startswith("f8") else 64) if gemm.k >= 256 else mk
-    staging = Staging(2 if target.backend == "rocm" else 0, direct_to_lds=target.dma)
+    k_tile = min((128 if gemm.dtype.startswith("f8") else 64) if gemm.k >= 256 else mk, gemm.k)
     valid = []
     for tile, (gm, gn) in _AUTO_LADDER:
         if tile == (256, 256) and gemm.layout != "nt":
             # Compiled and spilling in the ISA: NN/TN 256x256 on gfx942 (bf16, K 64: 2-4 VGPRs) and gfx950 (fp8,
             # K 128: 30 VGPRs); NT 256x256 fits.
+            continue
+        if _spills(tile, k_tile, gemm, target):
+            continue
+        if target.backend == "cuda" and (tile[0] * tile[1] < 128 * 128 or gemm.m % tile[0] or gemm.n % tile[1]
+                                         or gemm.k % k_tile):
+            # CUDA, measured on an H200 against IREE's default in the same run (results/h200): padded tiles ran at
+            # 0.48× (bf16 4000³ NN, 50 vs 104 TFLOP/s), 64x64 at 0.93-0.94× (1024³) where 128x128 ran 0.98×.
             continue
         if target.backend == "rocm" and target.wave_size == 32 and tile[0] * tile[1] > 128 * 128:
             # gfx1151: 256x256 spilled 52 VGPRs and 256x128 8-37, in every layout and both 16-bit types.
@@ -130,18 +147,50 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
             # CUDA: there it let 256x256x64 on 4x4 warps through, which the bf16 8192³ sweep on an H200 measured
             # at 16 TFLOP/s against 215 for 128x128x64 on 2x2 (results/h200/tune_bf16_8192).
             gm *= 2
-        big = tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(k_contiguous(gemm))
-        lds = "xor" if big else ("none" if staging.direct_to_lds else "pad")
-        schedule = Schedule(Tile(tile, min(k_tile, gemm.k), (gm, gn), mma), staging, Swizzle(lds))
-        if not worth_trying(schedule, gemm, target):
+        schedule = next((s for s in _auto_stagings(tile, (gm, gn), k_tile, mma, gemm, target)
+                         if worth_trying(s, gemm, target)), None)
+        if schedule is None:
             continue
         valid.append(schedule)
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)
         if workgroups >= target.compute_units:
             return schedule
+    if not valid and (target.backend == "cuda" or _spills(_AUTO_LADDER[-1][0], k_tile, gemm, target)):
+        return None  # IREE's own heuristic: measured faster (CUDA), or the only kernel that does not spill (fp8)
     if not valid:
         raise TargetError(f"pipeline 'auto' found no tile for {gemm.shape_name} {gemm.dtype} on {target.name}.")
     return valid[-1]
+
+
+def _spills(tile: tuple[int, int], k_tile: int, gemm: Gemm, target: Target) -> bool:
+    """Tiles that compiled with spills in the named-pipeline sweep (tools/named_sweep.py), which the register
+    estimate of `check` does not foresee: LLVM's allocation depends on unrolling and on masked loads."""
+    padded = gemm.m % tile[0] or gemm.n % tile[1] or gemm.k % k_tile
+    if tile == (256, 256) and padded:
+        return True  # 256x256 NT padded: 24 VGPRs on gfx950 (bf16 4000³)
+    if target.name == "gfx950" and gemm.dtype.startswith("f8") and tile == (256, 256) and (
+            gemm.layout == "tn" or math.ceil(gemm.k / k_tile) < 8):
+        # fp8 256x256x128: 6 VGPRs in every TN problem; 2-4 at 4, 5 and 6 K steps (K 512-768) and none at 3 or
+        # from 7 on (LLVM unrolls the short pipelined loops differently).
+        return True
+    # fp8 with the operand stored K-major across (B of NN, A of TN) padded along K and along its other dimension:
+    # 23-31 VGPRs on gfx942 and gfx950 at every tile tried (1000³, 257x513x129; even at 55-93 VGPRs in use),
+    # while padding along one of the two did not spill.
+    a_k, b_k = k_contiguous(gemm)
+    return bool(gemm.dtype.startswith("f8") and gemm.k % k_tile and (
+        (not a_k and gemm.m % tile[0]) or (not b_k and gemm.n % tile[1])))
+
+
+def _auto_stagings(tile: tuple[int, int], warps: tuple[int, int], k_tile: int, mma: str, gemm: Gemm,
+                   target: Target) -> list[Schedule]:
+    """`auto`'s schedules for one tile, preferred first: two stages (direct-to-LDS loads where the target has
+    them), then two register-prefetched stages, then one stage (a K loop too short to pipeline)."""
+    big = tile[0] * tile[1] >= 256 * 128 and target.backend == "rocm" and any(k_contiguous(gemm))
+    stagings = [Staging(2, direct_to_lds=True)] * target.dma + [Staging(2)] * (target.backend == "rocm") + [
+        Staging(1 if target.backend == "rocm" else 0)]
+    return [Schedule(Tile(tile, k_tile, warps, mma), staging,
+                     Swizzle("xor" if big else ("none" if staging.direct_to_lds else "pad")))
+            for staging in stagings]
 
 
 # (block tile, warp grid), preferred first; tune --route codegen on an H100 measured 128x256x32 on 2x4 warps with

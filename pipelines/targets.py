@@ -48,6 +48,7 @@ class Target:
     xcds: int = 1
     cus_per_xcd: int = 0
     peak_tflops: dict[str, float] = field(default_factory=dict)  # dense, by input type family: "16bit", "fp8"
+    fp8_min_mn: int = 1  # smallest M and N of an fp8 GEMM that IREE 3.13 compiles for this target
     sources: tuple[str, ...] = ()
 
     @property
@@ -148,9 +149,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "sm_89", "cuda", "NVIDIA Ada (L40S); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_89",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"), wave_size=32, lds_bytes=101376, lds_per_cu=102400,
         vgprs_per_lane=255, vgpr_file_per_lane=65536 // 32, mma=_SM89_MMA, compute_units=142,
-        peak_tflops={"16bit": 362.05, "fp8": 733.0},
+        peak_tflops={"16bit": 362.05, "fp8": 733.0}, fp8_min_mn=5,
         sources=("NVIDIA L40S data sheet (142 SMs, 362.05 TFLOP/s bf16/f16, 733 fp8 tensor core, dense)",
-                 "IREE 3.13 target description for sm_89 (101376 B workgroup memory)")),
+                 "IREE 3.13 target description for sm_89 (101376 B workgroup memory)",
+                 "iree-compile 3.13 for sm_89 fails on fp8 GEMMs with M or N of 1-4 ('LLVM Translation failed for "
+                 "operation: builtin.unrealized_conversion_cast', default pipeline included) and compiles 5-8: the "
+                 "named-pipeline sweep, tools/named_sweep.py")),
     Target(
         "cpu", "cpu", "host CPU through IREE's llvm-cpu backend (numerics)",
         ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -164,6 +168,15 @@ def get_target(name: str) -> Target:
     if name not in TARGETS:
         raise TargetError(f"unknown target '{name}'; choose one of {', '.join(TARGETS)}.")
     return TARGETS[name]
+
+
+def check_problem(target: Target, gemm) -> None:
+    """The target runs the GEMM's input type, and IREE 3.13 compiles its shape for the target (one sentence)."""
+    check_dtype(target, gemm.dtype)
+    if gemm.dtype.startswith("f8") and min(gemm.m, gemm.n) < target.fp8_min_mn:
+        raise TargetError(f"IREE 3.13 fails to compile fp8 GEMMs with M or N below {target.fp8_min_mn} for "
+                          f"{target.name} ({gemm.shape_name}: LLVM translation stops on an unrealized cast); use a "
+                          "16-bit input type or pad M and N.")
 
 
 def check_dtype(target: Target, dtype: str) -> None:

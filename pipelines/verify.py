@@ -176,7 +176,7 @@ def verify_codegen(dispatch: str, ptx: str, stats: KernelStats, schedule: Schedu
     if barriers != codegen_script.barriers_per_k_step(schedule):
         _fail(dispatch, f"{stages} pipeline stages", f"the K loop passes {barriers} barriers per step, expected "
               f"{codegen_script.barriers_per_k_step(schedule)}")
-    _verify_block_order(dispatch, ptx, schedule)
+    _verify_block_order(dispatch, ptx, schedule, gemm)
     planned = codegen_script.shared_bytes(schedule, gemm)
     if stats.lds_bytes is not None and stats.lds_bytes != planned:
         _fail(dispatch, f"shared memory ({stages} stage(s), rows '{schedule.swizzle.lds}')",
@@ -200,15 +200,20 @@ def verify_lanes(dispatch: str, stats: KernelStats, schedule: Schedule, gemm: Ge
     _verify_no_spills(dispatch, stats)
 
 
-def _verify_block_order(dispatch: str, ptx: str, schedule: Schedule) -> None:
+def _verify_block_order(dispatch: str, ptx: str, schedule: Schedule, gemm: Gemm) -> None:
     """Row order: each cp.async copy finds its tile from one block id (A's M tile from %ctaid.y, B's N tile from
-    %ctaid.x). Raster order: every copy needs both, since the tile a block computes depends on its linear id."""
+    %ctaid.x). Raster order: each copy depends on the block ids its tile does in that order (usually both, since
+    the tile a block computes depends on its linear id; `codegen_script.tile_block_ids`)."""
     copies = copy_block_ids(ptx)
     both = sum(ids >= {"x", "y"} for ids in copies)
-    if schedule.swizzle.workgroup_order == "raster" and (not copies or both < len(copies)):
-        _fail(dispatch, f"raster workgroup order ({schedule.swizzle.group_rows} rows per group)",
-              f"{len(copies) - both} of {len(copies)} cp.async copies address their tile from one block id (row "
-              "order)")
+    if schedule.swizzle.workgroup_order == "raster":
+        m_ids, n_ids = codegen_script.tile_block_ids(schedule, gemm)
+        off = [ids for ids in copies if not (ids >= m_ids or ids >= n_ids)]
+        if not copies or off:
+            _fail(dispatch, f"raster workgroup order ({schedule.swizzle.group_rows} rows per group)",
+                  f"{len(off)} of {len(copies)} cp.async copies address their tile from block id(s) "
+                  f"{','.join(sorted(off[0])) if off else 'none'}, where the raster order's M tile needs "
+                  f"{','.join(sorted(m_ids))} and its N tile {','.join(sorted(n_ids))}")
     if schedule.swizzle.workgroup_order == "row" and both:
         _fail(dispatch, "row workgroup order", f"{both} of {len(copies)} cp.async copies address their tile from "
               "both block ids (a remapped order)")

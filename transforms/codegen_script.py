@@ -180,6 +180,20 @@ def raster_tile(schedule: Schedule, gemm: Gemm, x: int, y: int) -> tuple[int, in
     return group * rows + within % rows, within // rows
 
 
+def tile_block_ids(schedule: Schedule, gemm: Gemm) -> tuple[frozenset[str], frozenset[str]]:
+    """Which block ids (`x`, `y`) the M tile and the N tile of a block depend on in the schedule's launch order,
+    found by walking the grid. Row order: ({y}, {x}). Raster order usually needs both for both, but where the
+    groups span whole powers of two the N tile of 8 rows × 8 columns of tiles is y mod 8: it depends on y alone."""
+    mt, nt = tile_grid(schedule, gemm)
+    tiles = {(x, y): raster_tile(schedule, gemm, x, y) for x in range(nt) for y in range(mt)}
+    ids = []
+    for axis in (0, 1):
+        on_x = any(tiles[x, y][axis] != tiles[0, y][axis] for x in range(nt) for y in range(mt))
+        on_y = any(tiles[x, y][axis] != tiles[x, 0][axis] for x in range(nt) for y in range(mt))
+        ids.append(frozenset("x" * on_x + "y" * on_y))
+    return ids[0], ids[1]
+
+
 def raster_block(schedule: Schedule, gemm: Gemm, m: int, n: int) -> tuple[int, int]:
     """The inverse of `raster_tile`: the block (x, y) that computes tile (m, n)."""
     if schedule.swizzle.workgroup_order != "raster":

@@ -30,6 +30,10 @@ MAX_PREFETCH_STAGES = 3
 SWIZZLE_ROW_BYTES = 128
 # Widest LDS access per lane (ds_read_b128).
 LDS_ACCESS_BYTES = 16
+# IREE 3.13 on ROCm pipelines a K loop (prefetch >= 2, and the extra LDS buffers of direct loads) only from this many
+# K steps on: with 1 or 2 steps it keeps one stage and says nothing (the named-pipeline sweep: prefetch 2 and 3 at
+# K = 2 steps of the tile, 3 steps pipelined; tools/named_sweep.py).
+MIN_PIPELINED_K_STEPS = 3
 
 
 class ScheduleError(ValueError):
@@ -148,6 +152,11 @@ def aligned(schedule: Schedule, gemm: Gemm) -> bool:
     return gemm.m % wm == 0 and gemm.n % wn == 0 and gemm.k % k == 0
 
 
+def k_steps(schedule: Schedule, gemm: Gemm) -> int:
+    """Iterations of the K loop (the last one partial when the tile does not divide K)."""
+    return -(-gemm.k // schedule.tile.k)
+
+
 def mma_per_k_step(schedule: Schedule) -> int:
     """Intrinsic instructions one wave issues per K step."""
     sm, sn = subgroup_tiles(schedule)
@@ -261,6 +270,14 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.staging.direct_to_lds and not target.dma:
         raise ScheduleError(f"direct global->LDS loads are not available on {name} (IREE 3.13 enables them on "
                             "gfx950 only).")
+    if stages >= 2 and target.backend == "rocm" and k_steps(schedule, gemm) < MIN_PIPELINED_K_STEPS:
+        raise ScheduleError(f"prefetch stages {stages} need at least {MIN_PIPELINED_K_STEPS} K steps, and K={gemm.k} "
+                            f"is {k_steps(schedule, gemm)} step(s) of {tile.k}: IREE 3.13 would keep one stage; use "
+                            "--prefetch 1 or a smaller K tile.")
+    if schedule.staging.direct_to_lds and not aligned(schedule, gemm):
+        raise ScheduleError(f"direct global->LDS loads need whole tiles: IREE 3.13 pads {gemm.shape_name} to "
+                            f"{tile.workgroup[0]}x{tile.workgroup[1]}x{tile.k} tiles and then loads through "
+                            "registers into one LDS buffer; use a tile that divides the problem, or no --dma.")
     if schedule.staging.direct_to_lds and schedule.swizzle.lds == "pad":
         raise ScheduleError("direct global->LDS loads write whole rows, so they cannot use padded LDS rows; "
                             "choose --lds xor, rotate or none.")
