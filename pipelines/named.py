@@ -104,10 +104,12 @@ def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
     if schedule.swizzle.workgroup_order == "xcd" and (gemm.batched or min(workgroup_grid(schedule, gemm)) < 2):
         schedule = dataclasses.replace(schedule, swizzle=Swizzle(schedule.swizzle.lds, "row"))
     if (not aligned(schedule, gemm) or not worth_trying(schedule, gemm, target)
-            or _spills(schedule.tile.workgroup, schedule.tile.k, gemm, target)):
-        # The tuned tiles are for whole multiples with a K loop long enough to pipeline, in the layouts they fit;
-        # padded ones spill (gfx1151, and gfx950 256x256 NT at 4000³), and short loops keep one stage: `auto` sizes
-        # the tile to the problem.
+            or _spills(schedule.tile.workgroup, schedule.tile.k, gemm, target)
+            or (target.backend == "cuda" and math.prod(workgroup_grid(schedule, gemm)) * (gemm.batch or 1)
+                < target.compute_units)):
+        # The tuned tiles are for whole multiples with a K loop long enough to pipeline, in the layouts they fit
+        # (and on CUDA, enough of them to fill the SMs); padded ones spill (gfx1151, and gfx950 256x256 NT at
+        # 4000³), and short loops keep one stage: `auto` sizes the tile to the problem.
         return _auto(gemm, target)
     return schedule
 
@@ -155,8 +157,12 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1]) * (gemm.batch or 1)
         if workgroups >= target.compute_units:
             return schedule
-    if not valid and (target.backend == "cuda" or _spills(_AUTO_LADDER[-1][0], k_tile, gemm, target)):
-        return None  # IREE's own heuristic: measured faster (CUDA), or the only kernel that does not spill (fp8)
+    if target.backend == "cuda":
+        # No whole 128x128 tile fills the SMs: IREE's heuristic, measured faster on an H200 in the same run
+        # (results/h200/awkward: 128x128 at 0.86-0.87x on 128x8192x8192 NT and 4096x256x4096, 64 workgroups).
+        return None
+    if not valid and _spills(_AUTO_LADDER[-1][0], k_tile, gemm, target):
+        return None  # IREE's own heuristic: the only kernel of these fp8 problems that does not spill
     if not valid:
         raise TargetError(f"pipeline 'auto' found no tile for {gemm.shape_name} {gemm.dtype} on {target.name}.")
     return valid[-1]
@@ -196,6 +202,10 @@ def _auto_stagings(tile: tuple[int, int], warps: tuple[int, int], k_tile: int, m
 # (block tile, warp grid), preferred first; tune --route codegen on an H100 measured 128x256x32 on 2x4 warps with
 # 4 stages fastest at 4096³ and 8192³ f16 (results/h100/tune_codegen_*).
 _CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
+# NT (TN): below this M (N) the transpose dispatch of B (A), whose traffic does not shrink with M (N), outweighs
+# the GEMM: results/h200/awkward measured codegen at 0.51x IREE's default on 16x8192x8192 NT, 0.69x on
+# 128x8192x8192 NT, and 0.99x on 257x4096x4096 NT.
+CODEGEN_MIN_KEPT = 512
 
 
 def _codegen(gemm: Gemm, target: Target) -> Schedule:
@@ -204,6 +214,13 @@ def _codegen(gemm: Gemm, target: Target) -> Schedule:
     if target.backend != "cuda":
         raise TargetError(f"pipeline 'codegen' generates GPU kernels; {target.name} is neither a CUDA nor a ROCm "
                           "target.")
+    kept = {"nt": ("M", gemm.m), "tn": ("N", gemm.n)}.get(gemm.layout)
+    if kept is not None and kept[1] < CODEGEN_MIN_KEPT:
+        (operand,) = codegen_script.transposed_operands(gemm)
+        raise TargetError(f"pipeline 'codegen' transposes {operand} of a {gemm.layout.upper()} GEMM in a dispatch of "
+                          f"its own, which costs more than a GEMM with {kept[0]}={kept[1]} (< {CODEGEN_MIN_KEPT}) "
+                          "computes (0.51-0.69x IREE's default on an H200 at 16 and 128 x8192x8192 NT); use "
+                          "'default' or 'auto'.")
     options = [Schedule(Tile(tile, 32, warps, codegen_mma(gemm.dtype)), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
     # Tiles that divide the problem first: a padded one computes (and copies) the padding too.
