@@ -14,13 +14,13 @@ import math
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from iree.compiler import version as iree_version
 
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
-from transforms.schedule import Schedule
+from transforms.schedule import Schedule, ScheduleError
 
 from . import flow
 from .compiler import CompileError
@@ -37,6 +37,16 @@ MAX_REPEAT = 200
 
 class PlanError(ValueError):
     """A suite or plan that cannot be read; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A named pipeline's one-sentence refusal of a suite problem, recorded in the plan as a case of its own."""
+
+    reason: str
+
+    def describe(self) -> str:
+        return f"refused: {self.reason}"
 
 
 def load_suite(name: str) -> list[dict]:
@@ -80,10 +90,11 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], plan: Path, force: bool = False
-               ) -> Path:
-    """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused. A folder
-    holding files this tool did not write is refused unless `force` (see `output.work_folder`)."""
+def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | Refused | None]], plan: Path,
+               force: bool = False) -> Path:
+    """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
+    ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
+    (see `output.work_folder`)."""
     work_folder(plan, force)
     entries, seen_problems = [], set()
     for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
@@ -102,7 +113,9 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], p
                  # one vendor-library timing per problem, attached to its first case
                  "vendor": gemm not in seen_problems}
         seen_problems.add(gemm)
-        if not (folder / "gemm.vmfb").exists():
+        if isinstance(schedule, Refused):
+            entry.update(status="refused", error=schedule.reason[:300], vmfb=None, schedule_fields=None)
+        elif not (folder / "gemm.vmfb").exists():
             try:
                 prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))
                 # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
@@ -120,7 +133,7 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | None]], p
 
 
 def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: list[str],
-                ) -> list[tuple[Gemm, str, Schedule | None]]:
+                ) -> list[tuple[Gemm, str, Schedule | Refused | None]]:
     cases = []
     for spec in problems:
         batch, m, n, k = parse_shape(spec["shape"])
@@ -130,8 +143,9 @@ def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelin
             for name in pipelines:
                 try:
                     cases.append((gemm, name, get_pipeline(name).choose(gemm, target)))
-                except TargetError as err:
-                    if name != "searched":
-                        raise
-                    sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned
+                except (TargetError, ScheduleError) as err:
+                    if name == "searched":
+                        sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned
+                    else:  # a named pipeline that does not take this problem says so in the results
+                        cases.append((gemm, name, Refused(str(err))))
     return cases
