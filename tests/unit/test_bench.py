@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.bench import build_plan
+from pipelines.bench import Refused, build_plan, suite_cases
+from pipelines.report import tables
 from pipelines.runner import run_plan
 from pipelines.targets import TARGETS
 from pipelines.tune import TuneError, cached, candidates, finalize
@@ -93,3 +94,27 @@ def test_malformed_suite_shape_is_one_sentence(tmp_path):
                      "-o", "run", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "shape '64x64' must have the form NxNxN or NxNxNxN" in done.stderr
+
+
+def test_a_refused_suite_case_is_recorded_with_its_sentence_and_runs_nothing(tmp_path):
+    """codegen refuses 16x8192x8192 NT (its transpose dispatch outweighs the GEMM): the suite goes on, the plan
+    holds the refusal, the runner records it without running, and the report's correctness ignores it."""
+    gemm = Gemm(16, 8192, 8192, "bf16", "nt")
+    cases = suite_cases(TARGETS["sm_80"], [{"shape": "16x8192x8192", "layout": "nt"}], ["bf16"],
+                        ["codegen", "default"])
+    assert [(g, name) for g, name, _ in cases] == [(gemm, "codegen"), (gemm, "default")]
+    assert isinstance(cases[0][2], Refused) and "transposes B" in cases[0][2].reason and cases[1][2] is None
+    small = Gemm(64, 64, 64, "bf16", "nn")
+    plan = build_plan(TARGETS["cpu"], [(small, "default", None), (small, "tuned", Refused("no tile."))],
+                      tmp_path / "plan")
+    entries = json.loads((plan / "plan.json").read_text())["cases"]
+    assert [e["status"] for e in entries] == ["ok", "refused"] and entries[1]["vmfb"] is None
+    assert not (plan / "cases" / entries[1]["id"]).exists()
+    run_plan(plan, ["local-task"], repetitions=1)
+    rows = [json.loads(line) for line in (plan / "results.jsonl").read_text().splitlines()]
+    assert [(r["pipeline"], r["status"], r.get("error")) for r in rows] == [
+        ("default", "ok", None), ("tuned", "refused", "no tile.")]
+    header, body = tables(rows)
+    assert body[0][header.index("tuned TFLOP/s")] == "refused" and body[0][header.index("all correct")] == "yes"
+    rows[0]["correct"] = False
+    assert tables(rows)[1][0][header.index("all correct")] == "NO"
