@@ -97,6 +97,7 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | Refused |
     (see `output.work_folder`)."""
     work_folder(plan, force)
     entries, seen_problems = [], set()
+    iree_kernels: dict[tuple[Gemm, int], dict] = {}  # the first case of each problem left to IREE's heuristic
     for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
         repeat = repeat_count(gemm, target)
         ident = case_id(target, gemm, pipeline, schedule, repeat)
@@ -113,8 +114,14 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | Refused |
                  # one vendor-library timing per problem, attached to its first case
                  "vendor": gemm not in seen_problems}
         seen_problems.add(gemm)
+        first = iree_kernels.setdefault((gemm, repeat), entry) if schedule is None else entry
         if isinstance(schedule, Refused):
             entry.update(status="refused", error=schedule.reason[:300], vmfb=None, schedule_fields=None)
+        elif first is not entry:
+            # A second pipeline that leaves this problem to IREE (`default`, or `tuned`/`auto` deferring) compiles
+            # the same kernel: it is compiled and timed once, and its rows share that measurement (`runner`).
+            entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
+                         **({"error": first["error"]} if "error" in first else {}))
         elif not (folder / "gemm.vmfb").exists():
             try:
                 prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))

@@ -95,12 +95,15 @@ def provenance(rows: list[dict]) -> str:
             f"{first.get('iree_compiler')}, runtime {first.get('iree_runtime')}, commit {first.get('git_commit')}")
 
 
+SHARED_MARK = "*"  # a row that shares another case's kernel and measurement (runner.run_case)
+
+
 def _cell(row: dict | None) -> str:
     if row is None:
         return "–"
     if row["status"] != "ok":
         return f"{row['status']}"
-    return f"{row['tflops']:.3g}"
+    return f"{row['tflops']:.3g}{SHARED_MARK if row.get('measured_as') else ''}"
 
 
 def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -134,7 +137,7 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 CSV_COLUMNS = ["problem", "pipeline", "schedule", "status", "correct", "max_rel_error", "median_ms", "min_ms",
-               "max_ms", "samples", "tflops", "pct_peak", "device", "repeat"]
+               "max_ms", "samples", "tflops", "pct_peak", "device", "repeat", "measured_as"]
 
 
 def _csv_rows(rows: list[dict]) -> list[list]:
@@ -148,7 +151,7 @@ def _csv_rows(rows: list[dict]) -> list[list]:
             out.append([problem_name(row), pipeline, schedule, data.get("status", row["status"]), data.get("correct"),
                         data.get("max_rel_error")] + [data.get(k) for k in ("median_ms", "min_ms", "max_ms",
                                                                             "samples", "tflops", "pct_peak")]
-                       + [row.get("device"), row.get("repeat")])
+                       + [row.get("device"), row.get("repeat"), data.get("measured_as")])
     return out
 
 
@@ -171,6 +174,9 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
         lines = [f"# {title}", "", provenance(rows), "",
                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(line) + " |" for line in body]
+        if any(row.get("measured_as") for row in rows):
+            lines += ["", f"{SHARED_MARK} IREE's own kernel, as in `default` (the pipeline leaves the problem to IREE's "
+                      "heuristic): compiled and timed once, in the row's first pipeline that runs it."]
         md_path.write_text("\n".join(lines) + "\n")
         _plot(rows, png_path, f"{title}\n{provenance(rows)}")
     return [out / name for name in names]

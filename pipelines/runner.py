@@ -224,11 +224,24 @@ class ProblemData:
         return self.inputs, self.want
 
 
-def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, data: ProblemData) -> dict:
+# What a case that runs another case's kernel takes from that case's row (everything measured but the vendor).
+SHARED_MEASUREMENT = ("status", "error", "correct", "max_rel_error", "tolerance", "median_ms", "min_ms", "max_ms",
+                      "samples", "tflops", "pct_peak")
+
+
+def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, data: ProblemData,
+             measured: dict[str, dict] | None = None) -> dict:
+    """One row for `case`. A case whose plan entry names `same_kernel_as` (the planner found it compiles the same
+    kernel as an earlier case) takes that case's measurement from `measured` (rows by id), marked `measured_as`,
+    rather than timing the same kernel twice; it is timed itself when that row is missing or not a success."""
     row = {k: case[k] for k in ("id", "label", "problem", "pipeline", "schedule", "target", "flops", "repeat")}
     row.update(env, status="ok", error=None)
     if case.get("status", "ok") != "ok":  # compile failures recorded by the planner
         row.update(status=case["status"], error=case.get("error"))
+        return row
+    shared = (measured or {}).get(case.get("same_kernel_as"))
+    if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:
+        row.update({k: shared[k] for k in SHARED_MEASUREMENT if k in shared}, measured_as=shared["id"])
         return row
     vmfb = plan / case["vmfb"]
     try:
@@ -348,11 +361,14 @@ def _progress(done: int, total: int, label: str) -> None:
 def _worker(plan: Path, device: str, cases: list[dict], results: Path, repetitions: int, total: int) -> None:
     meta = json.loads((plan / "plan.json").read_text())
     env = dict(environment(device), iree_compiler=meta.get("iree_compiler"), git_commit=meta.get("git_commit"))
+    measured = {row["id"]: row for row in read_results(results)}  # an earlier run's rows, for shared kernels
     with tempfile.TemporaryDirectory() as scratch:
         data = ProblemData(Path(scratch))
         for i, case in enumerate(cases):
             _progress(i, total, f"{device} {case['label']}")
-            append_line(results, run_case(case, plan, device, repetitions, env, data))
+            row = run_case(case, plan, device, repetitions, env, data, measured)
+            measured[row["id"]] = row
+            append_line(results, row)
     _progress(len(cases), total, f"{device} done")
 
 

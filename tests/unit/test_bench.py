@@ -118,3 +118,28 @@ def test_a_refused_suite_case_is_recorded_with_its_sentence_and_runs_nothing(tmp
     assert body[0][header.index("tuned TFLOP/s")] == "refused" and body[0][header.index("all correct")] == "yes"
     rows[0]["correct"] = False
     assert tables(rows)[1][0][header.index("all correct")] == "NO"
+
+
+def test_pipelines_that_leave_a_problem_to_iree_share_one_compile_and_one_measurement(tmp_path):
+    """tuned and auto defer 64x64x64 to IREE's heuristic on CUDA: the same kernel as default, which is compiled and
+    timed once; their rows carry default's measurement, say so, and are marked in the report. A measured row is
+    never copied when the shared case failed: then the case is timed itself."""
+    gemm = Gemm(64, 64, 64, "bf16", "nn")
+    plan = build_plan(TARGETS["cpu"], [(gemm, "default", None), (gemm, "tuned", None),
+                                       (gemm.with_(layout="nt"), "default", None)], tmp_path / "plan")
+    entries = json.loads((plan / "plan.json").read_text())["cases"]
+    assert entries[1]["same_kernel_as"] == entries[0]["id"] and entries[1]["vmfb"] == entries[0]["vmfb"]
+    assert "same_kernel_as" not in entries[2]  # another problem
+    assert not (plan / "cases" / entries[1]["id"]).exists()
+    run_plan(plan, ["local-task"], repetitions=1)
+    rows = [json.loads(line) for line in (plan / "results.jsonl").read_text().splitlines()]
+    assert rows[1]["measured_as"] == rows[0]["id"] and rows[1]["median_ms"] == rows[0]["median_ms"]
+    assert rows[1]["pipeline"] == "tuned" and rows[1]["id"] == entries[1]["id"] and "measured_as" not in rows[0]
+    header, body = tables(rows)
+    assert body[0][header.index("tuned TFLOP/s")].endswith("*")
+    # the shared case failed: the copy is refused and the case runs on its own
+    failed = dict(rows[0], status="run-failed", correct=False)
+    from pipelines.runner import ProblemData, environment, run_case
+    row = run_case(entries[1], plan, "local-task", 1, environment("local-task"), ProblemData(tmp_path),
+                   {rows[0]["id"]: failed})
+    assert "measured_as" not in row and row["status"] == "ok" and row["correct"] is True
