@@ -159,7 +159,8 @@ def _auto(gemm: Gemm, target: Target) -> Schedule | None:
             return schedule
     if target.backend == "cuda":
         # No whole 128x128 tile fills the SMs: IREE's heuristic, measured faster on an H200 in the same run
-        # (results/h200/awkward: 128x128 at 0.86-0.87x on 128x8192x8192 NT and 4096x256x4096, 64 workgroups).
+        # (128x128 at 0.86-0.87x on 128x8192x8192 NT and 4096x256x4096, 64 workgroups;
+        # results/h200/awkward/earlier/run1_7c4aa9a.jsonl).
         return None
     if not valid and _spills(_AUTO_LADDER[-1][0], k_tile, gemm, target):
         return None  # IREE's own heuristic: the only kernel of these fp8 problems that does not spill
@@ -203,8 +204,8 @@ def _auto_stagings(tile: tuple[int, int], warps: tuple[int, int], k_tile: int, m
 # 4 stages fastest at 4096³ and 8192³ f16 (results/h100/tune_codegen_*).
 _CODEGEN_TILES = (((128, 256), (2, 4)), ((128, 128), (2, 2)))
 # NT (TN): below this M (N) the transpose dispatch of B (A), whose traffic does not shrink with M (N), outweighs
-# the GEMM: results/h200/awkward measured codegen at 0.51x IREE's default on 16x8192x8192 NT, 0.69x on
-# 128x8192x8192 NT, and 0.99x on 257x4096x4096 NT.
+# the GEMM: an H200 measured codegen at 0.51x IREE's default on 16x8192x8192 NT, 0.69x on 128x8192x8192 NT and
+# 0.99x on 257x4096x4096 NT (results/h200/awkward/earlier/run1_7c4aa9a.jsonl).
 CODEGEN_MIN_KEPT = 512
 
 
