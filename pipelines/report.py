@@ -175,8 +175,8 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(line) + " |" for line in body]
         if any(row.get("measured_as") for row in rows):
-            lines += ["", f"{SHARED_MARK} IREE's own kernel, as in `default` (the pipeline leaves the problem to IREE's "
-                      "heuristic): compiled and timed once, in the row's first pipeline that runs it."]
+            lines += ["", f"{SHARED_MARK} IREE's own kernel, as in `default` (the pipeline leaves the problem to "
+                      "IREE's heuristic): compiled and timed once, in the row's first pipeline that runs it."]
         md_path.write_text("\n".join(lines) + "\n")
         _plot(rows, png_path, f"{title}\n{provenance(rows)}")
     return [out / name for name in names]
