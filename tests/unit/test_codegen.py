@@ -12,6 +12,7 @@ import pytest
 from iree.compiler import ir
 
 from pipelines import flow
+from pipelines.inspect import copy_block_ids, ptx_kernels
 from pipelines.named import get_pipeline
 from pipelines.targets import get_target
 from pipelines.verify import FallbackError
@@ -333,3 +334,32 @@ def test_codegen_raster_pipeline(shape, order, rows):
     schedule = get_pipeline("codegen-raster").choose(Gemm(*shape, "f16"), SM80)
     assert (schedule.swizzle.workgroup_order, schedule.swizzle.raster_rows) == (order, rows)
     codegen_script.check(schedule, Gemm(*shape, "f16"), SM80)
+
+
+@pytest.mark.parametrize("shape, rows, n_ids", [((3072, 2048, 1024), 8, {"y"}), ((4096, 4096, 4096), 8, {"x", "y"}),
+                                                ((1024, 1024, 1024), 4, {"y"})])
+def test_raster_tile_dependence_follows_the_grid(shape, rows, n_ids):
+    """In groups of `rows` rows over a grid `rows` tiles wide (3072x2048 and 1024² in 128x256 tiles: 8 tiles wide
+    for groups of 8 and 4), the N tile of block (x, y) is y mod the group: it depends on y alone."""
+    gemm = Gemm(*shape, "f16")
+    schedule = get_pipeline("codegen-raster").choose(gemm, SM80)
+    assert schedule.swizzle.group_rows == rows
+    m_ids, got_n_ids = codegen_script.tile_block_ids(schedule, gemm)
+    assert m_ids == {"x", "y"} and got_n_ids == n_ids
+    blocks = [(x, y) for y in range(codegen_script.tile_grid(schedule, gemm)[0])
+              for x in range(codegen_script.tile_grid(schedule, gemm)[1])]
+    n_of = {(x, y): codegen_script.raster_tile(schedule, gemm, x, y)[1] for x, y in blocks}
+    assert (len({n_of[b] for b in blocks if b[1] == 0}) == 1) == ("x" not in n_ids)
+
+
+def test_raster_whose_n_tile_depends_on_y_alone_verifies(tmp_path):
+    """3072x2048x1024 failed its own cp.async check before: B's copies depend on y alone in that order."""
+    gemm = Gemm(3072, 2048, 1024, "f16")
+    schedule = get_pipeline("codegen-raster").choose(gemm, SM80)
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen-raster", (gemm,), (schedule,), codegen=True)),
+                              tmp_path / "out")
+    assert report["verified"] and "order raster (8 rows)" in report["schedule_summary"][0]
+    kernel = next(k for k in flow.inspect_dump(tmp_path / "out" / "dump", SM80) if k.mma_count)
+    ptx = ptx_kernels((tmp_path / "out" / "dump" / kernel.isa_file).read_text())
+    copies = copy_block_ids(next(t for n, t in ptx.items() if n.startswith(kernel.dispatch.removeprefix("module_"))))
+    assert {"y"} in copies and frozenset({"x", "y"}) in copies and frozenset({"x"}) not in copies

@@ -214,3 +214,20 @@ def test_an_epilogue_with_a_non_finite_scale_is_refused(value):
         Epilogue("alpha-beta", alpha=value)
     with pytest.raises(ProblemError, match="must be a finite number"):
         Epilogue("alpha-beta", beta=value)
+
+
+@pytest.mark.parametrize("shape, refused", [((4, 4096, 4096), True), ((4096, 1, 4096), True),
+                                            ((5, 4096, 4096), False), ((4096, 5, 4096), False)])
+def test_fp8_gemms_iree_cannot_compile_for_sm89_are_refused_before_compiling(shape, refused):
+    """iree-compile 3.13 stops on fp8 GEMMs with M or N of 1-4 for sm_89 (default pipeline included)."""
+    from pipelines import flow
+    from pipelines.targets import TARGETS, TargetError
+    from transforms.problem import Gemm
+
+    job = flow.Job(TARGETS["sm_89"], "default", (Gemm(*shape, "f8E4M3FN", "nn"),), (None,))
+    if refused:
+        with pytest.raises(TargetError, match=r"fp8 GEMMs with M or N below 5 for sm_89"):
+            flow.prepare(job)
+    else:
+        flow.prepare(job)
+    flow.prepare(flow.Job(TARGETS["sm_89"], "default", (Gemm(*shape, "bf16", "nn"),), (None,)))  # 16-bit compiles
