@@ -30,7 +30,7 @@ from typing import Callable
 
 from transforms.problem import Gemm
 from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, ScheduleError, Staging, Swizzle, Tile, WarpGroups, \
-    aligned, k_contiguous, k_steps, mma_shape, schedule_from_dict, workgroup_grid, worth_trying
+    aligned, k_contiguous, mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
 from transforms.codegen_script import codegen_mma
@@ -220,8 +220,8 @@ def _codegen(gemm: Gemm, target: Target) -> Schedule:
         (operand,) = codegen_script.transposed_operands(gemm)
         raise TargetError(f"pipeline 'codegen' transposes {operand} of a {gemm.layout.upper()} GEMM in a dispatch of "
                           f"its own, which costs more than a GEMM with {kept[0]}={kept[1]} (< {CODEGEN_MIN_KEPT}) "
-                          "computes (0.51-0.69x IREE's default on an H200 at 16 and 128 x8192x8192 NT); use "
-                          "'default' or 'auto'.")
+                          "computes (an H200 ran 16x8192x8192 and 128x8192x8192 NT at 0.51-0.69x IREE's default); "
+                          "use 'default' or 'auto'.")
     options = [Schedule(Tile(tile, 32, warps, codegen_mma(gemm.dtype)), Staging(stages), Swizzle("pad"))
                for tile, warps in _CODEGEN_TILES for stages in (4, 3, 2)]
     # Tiles that divide the problem first: a padded one computes (and copies) the padding too.
