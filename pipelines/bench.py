@@ -19,6 +19,7 @@ from pathlib import Path
 
 from iree.compiler import version as iree_version
 
+from transforms.errors import UserError
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule, ScheduleError
 
@@ -35,7 +36,7 @@ REPEAT_FLOPS = 2e12
 MAX_REPEAT = 200
 
 
-class PlanError(ValueError):
+class PlanError(UserError, ValueError):
     """A suite or plan that cannot be read; the message is one sentence."""
 
 

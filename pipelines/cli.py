@@ -18,31 +18,29 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, ProblemError, describe_epilogue, \
+from transforms.errors import UserError
+from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, describe_epilogue, \
     gemms_from_mlir, parse_module, parse_shape
 from transforms.hazards import Hazard, check
-from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, ScheduleError, Staging, \
-    Swizzle, Tile, WarpGroups
-from transforms.kernels import KERNELS, UkernelError, kernel_schedule
+from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
+    Tile, WarpGroups
+from transforms.kernels import KERNELS, kernel_schedule
 from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
-from .bench import PlanError, build_plan, load_suite, suite_cases
-from .compiler import CompileError
-from .emulator import EmulatorError, emulate_gemm
-from .emulator.isa import IsaError
+from .bench import build_plan, load_suite, suite_cases
+from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
-from .inspect import ReportError, inspect_dump, read_report
-from .named import PIPELINES, get_pipeline, pipelines_for, tune_cache
-from .output import FILE_MARK, OutputError, write_file
+from .inspect import inspect_dump, read_report
+from .named import PIPELINES, get_pipeline, pipelines_for
+from .output import FILE_MARK, write_file
 from .report import write_reports
-from .runner import RunError, device_or_error, run_plan
+from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, get_target
-from .tune import TuneError, cached, finalize, plan_search
+from .tune import finalize, plan_search
+from .tune_cache import cached, tune_cache
 from .verify import FallbackError
 
-USER_ERRORS = (ProblemError, ScheduleError, TargetError, CompileError, FallbackError, PlanError, RunError, TuneError,
-               UkernelError, LdsBudgetError, EmulatorError, IsaError, ReportError, Hazard, OutputError)
 DEFAULT_CACHE = tune_cache()
 # IREE runtime drivers that run each backend's executables (the part of --device before '://').
 DEVICE_DRIVERS = {"rocm": ("hip",), "cuda": ("cuda",), "cpu": ("local-task", "local-sync")}
@@ -54,7 +52,7 @@ FORCE_FOLDER = ("write into a folder that holds files pipelines did not write (o
 FORCE_FILE = "overwrite a file that pipelines did not write"
 
 
-class UsageError(ValueError):
+class UsageError(UserError, ValueError):
     """A malformed flag value; the message is one sentence."""
 
 
@@ -629,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
         code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, in the handlers below, rather than at exit
         return code
-    except (*USER_ERRORS, UsageError) as err:
+    except UserError as err:  # every error a user can cause derives from it (transforms.errors)
         print(f"pipelines: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader of stdout went away (`pipelines list | head`): nothing to say

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from iree.compiler.tools import binaries
 
+from transforms.errors import UserError
 from .targets import Target
 
 DUMP_DIR = "dump"
@@ -30,7 +31,7 @@ COMPILE_TIMEOUT_S = 300
 LIBRARY_ENTRY_POINT = "__kernel_config"
 
 
-class CompileError(RuntimeError):
+class CompileError(UserError, RuntimeError):
     """iree-compile failed; the message is one sentence with IREE's first error line."""
 
 

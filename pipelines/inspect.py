@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from transforms.errors import UserError
 from .targets import Target
 
 
@@ -254,7 +255,7 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
     return found
 
 
-class ReportError(ValueError):
+class ReportError(UserError, ValueError):
     """A report.json that cannot be read; the message is one sentence."""
 
 

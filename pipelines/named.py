@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from transforms.problem import Gemm
@@ -36,6 +34,7 @@ from transforms import codegen_script
 from transforms.codegen_script import codegen_mma
 
 from .targets import Target, TargetError, dtype_family
+from .tune_cache import cached, tune_cache
 
 CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
 
@@ -251,13 +250,7 @@ def _with_mma(schedule: Schedule, mma: str) -> Schedule:
     return dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma=mma))
 
 
-def tune_cache() -> Path:
-    return Path(os.environ.get("PIPELINES_TUNE_CACHE", Path.home() / ".cache" / "amd-gemm-pipelines" / "tune.json"))
-
-
 def _searched(gemm: Gemm, target: Target) -> Schedule:
-    from .tune import cached  # tune builds plans from this module's pipelines
-
     hit = cached(gemm, target, tune_cache())
     if hit is None:
         raise TargetError(f"pipeline 'searched' has no result for {gemm.shape_name} {gemm.layout} {gemm.dtype} on "

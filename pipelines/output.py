@@ -22,6 +22,8 @@ import signal
 import threading
 from pathlib import Path
 
+from transforms.errors import UserError
+
 OWNER = "amd-gemm-pipelines"
 MANIFEST = ".pipelines-output.json"
 # Signs of a bench/tune work folder written before manifests existed; such a folder resumes.
@@ -33,7 +35,7 @@ MARK_BYTES = 4096
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-class OutputError(ValueError):
+class OutputError(UserError, ValueError):
     """An output the tool must not or cannot write; the message is one sentence."""
 
 

@@ -28,29 +28,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
+from transforms.errors import UserError
+from .reference import NUMPY_TYPES, float64_result, relative_tolerance
 from .targets import dtype_family  # the target table is plain data: no compiler import
 
-NUMPY_TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
-               "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
-               "f8E5M2": ml_dtypes.float8_e5m2, "f32": np.float32}
 # Dense peak TFLOP/s of the devices we run on, by input family (NVIDIA H100/H200 SXM data sheets: 989.4 bf16/f16
 # and 1978.9 fp8; H200 is the same GH100 chip with more memory).
 DEVICE_PEAKS = {"H100": {"16bit": 989.4, "fp8": 1978.9}, "H200": {"16bit": 989.4, "fp8": 1978.9}}
 SEED = 20261122
 
 
-class RunError(RuntimeError):
+class RunError(UserError, RuntimeError):
     """The runtime or device cannot do what was asked; the message is one sentence."""
-
-
-def relative_tolerance(k: int) -> float:
-    """Allowed max |C - C64| / max |C64|. Inputs are exact in the element type and products are exact in f32,
-    so the error is f32 accumulation over K terms: about sqrt(K)·2^-24 on random data; this leaves a margin of
-    ~50× while a dropped K tile or a misread layout is off by 1e-2 or more."""
-    return 1e-4 * math.sqrt(max(k, 1024) / 1024)
 
 
 def device_or_error(device: str):
@@ -96,28 +87,12 @@ def reference(case: dict, arrays: list[np.ndarray]) -> np.ndarray:
     if use_torch:
         tensors = [torch.from_numpy(a.astype(np.float64)).cuda() for a in arrays]
         swap = lambda t: t.transpose(-1, -2)  # noqa: E731
-        result = _reference(problem, tensors, swap, torch.maximum, torch.erf, torch.tensor(0.0, dtype=torch.float64,
-                                                                                           device="cuda"))
+        result = float64_result(problem, tensors, swap, torch.maximum, torch.erf,
+                                torch.tensor(0.0, dtype=torch.float64, device="cuda"))
         return result.cpu().numpy()
     arrays64 = [a.astype(np.float64) for a in arrays]
     erf = np.vectorize(math.erf)
-    return _reference(problem, arrays64, lambda a: np.swapaxes(a, -1, -2), np.maximum, erf, 0.0)
-
-
-def _reference(problem, operands, swap, maximum, erf, zero):
-    a, b = operands[0], operands[1]
-    a = swap(a) if problem["layout"] == "tn" else a
-    b = swap(b) if problem["layout"] == "nt" else b
-    acc = a @ b
-    epilogue = problem["epilogue"]
-    if epilogue["kind"] == "alpha-beta":
-        return epilogue["alpha"] * acc + epilogue["beta"] * operands[2]
-    if epilogue["kind"] == "bias-relu":
-        return maximum(acc + operands[2], zero)
-    if epilogue["kind"] == "bias-gelu":
-        x = acc + operands[2]
-        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-    return acc
+    return float64_result(problem, arrays64, lambda a: np.swapaxes(a, -1, -2), np.maximum, erf, 0.0)
 
 
 def run_once(case: dict, vmfb: Path, device: str, arrays: list[np.ndarray]) -> np.ndarray:

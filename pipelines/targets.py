@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from transforms.errors import UserError
+
 
 def dtype_family(dtype: str) -> str:
     """Peaks and tuned schedules are per input family: "fp8" or "16bit" (f16 and bf16)."""
     return "fp8" if dtype.startswith("f8") else "16bit"
 
 
-class TargetError(ValueError):
+class TargetError(UserError, ValueError):
     """An unknown target or a problem the target cannot run; the message is one sentence."""
 
 

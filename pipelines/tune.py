@@ -26,6 +26,7 @@ from .named import CODEGEN_CANDIDATE
 from .output import output_folder, write_atomic
 from .report import load_rows
 from .targets import Target
+from .tune_cache import TuneError, cache_key, read_cache
 
 TILES = [(64, 128), (128, 64), (128, 128), (128, 256), (256, 128), (256, 256)]
 WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
@@ -35,10 +36,6 @@ CODEGEN_TILES = [((128, 128), (2, 2)), ((128, 128), (2, 4)), ((128, 256), (2, 4)
                  ((64, 128), (2, 2))]
 CODEGEN_K_STEPS = [32, 64]
 CODEGEN_STAGES = [2, 3, 4]
-
-
-class TuneError(ValueError):
-    """Nothing to choose from; the message is one sentence."""
 
 
 def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
@@ -83,12 +80,6 @@ def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = No
     return build_plan(target, cases, folder, force)
 
 
-def cache_key(gemm: Gemm, target: Target, codegen: bool = False) -> str:
-    # Codegen-route winners are kept apart: the `searched` pipeline delivers schedules as compilation_info.
-    route = ["codegen"] if codegen else []
-    return json.dumps([target.name, asdict(gemm), iree_version.VERSION, *route], sort_keys=True)
-
-
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     """Pick the fastest correct candidate of a measured plan, write `best/` and update the cache."""
     results = folder / "results.jsonl"
@@ -125,27 +116,6 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     entries[cache_key(gemm, target, codegen)] = summary
     write_atomic(cache, json.dumps(entries, indent=1))
     return summary
-
-
-def read_cache(cache: Path) -> dict:
-    """The tune cache: {cache_key: summary}, empty when the file does not exist yet."""
-    if not cache.exists():
-        return {}
-    try:
-        entries = json.loads(cache.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        reason = getattr(err, "strerror", None) or "it is not valid JSON"
-        raise TuneError(f"cannot read the tune cache {cache} ({reason}); delete it or pass --cache FILE."
-                        ) from None
-    entry_ok = lambda v: isinstance(v, dict) and isinstance(v.get("schedule", 0), (dict, type(None)))  # noqa: E731
-    if not isinstance(entries, dict) or not all(map(entry_ok, entries.values())):
-        raise TuneError(f"the tune cache {cache} is not a map of problems to measured schedules; delete it or "
-                        "pass --cache FILE.")
-    return entries
-
-
-def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False) -> dict | None:
-    return read_cache(cache).get(cache_key(gemm, target, codegen))
 
 
 def ranking_markdown(rows: list[dict], summary: dict) -> str:

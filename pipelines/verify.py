@@ -15,6 +15,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen
 
 from transforms import codegen_script
+from transforms.errors import UserError
 from transforms.problem import Gemm, contraction_ops, parse_module
 from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
     workgroup_size
@@ -27,7 +28,7 @@ from .inspect import KernelStats, copy_block_ids, ptx_loops
 from .targets import Target
 
 
-class FallbackError(RuntimeError):
+class FallbackError(UserError, RuntimeError):
     """A requested schedule choice that the compiled output does not show; the message names the choice."""
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .errors import UserError
+
 
 @dataclass(frozen=True)
 class Op:
@@ -58,7 +60,7 @@ class Program:
         return replace(self, groups=tuple(groups))
 
 
-class Hazard(ValueError):
+class Hazard(UserError, ValueError):
     """A schedule that races or waits wrongly; the message names the epoch, buffer and waves involved."""
 
 

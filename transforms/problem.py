@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, func, linalg, math as math_d, tensor, util
 
+from .errors import UserError
+
 # Element types of A and B, spelled as MLIR spells them. Accumulation is always f32.
 DTYPES = ("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
 # Short names accepted on the command line.
@@ -36,7 +38,7 @@ ELEMENTWISE_DIALECTS = ("linalg.", "arith.", "math.")
 MAX_PROBLEM_BYTES = 288 * 10**9
 
 
-class ProblemError(ValueError):
+class ProblemError(UserError, ValueError):
     """A GEMM problem or input file that cannot be expressed; the message is one sentence for the user."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .errors import UserError
 from .problem import Gemm
 
 LDS_LAYOUTS = ("pad", "xor", "rotate", "none")
@@ -36,7 +37,7 @@ LDS_ACCESS_BYTES = 16
 MIN_PIPELINED_K_STEPS = 3
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UserError, ValueError):
     """A schedule that does not fit its problem or target; the message is one sentence naming value and limit."""
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
 
+from .errors import UserError
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .hazards import check
 from .lds_swizzle import lds_swizzle, xor_rows
@@ -28,7 +29,7 @@ THREADS = 512  # 8 waves of 64
 ROWS = 256  # block tile M = N
 
 
-class UkernelError(ValueError):
+class UkernelError(UserError, ValueError):
     """A ukernel request outside what the generator covers; the message is one sentence."""
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import UserError
 from .hazards import Program, ProgramBuilder
 from .schedule import ScheduleError
 
@@ -63,7 +64,7 @@ class _TiledSchedule:
                                 f"split evenly over {waves} waves.")
 
 
-class LdsBudgetError(ValueError):
+class LdsBudgetError(UserError, ValueError):
     """A warp-group schedule whose LDS does not fit the target; the message names the bytes and the limit."""
 
 

@@ -7,6 +7,7 @@ matrix (MFMA/WMMA), hazards (race detector), run (dispatch and host).
 """
 
 from .machine import EmulatorError, Hazard
+from . import matrix, memory  # noqa: F401  (each instruction family registers its decoders with the machine)
 from .run import EmulationResult, emulate_gemm
 
 __all__ = ["EmulationResult", "EmulatorError", "Hazard", "emulate_gemm"]

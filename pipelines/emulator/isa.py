@@ -13,6 +13,8 @@ import re
 import struct
 from dataclasses import dataclass, field
 
+from transforms.errors import UserError
+
 # Fixed SGPR slots for the named scalar registers. These are the emulator's own indices (the gfx9 encoding's), not
 # an ABI: every operand is resolved to one slot of a 128-entry scalar file.
 VCC, M0, NULL, EXEC = 106, 124, 125, 126
@@ -23,7 +25,7 @@ _INLINE_FLOATS = {"0.5": 0.5, "-0.5": -0.5, "1.0": 1.0, "-1.0": -1.0, "2.0": 2.0
                   "-4.0": -4.0}
 
 
-class IsaError(ValueError):
+class IsaError(UserError, ValueError):
     """The kernel text cannot be read; the message is one sentence."""
 
 

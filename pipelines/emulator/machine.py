@@ -16,13 +16,14 @@ import re
 
 import numpy as np
 
+from transforms.errors import UserError
 from .isa import EXEC, M0, NULL, VCC, Instruction, Kernel, Reg, Sext
 
 MASK32 = 0xFFFFFFFF
 MASK64 = (1 << 64) - 1
 
 
-class EmulatorError(RuntimeError):
+class EmulatorError(UserError, RuntimeError):
     """The kernel cannot be emulated (unknown instruction, bad operand, wild access); one sentence."""
 
 
@@ -725,10 +726,8 @@ def _vcmp(inst, ctx):
 
 
 def decode(kernel: Kernel, ctx: DecodeContext) -> list:
-    """Every instruction of the kernel as a closure; the first unknown opcode stops decoding with its name."""
-    # Importing registers the memory and matrix decoders.
-    from . import matrix, memory  # noqa: F401
-
+    """Every instruction of the kernel as a closure; the first unknown opcode stops decoding with its name. The
+    memory and matrix families have registered their decoders: the package imports them (`__init__`)."""
     code = []
     for inst in kernel.instructions:
         make = DECODERS.get(inst.opcode)

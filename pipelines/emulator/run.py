@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..inspect import read_report
-from ..runner import NUMPY_TYPES, _reference, relative_tolerance
+from ..reference import NUMPY_TYPES, float64_result, relative_tolerance
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
 from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
@@ -427,7 +427,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
     unwritten = int(np.isnan(got).sum())
-    want = _reference(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
+    want = float64_result(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
                       np.maximum, None, 0.0)
     written = ~np.isnan(got)
     diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart

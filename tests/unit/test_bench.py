@@ -11,7 +11,8 @@ from pipelines.bench import Refused, build_plan, suite_cases
 from pipelines.report import tables
 from pipelines.runner import run_plan
 from pipelines.targets import TARGETS
-from pipelines.tune import TuneError, cached, candidates, finalize
+from pipelines.tune import candidates, finalize
+from pipelines.tune_cache import TuneError, cached
 from transforms.problem import Gemm
 from transforms.schedule import check
 

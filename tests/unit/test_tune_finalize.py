@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.targets import TARGETS
-from pipelines.tune import TuneError, cached, finalize
+from pipelines.tune import finalize
+from pipelines.tune_cache import TuneError, cached
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, Staging, Swizzle, Tile
 
