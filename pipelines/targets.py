@@ -127,7 +127,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "gfx950", "rocm", "AMD CDNA4: MI350X / MI355X", _HIP + ("--iree-rocm-target=gfx950",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
-        lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8, cus_per_xcd=32,
+        lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
+        cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0},
         sources=("AMD Instinct MI355X data sheet (256 CUs, 8 XCDs, 2.5 PFLOP/s bf16/f16 and 5.0 fp8, dense)",
                  "IREE 3.13 target description for gfx950 (163840 B workgroup memory, 64 banks, DMA sizes 32/128)")),

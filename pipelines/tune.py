@@ -123,7 +123,8 @@ def ranking_markdown(rows: list[dict], summary: dict) -> str:
     p = summary["problem"]
     lines = [f"# Schedule search: {p['dtype']} {p['m']}x{p['n']}x{p['k']} {p['layout'].upper()} on "
              f"{summary['target']}", "", f"device {summary['device']}, IREE {summary['iree_compiler']}", "",
-             "| rank | pipeline | schedule | TFLOP/s | / default | correct | max rel. error |", "|---|---|---|---|---|---|---|"]
+             "| rank | pipeline | schedule | TFLOP/s | / default | correct | max rel. error |",
+             "|---|---|---|---|---|---|---|"]
     default = summary["default_tflops"]
     ranked = sorted(rows, key=lambda r: -(r.get("tflops") or 0) if r["status"] == "ok" else float("inf"))
     for rank, r in enumerate(ranked, 1):

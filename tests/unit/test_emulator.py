@@ -314,7 +314,8 @@ def test_loosened_wait_for_direct_to_lds_loads_is_a_race(compiled):
     """gfx950 tuned: the DMA loads (`buffer_load_dwordx4 ... lds`) of the next tile are counted by vmcnt; waiting
     for fewer of them before the barrier leaves their LDS writes open in the epoch where other waves read."""
     folder = compiled(*gemm("gfx950", "bf16", "512x512x512", "tuned"))
-    faulty = replace_once(isa_text(folder), "\ts_waitcnt vmcnt(8)\n\ts_barrier\n", "\ts_waitcnt vmcnt(12)\n\ts_barrier\n")
+    faulty = replace_once(isa_text(folder), "\ts_waitcnt vmcnt(8)\n\ts_barrier\n",
+                          "\ts_waitcnt vmcnt(12)\n\ts_barrier\n")
     result = emulate_gemm(folder, kernel_text=faulty)
     assert not result.matches
     assert result.hazards[0].kind == "lds-race"

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pipelines.emulator import matrix, memory  # noqa: F401  (registers the memory and matrix decoders)
 from pipelines.emulator.isa import EXEC, VCC, parse_instruction
 from pipelines.emulator.machine import DECODERS, DecodeContext, Pending, Wave
 from pipelines.emulator.memory import issue

@@ -54,7 +54,8 @@ def test_tune_on_cpu_says_there_is_nothing_to_search(tmp_path, capsys):
     ("tune", "gfx942", "hip"), ("tune", "gfx1151", "hip"), ("tune", "sm_80", "cuda"),  # tune refuses cpu
 ])
 def test_compile_only_hint_names_the_targets_device(command, target, device, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "build_plan", lambda target, cases, folder, force=False: folder)  # the hint, not the compiling
+    # the hint, not the compiling
+    monkeypatch.setattr(cli, "build_plan", lambda target, cases, folder, force=False: folder)
     monkeypatch.setattr(cli, "plan_search", lambda gemm, target, folder, limit, codegen, force=False: folder)
     extra = ["--pipelines", "default"] if command == "bench" else ["--cache", tmp_path / "cache.json"]
     code, out, err = run([command, "--target", target, "--shape", "256x256x256", "--dtype", "f16", "--compile-only",
