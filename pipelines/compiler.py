@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,9 @@ IR_DUMPS = "pass_ir.mlir"
 PREFETCH_PASS = "iree-llvmgpu-prefetch-shared-memory"
 SWIZZLE_PASS = "iree-codegen-resolve-swizzle-hints"
 COMPILE_TIMEOUT_S = 300
+# A compile that takes seconds hung once in the 4560 of the full named-pipeline sweep (sm_80 codegen-raster f16 TN
+# 1024x1024x1000; six reruns took 1.2-1.3 s each): a timed-out compile is run once more before it is an error.
+COMPILE_ATTEMPTS = 2
 LIBRARY_ENTRY_POINT = "__kernel_config"
 
 
@@ -79,10 +83,15 @@ def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | No
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
     command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir, library), *extra_flags,
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}.") from None
+    for attempt in range(1, COMPILE_ATTEMPTS + 1):
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+            break
+        except subprocess.TimeoutExpired:
+            if attempt == COMPILE_ATTEMPTS:
+                raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}, "
+                                   f"{COMPILE_ATTEMPTS} times.") from None
+            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {source}; compiling once more.\n")
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         first = (errors or done.stderr.strip().splitlines() or ["no message"])[0]

@@ -27,6 +27,25 @@ class Mma:
     opcode: str  # the instruction in the ISA (AMD) or PTX (NVIDIA)
 
 
+@dataclass(frozen=True)
+class CompilerGap:
+    """A class of problems iree-compile 3.13 fails on for a target whatever the schedule (IREE's own default
+    included), found by the named-pipeline sweep (tools/named_sweep.py): refused before compiling."""
+
+    family: str  # input family, "16bit" or "fp8"
+    layouts: tuple[str, ...]
+    m: tuple[int, int]  # inclusive range of M that fails
+    n: tuple[int, int]  # inclusive range of N that fails
+    failure: str  # what iree-compile does
+
+    def covers(self, gemm) -> bool:
+        return (dtype_family(gemm.dtype) == self.family and gemm.layout in self.layouts
+                and self.m[0] <= gemm.m <= self.m[1] and self.n[0] <= gemm.n <= self.n[1])
+
+
+ANY = (1, 2**62)
+
+
 @dataclass(frozen=True, eq=False)
 class Target:
     name: str
@@ -50,7 +69,7 @@ class Target:
     xcds: int = 1
     cus_per_xcd: int = 0
     peak_tflops: dict[str, float] = field(default_factory=dict)  # dense, by input type family: "16bit", "fp8"
-    fp8_min_mn: int = 1  # smallest M and N of an fp8 GEMM that IREE 3.13 compiles for this target
+    compiler_gaps: tuple[CompilerGap, ...] = ()  # problems iree-compile 3.13 fails on for this target
     sources: tuple[str, ...] = ()
 
     @property
@@ -130,8 +149,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0},
+        compiler_gaps=(CompilerGap("16bit", ("nn", "nt"), (5, 8), ANY, "crashes (a segmentation fault)"),),
         sources=("AMD Instinct MI355X data sheet (256 CUs, 8 XCDs, 2.5 PFLOP/s bf16/f16 and 5.0 fp8, dense)",
-                 "IREE 3.13 target description for gfx950 (163840 B workgroup memory, 64 banks, DMA sizes 32/128)")),
+                 "IREE 3.13 target description for gfx950 (163840 B workgroup memory, 64 banks, DMA sizes 32/128)",
+                 "iree-compile 3.13 for gfx950 crashes on f16/bf16 NN and NT GEMMs with M of 5-8 (default pipeline "
+                 "included; M 1-4 and 9 and TN compile): the named-pipeline sweep, tools/named_sweep.py")),
     Target(
         "gfx1151", "rocm", "AMD RDNA3.5: Strix Halo (Radeon 8060S)", _HIP + ("--iree-rocm-target=gfx1151",),
         dtypes=("f16", "bf16"), wave_size=32,
@@ -152,7 +174,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "sm_89", "cuda", "NVIDIA Ada (L40S); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_89",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"), wave_size=32, lds_bytes=101376, lds_per_cu=102400,
         vgprs_per_lane=255, vgpr_file_per_lane=65536 // 32, mma=_SM89_MMA, compute_units=142,
-        peak_tflops={"16bit": 362.05, "fp8": 733.0}, fp8_min_mn=5,
+        peak_tflops={"16bit": 362.05, "fp8": 733.0},
+        compiler_gaps=tuple(CompilerGap("fp8", ("nn", "nt", "tn"), m, n, "stops in LLVM translation on an unrealized "
+                                        "cast") for m, n in (((1, 4), ANY), (ANY, (1, 4)))),
         sources=("NVIDIA L40S data sheet (142 SMs, 362.05 TFLOP/s bf16/f16, 733 fp8 tensor core, dense)",
                  "IREE 3.13 target description for sm_89 (101376 B workgroup memory)",
                  "iree-compile 3.13 for sm_89 fails on fp8 GEMMs with M or N of 1-4 ('LLVM Translation failed for "
@@ -176,10 +200,13 @@ def get_target(name: str) -> Target:
 def check_problem(target: Target, gemm) -> None:
     """The target runs the GEMM's input type, and IREE 3.13 compiles its shape for the target (one sentence)."""
     check_dtype(target, gemm.dtype)
-    if gemm.dtype.startswith("f8") and min(gemm.m, gemm.n) < target.fp8_min_mn:
-        raise TargetError(f"IREE 3.13 fails to compile fp8 GEMMs with M or N below {target.fp8_min_mn} for "
-                          f"{target.name} ({gemm.shape_name}: LLVM translation stops on an unrealized cast); use a "
-                          "16-bit input type or pad M and N.")
+    for gap in target.compiler_gaps:
+        if gap.covers(gemm):
+            span = lambda name, r: "" if r == ANY else f" {name} of {r[0]}-{r[1]}"  # noqa: E731
+            raise TargetError(f"iree-compile 3.13 {gap.failure} on {gemm.dtype} {gemm.layout.upper()} GEMMs with"
+                              f"{span('M', gap.m)}{span('N', gap.n)} for {target.name} ({gemm.shape_name}), "
+                              "whatever the schedule; pad that dimension past the range or use another layout or "
+                              "input type.")
 
 
 def check_dtype(target: Target, dtype: str) -> None:

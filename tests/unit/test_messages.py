@@ -227,8 +227,55 @@ def test_fp8_gemms_iree_cannot_compile_for_sm89_are_refused_before_compiling(sha
 
     job = flow.Job(TARGETS["sm_89"], "default", (Gemm(*shape, "f8E4M3FN", "nn"),), (None,))
     if refused:
-        with pytest.raises(TargetError, match=r"fp8 GEMMs with M or N below 5 for sm_89"):
+        with pytest.raises(TargetError, match=r"iree-compile 3.13 stops in LLVM translation .* (M|N) of 1-4 for sm_89"):
             flow.prepare(job)
     else:
         flow.prepare(job)
     flow.prepare(flow.Job(TARGETS["sm_89"], "default", (Gemm(*shape, "bf16", "nn"),), (None,)))  # 16-bit compiles
+
+
+@pytest.mark.parametrize("m, layout, dtype, refused", [(4, "nn", "bf16", False), (5, "nn", "bf16", True),
+                                                       (8, "nt", "f16", True), (9, "nn", "bf16", False),
+                                                       (8, "tn", "bf16", False), (8, "nn", "f8E4M3FN", False)])
+def test_gemms_iree_crashes_on_for_gfx950_are_refused_before_compiling(m, layout, dtype, refused):
+    """iree-compile 3.13 crashes on gfx950 16-bit NN/NT GEMMs with M of 5-8, IREE's default included."""
+    from pipelines import flow
+    from pipelines.targets import TARGETS, TargetError
+    from transforms.problem import Gemm
+
+    job = flow.Job(TARGETS["gfx950"], "default", (Gemm(m, 4096, 4096, dtype, layout),), (None,))
+    if refused:
+        with pytest.raises(TargetError, match=r"crashes .* M of 5-8 for gfx950"):
+            flow.prepare(job)
+    else:
+        flow.prepare(job)
+
+
+@pytest.mark.parametrize("hangs, compiled", [(1, True), (2, False)])
+def test_a_hung_compile_runs_once_more_then_is_one_sentence(hangs, compiled, tmp_path, monkeypatch, capsys):
+    """A timed-out iree-compile (once in the 4560 compiles of the full sweep) is run again; twice is an error."""
+    import subprocess
+
+    from pipelines import compiler
+    from pipelines.compiler import CompileError, run_iree_compile
+    from pipelines.targets import TARGETS
+
+    real, calls = subprocess.run, []
+
+    def run(command, **kwargs):
+        calls.append(command)
+        if len(calls) <= hangs:
+            raise subprocess.TimeoutExpired(command, kwargs["timeout"])
+        return real(command, **kwargs)
+
+    monkeypatch.setattr(compiler.subprocess, "run", run)
+    source = tmp_path / "gemm.mlir"
+    source.write_text("func.func @gemm(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }\n")
+    if compiled:
+        done = run_iree_compile(source, tmp_path, TARGETS["cpu"])
+        assert done.vmfb.is_file() and len(calls) == 2
+        assert capsys.readouterr().err.count("compiling once more") == 1
+    else:
+        with pytest.raises(CompileError, match=r"did not finish within 300 s for cpu, 2 times\.$"):
+            run_iree_compile(source, tmp_path, TARGETS["cpu"])
+        assert len(calls) == 2
