@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import multiprocessing
 import sys
 import tempfile
 import traceback
@@ -115,7 +116,9 @@ def run_case(case: Case) -> Outcome:
 def sweep(selected: list[Case], jobs: int = 2) -> list[Outcome]:
     if jobs <= 1:
         return [run_case(c) for c in selected]
-    with ProcessPoolExecutor(jobs) as pool:
+    # Spawned, not forked: a process that has built MLIR (pytest, after other tests) holds the bindings' thread
+    # locks, and forked workers inherited them locked and hung.
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         return list(pool.map(run_case, selected, chunksize=1))
 
 
