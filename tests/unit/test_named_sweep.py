@@ -2,8 +2,8 @@
 every target × named pipeline × input type × layout on a grid of awkward shapes (primes, 1, one off a tile,
 tall-skinny, batch, K not a multiple of the intrinsic's K). A case may compile and verify, or be refused with one
 sentence before anything compiles; nothing may fail after compiling. The refused cases are listed in pytest's
-summary. The CI tier is in the test command (marked slow, like the other multi-target compiles); the full tier (every input
-type and shape) runs with `-m sweep`."""
+summary. The CI tier is in the test command (marked slow, like the other multi-target compiles); the full tier
+(every input type and shape) runs with `-m sweep`."""
 
 import pytest
 
