@@ -608,11 +608,15 @@ def test_every_project_error_type_is_reported(tmp_path):
     assert not missing, missing
 
 
-@pytest.mark.parametrize("argv", [["compile", "--target", "gfx942", "--shape", "64x64x64", "--tile", "48x48x16",
-                                   "--mma", "MFMA_F32_16x16x16_BF16", "-o", "OUT"],
-                                  ["emulate", "FOLDER"], ["inspect", "FOLDER"], ["report", "FOLDER"]])
+@pytest.mark.parametrize("argv", [
+    ["compile", "--target", "gfx942", "--shape", "64x64x64", "-o", "OUT"],
+    ["spec", "--target", "gfx942", "--shape", "64x64x64", "--pipeline", "tuned"],
+    ["inspect", "FOLDER"], ["bench", "--target", "cpu", "--suite", "smoke", "--compile-only", "-o", "OUT"],
+    ["report", "FOLDER"], ["tune", "--target", "sm_80", "--shape", "256x256x256", "--compile-only", "-o", "OUT"],
+    ["explain", "--schedule", "pingpong8"], ["emulate", "FOLDER"], ["list"]], ids=lambda argv: argv[0])
 def test_a_user_error_raised_anywhere_is_one_sentence_and_exit_2(argv, tmp_path, capsys, monkeypatch):
-    """The command line catches the one base class: a subclass defined anywhere (here a new one) is reported."""
+    """Every subcommand: the command line catches the one base class, so a subclass defined anywhere (here a new
+    one) is one sentence with exit 2."""
     class NewKindOfMistake(UserError):
         pass
 
