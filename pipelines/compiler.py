@@ -18,6 +18,7 @@ from pathlib import Path
 from iree.compiler.tools import binaries
 
 from transforms.errors import UserError
+from transforms.tuning_spec import ENTRY_POINT
 from .targets import Target
 
 DUMP_DIR = "dump"
@@ -32,7 +33,6 @@ COMPILE_TIMEOUT_S = 300
 # A compile that takes seconds hung once in the 4560 of the full named-pipeline sweep (sm_80 codegen-raster f16 TN
 # 1024x1024x1000; six reruns took 1.2-1.3 s each): a timed-out compile is run once more before it is an error.
 COMPILE_ATTEMPTS = 2
-LIBRARY_ENTRY_POINT = "__kernel_config"
 
 
 class CompileError(UserError, RuntimeError):
@@ -56,7 +56,7 @@ def compile_flags(target: Target, spec: Path | None, print_pass_ir: bool, librar
     if spec is not None:
         flags.append(f"--iree-codegen-tuning-spec-path={spec}")
     if library is not None:  # full transform-dialect codegen: the library's entry point configures the dispatch
-        flags.append(f"--iree-codegen-transform-dialect-library={library}@{LIBRARY_ENTRY_POINT}")
+        flags.append(f"--iree-codegen-transform-dialect-library={library}@{ENTRY_POINT}")
     if print_pass_ir:
         # Single-threaded: printing IR from concurrent dispatch pipelines hung iree-compile once in our runs.
         flags += [f"--mlir-print-ir-after={PREFETCH_PASS}", f"--mlir-print-ir-before={SWIZZLE_PASS}",

@@ -45,8 +45,8 @@ from iree.compiler.dialects.transform import loop, structured
 
 from .problem import ACC_DTYPE, Gemm
 from .schedule import Schedule, ScheduleError, check_raster_rows, element_bytes, mma_shape
+from .tuning_spec import ENTRY_POINT
 
-ENTRY_POINT = "__kernel_config"
 CODEGEN_SEQUENCE = "codegen"
 PHASES = ("tile", "accumulate", "stage", "synchronize", "mma", "pipeline", "cleanup")
 # The raster order replaces the block ids (hal.interface.workgroup.id[0] over N tiles, [1] over M tiles) with calls

@@ -18,6 +18,7 @@ from iree.compiler.dialects import transform
 from .problem import ACC_DTYPE, Gemm
 
 APPLIED_MARKER = "__tuning_spec_applied__"
+# The named sequence IREE enters in a tuning spec and in a transform-dialect codegen library (codegen_script).
 ENTRY_POINT = "__kernel_config"
 
 
