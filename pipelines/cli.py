@@ -1,8 +1,9 @@
-"""The `pipelines` command: compile, inspect, list and spec.
+"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate and list.
 
 Parses flags into a problem (a `Gemm` or a user `.mlir`), a target and a schedule (a named pipeline, optionally
-overridden field by field with schedule flags), hands them to `flow`, and prints the report. Every error a user
-can cause reaches `main` as one of the project's error types and is printed as one sentence with exit code 2.
+overridden field by field with schedule flags), hands them to `flow` (or to bench, tune, the emulator), and prints
+the report. Every error a user can cause derives from `transforms.errors.UserError`; `main` catches that once and
+prints it as one sentence with exit code 2 (Ctrl-C: exit 130).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The full transform-dialect codegen route for CUDA: a schedule becomes a whole `TransformDialectCodegen` library.
+"""The full transform-dialect codegen route: a schedule becomes a whole `TransformDialectCodegen` library, for CUDA
+(below) and, as the lane route, for ROCm (last paragraph).
 
 `codegen_library` builds, with the MLIR Python bindings, the file passed to
 `iree-compile --iree-codegen-transform-dialect-library=FILE@__kernel_config`: `@__kernel_config` finds the GEMM's
