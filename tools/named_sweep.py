@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-o", "--output", type=Path, help="write every outcome as a JSON line here")
     args = parser.parse_args(argv)
+    if args.output is not None and args.output.exists():
+        parser.error(f"{args.output} exists; name a new file for the rows (nothing is overwritten).")
     selected = cases(args.tier, tuple(args.targets.split(",")) if args.targets else None)
     if args.pipelines:
         selected = [c for c in selected if c.pipeline in args.pipelines.split(",")]
