@@ -71,7 +71,7 @@ def load_suite(name: str) -> list[dict]:
 
 
 def repeat_count(gemm: Gemm, target: Target) -> int:
-    if target.backend == "cpu":
+    if not target.gpu:
         return 1
     return max(1, min(MAX_REPEAT, math.ceil(REPEAT_FLOPS / gemm.flops)))
 

@@ -37,14 +37,13 @@ from .named import PIPELINES, get_pipeline, pipelines_for
 from .output import FILE_MARK, write_file
 from .report import write_reports
 from .runner import device_or_error, run_plan
-from .targets import TARGETS, TargetError, get_target
-from .tune import finalize, plan_search
+from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
+from .routes import route_for
+from .tune import codegen_candidates, finalize, plan_search
 from .tune_cache import cached, tune_cache
 from .verify import FallbackError
 
 DEFAULT_CACHE = tune_cache()
-# IREE runtime drivers that run each backend's executables (the part of --device before '://').
-DEVICE_DRIVERS = {"rocm": ("hip",), "cuda": ("cuda",), "cpu": ("local-task", "local-sync")}
 MAX_K_STEPS = 64  # explain: the programs repeat after two K steps; more only lengthens the table
 
 
@@ -211,8 +210,9 @@ def _schedule(args, gemm: Gemm, target) -> Schedule | None:
 def _check_pipeline(name: str, target) -> None:
     """`name` is a pipeline and runs on `target`; else one sentence naming the ones that do."""
     get_pipeline(name)
-    if target.backend == "cpu" and name != "default":
-        raise TargetError(f"the cpu target has only the 'default' pipeline (IREE's CPU codegen), not '{name}'.")
+    if not target.gpu and name not in pipelines_for(target):
+        raise TargetError(f"the {target.name} target has only the 'default' pipeline (IREE's CPU codegen), not "
+                          f"'{name}'.")
     if name not in pipelines_for(target):
         raise TargetError(f"pipeline '{name}' does not run on {target.name}; choose one of "
                           f"{', '.join(pipelines_for(target))}.")
@@ -256,6 +256,7 @@ def _job(args) -> flow.Job:
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
             raise UsageError(f"--schedule {args.schedule} is a whole kernel; it takes no --pipeline or schedule "
                              "flags.")
+        check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
     codegen = get_pipeline(args.pipeline or "default").codegen
@@ -279,9 +280,9 @@ def cmd_spec(args) -> int:
     if args.output:
         _writable(args.output, "file")
     job = _job(args)
-    if job.target.backend == "cuda" and not job.codegen:
-        raise UsageError(f"IREE 3.13 reads no tuning spec for CUDA targets such as {job.target.name}; use "
-                         "`pipelines compile`, which puts the schedule on the op as compilation_info.")
+    refusal = route_for(job).spec_refusal(job)
+    if refusal is not None:
+        raise UsageError(refusal)
     prepared = flow.prepare(job)
     if prepared.spec is None:
         raise UsageError("this pipeline schedules nothing (IREE's default heuristic), so there is no transform "
@@ -314,7 +315,9 @@ def cmd_list(args) -> int:
     for target in TARGETS.values():
         rows.append({"target": target.name, "backend": target.backend, "description": target.description,
                      "wave_size": target.wave_size, "lds_bytes": target.lds_bytes, "dtypes": list(target.dtypes),
-                     "pipelines": pipelines_for(target), "mma": {k: v.opcode for k, v in target.mma.items()},
+                     "pipelines": pipelines_for(target), "routes": {"schedule": target.schedule_route,
+                                                                    "codegen": target.codegen_route},
+                     "kernels": list(target.kernels), "mma": {k: v.opcode for k, v in target.mma.items()},
                      "peak_tflops": target.peak_tflops, "sources": list(target.sources)})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -324,6 +327,10 @@ def cmd_list(args) -> int:
         print(f"  wave {row['wave_size']}, LDS {row['lds_bytes']} B, inputs {', '.join(row['dtypes'])}, "
               f"peak {row['peak_tflops'] or 'n/a'} TFLOP/s")
         print(f"  pipelines: {', '.join(row['pipelines'])}")
+        print(f"  routes: schedules through {row['routes']['schedule']}"
+              + (f", codegen through {row['routes']['codegen']}" if row["routes"]["codegen"] else ""))
+        if row["kernels"]:
+            print(f"  kernels: {', '.join(row['kernels'])}")
         for name, opcode in row["mma"].items():
             print(f"  {name:34s} -> {opcode}")
     print("\npipelines:")
@@ -333,16 +340,16 @@ def cmd_list(args) -> int:
 
 
 def _device_hint(target) -> str:
-    return DEVICE_DRIVERS[target.backend][0]
+    return target.device_drivers[0]
 
 
 def _devices(args, target) -> list[str]:
     """The --device values, each checked before any compiling: it runs `target`'s executables, and it opens."""
     devices = args.device or []
     for device in devices:
-        if device.split("://")[0] not in DEVICE_DRIVERS[target.backend]:
+        if device.split("://")[0] not in target.device_drivers:
             raise UsageError(f"--device {device} cannot run {target.name} executables; use --device "
-                             f"{' or '.join(DEVICE_DRIVERS[target.backend])} (or --compile-only to only compile).")
+                             f"{' or '.join(target.device_drivers)} (or --compile-only to only compile).")
         device_or_error(device)
     return devices
 
@@ -385,7 +392,7 @@ def cmd_bench(args) -> int:
         devices = _devices(args, target)
         if not devices:
             raise UsageError(f"running a plan for {target.name} needs --device "
-                             f"{' or '.join(DEVICE_DRIVERS[target.backend])}.")
+                             f"{' or '.join(target.device_drivers)}.")
         _run_and_report(args.plan, devices, args.repetitions, f"GEMM benchmark ({args.plan.name})")
         return 0
     if args.target is None or args.output is None:
@@ -394,7 +401,7 @@ def cmd_bench(args) -> int:
     _writable(args.output, "folder")
     devices = _devices(args, target)
     if not devices and not args.compile_only:
-        raise UsageError(f"give --device ({', '.join(DEVICE_DRIVERS[target.backend])} for {target.name}) or "
+        raise UsageError(f"give --device ({', '.join(target.device_drivers)} for {target.name}) or "
                          "--compile-only.")
     if args.pipelines is None:  # the default comparison, with the pipelines this target has
         pipelines = [name for name in ("default", "tuned") if name in pipelines_for(target)]
@@ -435,18 +442,17 @@ def cmd_report(args) -> int:
 
 def cmd_tune(args) -> int:
     target = get_target(args.target)
-    if target.backend == "cpu":
-        raise TargetError("tune searches GPU schedules; the cpu target has only IREE's own CPU codegen (measure it "
-                          "with `pipelines bench --target cpu --pipelines default`).")
+    if not target.gpu:
+        raise TargetError(f"tune searches GPU schedules; the {target.name} target has only IREE's own CPU codegen "
+                          f"(measure it with `pipelines bench --target {target.name} --pipelines default`).")
     gemm = _gemm(args)
     _writable(args.output, "folder")
     if args.cache.is_dir():
         raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
     _writable(args.cache.parent, "folder")
     codegen = args.route == "codegen"
-    if codegen and target.backend != "cuda":
-        raise UsageError(f"tune --route codegen searches the CUDA codegen route (sm_80, sm_89); {target.name} is a "
-                         f"{target.backend} target, so use the default --route config.")
+    if codegen:
+        codegen_candidates(gemm, target)  # one sentence where the target's codegen route has no search
     devices = _devices(args, target)
     hit = None if args.force else cached(gemm, target, args.cache, codegen)
     if hit is not None:
@@ -482,16 +488,16 @@ def cmd_explain(args) -> int:
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
     target = get_target(args.target) if args.target else None
-    if target is not None and target.backend != "rocm":
-        raise UsageError(f"warp-group schedules are AMD kernels (gfx942, gfx950, gfx1151); {target.name} is a "
+    if target is not None and not target.kernels:
+        raise UsageError(f"warp-group schedules are AMD kernels ({', '.join(kernel_targets())}); {target.name} is a "
                          f"{target.backend} target.")
-    if not kwargs and target is not None and target.name in KERNELS.get(args.schedule, ((),))[0]:
+    if not kwargs and target is not None and args.schedule in target.kernels:
         schedule = kernel_schedule(args.schedule, "bf16", target)  # the generated kernel's own schedule
     elif args.schedule in SCHEDULES:
         schedule = SCHEDULES[args.schedule](**kwargs)
     else:
         raise UsageError(f"{args.schedule} is the schedule of a generated kernel; name its target with --target "
-                         f"({'/'.join(KERNELS[args.schedule][0])}) and no --tile or --lds-stages.")
+                         f"({'/'.join(kernel_targets(args.schedule))}) and no --tile or --lds-stages.")
     schedule.check_tile()  # a tile the schedule cannot split is invalid, not a hazard
     if target is not None:
         try:

@@ -233,25 +233,29 @@ def cpu_stats(dispatch: str, path: Path) -> KernelStats:
     return KernelStats(dispatch, path.name)
 
 
+# Target.isa -> (dump file suffix, splitter into kernels, whether it is PTX); other targets' dumps hold host code.
+ISA_FORMATS = {"amdgcn": (".rocmasm", amdgpu_kernels, False), "ptx": (".ptx", ptx_kernels, True)}
+
+
 def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
     """One KernelStats per dispatch found in an IREE executable dump folder. Dispatches may be linked into one
     code object; kernel `<name>_dispatch_<i>_<op summary>` belongs to dispatch `module_<name>_dispatch_<i>`."""
     dispatches = [c.stem.removeprefix("configured_") for c in sorted(dump.glob("configured_*.mlir"))]
-    if target.backend == "cpu":
+    if target.isa not in ISA_FORMATS:
         return [cpu_stats(d, dump / f"configured_{d}.mlir") for d in dispatches]
-    suffix, split = (".rocmasm", amdgpu_kernels) if target.backend == "rocm" else (".ptx", ptx_kernels)
+    suffix, split, ptx = ISA_FORMATS[target.isa]
     kernels = []
     for path in sorted(dump.glob(f"*{suffix}")):
         in_file = split(path.read_text())
-        shared_users = sum(touches_shared_memory(text) for text in in_file.values()) if suffix == ".ptx" else 0
+        shared_users = sum(touches_shared_memory(text) for text in in_file.values()) if ptx else 0
         kernels += [(path, name, text, len(in_file), shared_users) for name, text in in_file.items()]
     found = []
     for dispatch in dispatches:
         prefix = dispatch.removeprefix("module_") + "_"
         for path, name, text, in_file, shared_users in kernels:
             if name.startswith(prefix):
-                found.append(amdgpu_stats(dispatch, path, text, target) if target.backend == "rocm"
-                             else ptx_stats(dispatch, path, text, in_file, shared_users))
+                found.append(ptx_stats(dispatch, path, text, in_file, shared_users) if ptx
+                             else amdgpu_stats(dispatch, path, text, target))
     return found
 
 

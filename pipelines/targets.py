@@ -1,8 +1,12 @@
 """The target table: every per-target fact the project uses, in one place.
 
-Wave size, LDS, register file, MMA intrinsics (IREE's name → operand type and the instruction it becomes),
-peak FLOP/s per input type, XCD layout and the iree-compile flags that select the target. The MMA opcodes were
-read from ISA/PTX that IREE 3.13 produced for each intrinsic; peaks and sizes carry their sources.
+Wave size, LDS, register file, MMA intrinsics (IREE's name → the instruction it becomes; operand type and shape
+are read from IREE's own intrinsic attributes), peak FLOP/s per input type, XCD layout, the iree-compile flags
+and runtime drivers, which routes deliver its schedules (`pipelines.routes`), which generated kernels it has,
+what IREE 3.13 does with shared-memory prefetch and swizzles on it, and the schedules the named pipelines start
+from (`NamedRules`). Nothing outside this module and the route modules tests a target or route by name: adding a
+target is one entry here (`register`). The MMA opcodes were read from ISA/PTX that IREE 3.13 produced for each
+intrinsic; peaks and sizes carry their sources.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from transforms.errors import UserError
+from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, mma_operand
 
 
 def dtype_family(dtype: str) -> str:
@@ -23,8 +28,13 @@ class TargetError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class Mma:
-    operand: str  # element type of A and B (MLIR spelling); the accumulator is f32
+    name: str  # IREE's intrinsic name
     opcode: str  # the instruction in the ISA (AMD) or PTX (NVIDIA)
+
+    @property
+    def operand(self) -> str:
+        """Element type of A and B (MLIR spelling), from IREE's attribute; the accumulator is f32."""
+        return mma_operand(self.name)
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,26 @@ class CompilerGap:
 
 
 ANY = (1, 2**62)
+
+
+@dataclass(frozen=True)
+class NamedRules:
+    """What the `tuned` and `auto` pipelines start from on one target (`pipelines.named`), each rule with the
+    measurement behind it where the entry sets it."""
+
+    # input family -> (intrinsic pattern, `{T}` the input type upper-cased; schedule without its intrinsic)
+    tuned: dict[str, tuple[str, Schedule]] = field(default_factory=dict)
+    # input family -> intrinsic patterns for `auto`, smallest first; auto takes the first whose K the problem reaches
+    auto_intrinsics: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # tuned/auto keep only tiles that divide the problem, of at least this many elements, and only while they give
+    # every compute unit a workgroup (else IREE's heuristic)
+    whole_tiles_only: bool = False
+    min_tile_elements: int = 0
+    max_tile_elements: int | None = None
+    # spread a tile whose M allows it over twice the waves along M (wave32 lanes hold twice the accumulator)
+    double_waves_m: bool = False
+    # fp8 256x256 tiles spill below this many K steps and in every TN problem (0: no such rule)
+    fp8_256_min_k_steps: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +100,27 @@ class Target:
     cus_per_xcd: int = 0
     peak_tflops: dict[str, float] = field(default_factory=dict)  # dense, by input type family: "16bit", "fp8"
     compiler_gaps: tuple[CompilerGap, ...] = ()  # problems iree-compile 3.13 fails on for this target
+    # Routes (`pipelines.routes`): how a schedule of a named pipeline or schedule flags reaches IREE, and how the
+    # `codegen` pipelines do (None: they do not run here); generated warp-group kernels it has (ukernel route).
+    schedule_route: str = "iree-cpu"
+    codegen_route: str | None = None
+    kernels: tuple[str, ...] = ()
+    ukernel_mma: dict[int, str] = field(default_factory=dict)  # input element bytes -> intrinsic pattern
+    isa: str = ""  # what the dump holds: "amdgcn" (.rocmasm), "ptx" (.ptx) or "" (host code, not inspected)
+    device_drivers: tuple[str, ...] = ()  # IREE runtime drivers that run its executables (--device before '://')
+    # What IREE 3.13 does on this target's backend: pipelines shared memory for prefetch_num_stages >= 2, keeps LDS
+    # swizzle hints, takes amdgpu-waves-per-eu.
+    prefetch_pipelining: bool = False
+    lds_swizzle: bool = False
+    waves_per_eu: bool = False
+    emulated: bool = False  # the CPU emulator runs its ISA (`pipelines.emulator`)
+    named: NamedRules = field(default_factory=NamedRules)
     sources: tuple[str, ...] = ()
+
+    @property
+    def gpu(self) -> bool:
+        """Whether it compiles GPU kernels (schedules, verification and dispatch repeats apply)."""
+        return bool(self.isa)
 
     @property
     def fp8_types(self) -> tuple[str, ...]:
@@ -83,64 +133,89 @@ class Target:
         return [name for name, mma in self.mma.items() if mma.operand == dtype]
 
 
-def _mfma(shapes_and_types: list[tuple[str, str, str]]) -> dict[str, Mma]:
-    return {name: Mma(operand, opcode) for name, operand, opcode in shapes_and_types}
+def _mfma(names_and_opcodes: list[tuple[str, str]]) -> dict[str, Mma]:
+    return {name: Mma(name, opcode) for name, opcode in names_and_opcodes}
 
 
 _GFX942_MMA = _mfma([
-    ("MFMA_F32_16x16x16_BF16", "bf16", "v_mfma_f32_16x16x16_bf16"),
-    ("MFMA_F32_32x32x8_BF16", "bf16", "v_mfma_f32_32x32x8_bf16"),
-    ("MFMA_F32_16x16x16_F16", "f16", "v_mfma_f32_16x16x16_f16"),
-    ("MFMA_F32_32x32x8_F16", "f16", "v_mfma_f32_32x32x8_f16"),
-    ("MFMA_F32_16x16x32_F8E4M3FNUZ", "f8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8"),
-    ("MFMA_F32_32x32x16_F8E4M3FNUZ", "f8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
-    ("MFMA_F32_16x16x32_F8E5M2FNUZ", "f8E5M2FNUZ", "v_mfma_f32_16x16x32_bf8_bf8"),
-    ("MFMA_F32_32x32x16_F8E5M2FNUZ", "f8E5M2FNUZ", "v_mfma_f32_32x32x16_bf8_bf8"),
+    ("MFMA_F32_16x16x16_BF16", "v_mfma_f32_16x16x16_bf16"),
+    ("MFMA_F32_32x32x8_BF16", "v_mfma_f32_32x32x8_bf16"),
+    ("MFMA_F32_16x16x16_F16", "v_mfma_f32_16x16x16_f16"),
+    ("MFMA_F32_32x32x8_F16", "v_mfma_f32_32x32x8_f16"),
+    ("MFMA_F32_16x16x32_F8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8"),
+    ("MFMA_F32_32x32x16_F8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
+    ("MFMA_F32_16x16x32_F8E5M2FNUZ", "v_mfma_f32_16x16x32_bf8_bf8"),
+    ("MFMA_F32_32x32x16_F8E5M2FNUZ", "v_mfma_f32_32x32x16_bf8_bf8"),
 ])
 
 _GFX950_MMA = _mfma([
-    ("MFMA_F32_16x16x32_BF16", "bf16", "v_mfma_f32_16x16x32_bf16"),
-    ("MFMA_F32_32x32x16_BF16", "bf16", "v_mfma_f32_32x32x16_bf16"),
-    ("MFMA_F32_16x16x32_F16", "f16", "v_mfma_f32_16x16x32_f16"),
-    ("MFMA_F32_32x32x16_F16", "f16", "v_mfma_f32_32x32x16_f16"),
-    ("MFMA_F32_16x16x16_BF16", "bf16", "v_mfma_f32_16x16x16_bf16"),
-    ("MFMA_F32_32x32x8_BF16", "bf16", "v_mfma_f32_32x32x8_bf16"),
-    ("MFMA_F32_16x16x16_F16", "f16", "v_mfma_f32_16x16x16_f16"),
-    ("MFMA_F32_32x32x8_F16", "f16", "v_mfma_f32_32x32x8_f16"),
-    ("MFMA_F32_16x16x128_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_16x16x128_f8f6f4"),
-    ("MFMA_F32_32x32x64_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_32x32x64_f8f6f4"),
-    ("MFMA_F32_16x16x128_F8E5M2", "f8E5M2", "v_mfma_f32_16x16x128_f8f6f4"),
-    ("MFMA_F32_32x32x64_F8E5M2", "f8E5M2", "v_mfma_f32_32x32x64_f8f6f4"),
-    ("MFMA_F32_16x16x32_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8"),
-    ("MFMA_F32_32x32x16_F8E4M3FN", "f8E4M3FN", "v_mfma_f32_32x32x16_fp8_fp8"),
-    ("MFMA_F32_16x16x32_F8E5M2", "f8E5M2", "v_mfma_f32_16x16x32_bf8_bf8"),
-    ("MFMA_F32_32x32x16_F8E5M2", "f8E5M2", "v_mfma_f32_32x32x16_bf8_bf8"),
+    ("MFMA_F32_16x16x32_BF16", "v_mfma_f32_16x16x32_bf16"),
+    ("MFMA_F32_32x32x16_BF16", "v_mfma_f32_32x32x16_bf16"),
+    ("MFMA_F32_16x16x32_F16", "v_mfma_f32_16x16x32_f16"),
+    ("MFMA_F32_32x32x16_F16", "v_mfma_f32_32x32x16_f16"),
+    ("MFMA_F32_16x16x16_BF16", "v_mfma_f32_16x16x16_bf16"),
+    ("MFMA_F32_32x32x8_BF16", "v_mfma_f32_32x32x8_bf16"),
+    ("MFMA_F32_16x16x16_F16", "v_mfma_f32_16x16x16_f16"),
+    ("MFMA_F32_32x32x8_F16", "v_mfma_f32_32x32x8_f16"),
+    ("MFMA_F32_16x16x128_F8E4M3FN", "v_mfma_f32_16x16x128_f8f6f4"),
+    ("MFMA_F32_32x32x64_F8E4M3FN", "v_mfma_f32_32x32x64_f8f6f4"),
+    ("MFMA_F32_16x16x128_F8E5M2", "v_mfma_f32_16x16x128_f8f6f4"),
+    ("MFMA_F32_32x32x64_F8E5M2", "v_mfma_f32_32x32x64_f8f6f4"),
+    ("MFMA_F32_16x16x32_F8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8"),
+    ("MFMA_F32_32x32x16_F8E4M3FN", "v_mfma_f32_32x32x16_fp8_fp8"),
+    ("MFMA_F32_16x16x32_F8E5M2", "v_mfma_f32_16x16x32_bf8_bf8"),
+    ("MFMA_F32_32x32x16_F8E5M2", "v_mfma_f32_32x32x16_bf8_bf8"),
 ])
 
 _GFX1151_MMA = _mfma([
-    ("WMMAR3_F32_16x16x16_BF16", "bf16", "v_wmma_f32_16x16x16_bf16"),
-    ("WMMAR3_F32_16x16x16_F16", "f16", "v_wmma_f32_16x16x16_f16"),
+    ("WMMAR3_F32_16x16x16_BF16", "v_wmma_f32_16x16x16_bf16"),
+    ("WMMAR3_F32_16x16x16_F16", "v_wmma_f32_16x16x16_f16"),
 ])
 
 _SM80_MMA = _mfma([
-    ("NV_MMA_SYNC_F32_16x8x16_BF16", "bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
-    ("NV_MMA_SYNC_F32_16x8x16_F16", "f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("NV_MMA_SYNC_F32_16x8x16_BF16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ("NV_MMA_SYNC_F32_16x8x16_F16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
 ])
 
 _SM89_MMA = dict(_SM80_MMA, **_mfma([
-    ("NV_MMA_SYNC_F32_16x8x32_F8E4M3FN", "f8E4M3FN", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
-    ("NV_MMA_SYNC_F32_16x8x32_F8E5M2", "f8E5M2", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"),
+    ("NV_MMA_SYNC_F32_16x8x32_F8E4M3FN", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+    ("NV_MMA_SYNC_F32_16x8x32_F8E5M2", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"),
 ]))
 
 _HIP = ("--iree-hal-target-device=hip",)
 _CUDA = ("--iree-hal-target-device=cuda",)
+
+# The facts every ROCm target shares: IREE 3.13 pipelines shared memory, keeps LDS swizzle hints and takes
+# amdgpu-waves-per-eu there; the CPU emulator runs its ISA.
+_ROCM = dict(schedule_route="tuning-spec", codegen_route="lanes", isa="amdgcn", device_drivers=("hip",),
+             prefetch_pipelining=True, lds_swizzle=True, waves_per_eu=True, emulated=True)
+# CUDA reads compilation_info from the op; IREE 3.13 does not pipeline shared memory there (its PTX is identical
+# for prefetch 0 and 3, see transforms.schedule.check).
+_NVIDIA = dict(schedule_route="op-attribute", codegen_route="codegen-library", isa="ptx", device_drivers=("cuda",))
+_CDNA_KERNELS = ("pingpong8", "double_buffered", "interleave4", "producer_consumer")
+
+# `tuned` on CUDA: IREE 3.13 does not pipeline shared memory there, hence prefetch 0; the 128x128x64 tile measured
+# best on an H200. Only whole tiles that fill the SMs: padded tiles ran at 0.48x IREE's default (bf16 4000³ NN,
+# 50 vs 104 TFLOP/s), 64x64 at 0.93-0.94x (1024³) where 128x128 ran 0.98x, and 128x128 grids of 64 workgroups at
+# 0.86-0.87x (128x8192x8192 NT, 4096x256x4096) on an H200 in the same runs (results/h200).
+_CUDA_RULES = dict(whole_tiles_only=True, min_tile_elements=128 * 128)
+_SM80_TUNED = {"16bit": ("NV_MMA_SYNC_F32_16x8x16_{T}", Schedule(Tile((128, 128), 64, (2, 2), ""), Staging(0)))}
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "gfx942", "rocm", "AMD CDNA3: MI300X / MI325X", _HIP + ("--iree-rocm-target=gfx942",),
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
         lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
-        peak_tflops={"16bit": 1307.4, "fp8": 2614.9},
+        peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS,
+        ukernel_mma={2: "MFMA_F32_16x16x16_{T}", 1: "MFMA_F32_16x16x32_{T}"},
+        named=NamedRules(tuned={
+            # HipKittens' 256x256 8-wave tile with swizzled LDS; 256×256×64 spills 4 VGPRs for NN on gfx942 (LLVM
+            # keeps the accumulator out of AGPRs); K 32 does not.
+            "16bit": ("MFMA_F32_16x16x16_{T}", Schedule(Tile((256, 256), 32, (2, 4), ""), Staging(2),
+                                                        Swizzle("xor", "xcd"), WarpGroups(waves_per_eu=2))),
+            "fp8": ("MFMA_F32_16x16x32_{T}", Schedule(Tile((256, 256), 64, (2, 4), ""), Staging(2),
+                                                      Swizzle("xor", "xcd"), WarpGroups(waves_per_eu=2)))},
+            auto_intrinsics={"16bit": ("MFMA_F32_16x16x16_{T}",), "fp8": ("MFMA_F32_16x16x32_{T}",)}),
         sources=("AMD Instinct MI300X data sheet (304 CUs, 8 XCDs, 1307.4 TFLOP/s bf16/f16 and 2614.9 fp8, dense)",
                  "IREE 3.13 target description for gfx942 (65536 B workgroup memory, 32 banks, wave64)")),
     Target(
@@ -148,7 +223,21 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
-        peak_tflops={"16bit": 2500.0, "fp8": 5000.0},
+        peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, kernels=_CDNA_KERNELS + ("double_buffered_dma",),
+        ukernel_mma={2: "MFMA_F32_16x16x32_{T}", 1: "MFMA_F32_16x16x32_{T}"},
+        named=NamedRules(tuned={
+            "16bit": ("MFMA_F32_16x16x32_{T}", Schedule(Tile((256, 256), 64, (2, 4), ""),
+                                                        Staging(2, direct_to_lds=True), Swizzle("xor", "xcd"))),
+            # The 16x16x128 fp8 intrinsic spills 30 VGPRs for NN at this tile; 32x32x64 needs fewer fragment
+            # registers.
+            "fp8": ("MFMA_F32_32x32x64_{T}", Schedule(Tile((256, 256), 128, (2, 4), ""),
+                                                      Staging(2, direct_to_lds=True), Swizzle("xor", "xcd")))},
+            # fp8: 32x32x64 for K of 64-127.
+            auto_intrinsics={"16bit": ("MFMA_F32_16x16x32_{T}",),
+                             "fp8": ("MFMA_F32_16x16x128_{T}", "MFMA_F32_32x32x64_{T}")},
+            # fp8 256x256x128: 6 VGPRs spilled in every TN problem; 2-4 at 4, 5 and 6 K steps (K 512-768) and none
+            # at 3 or from 7 on (LLVM unrolls the short pipelined loops differently; tools/named_sweep.py).
+            fp8_256_min_k_steps=8),
         compiler_gaps=(CompilerGap("16bit", ("nn", "nt"), (5, 8), ANY, "crashes (a segmentation fault)"),),
         sources=("AMD Instinct MI355X data sheet (256 CUs, 8 XCDs, 2.5 PFLOP/s bf16/f16 and 5.0 fp8, dense)",
                  "IREE 3.13 target description for gfx950 (163840 B workgroup memory, 64 banks, DMA sizes 32/128)",
@@ -159,7 +248,15 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16"), wave_size=32,
         lds_bytes=65536, lds_per_cu=131072, lds_banks=64, vgprs_per_lane=256, vgpr_file_per_lane=1536,
         vgpr_granule=24, max_waves_per_simd=16, simds_per_cu=4, mma=_GFX1151_MMA, compute_units=40,
-        peak_tflops={"16bit": 59.4},
+        peak_tflops={"16bit": 59.4}, **_ROCM, kernels=("double_buffered", "interleave"),
+        ukernel_mma={2: "WMMAR3_F32_16x16x16_{T}"},
+        named=NamedRules(
+            # The 128×64 tile was fastest on gfx1151.
+            tuned={"16bit": ("WMMAR3_F32_16x16x16_{T}", Schedule(Tile((128, 64), 32, (4, 2), ""), Staging(2),
+                                                                 Swizzle("pad")))},
+            auto_intrinsics={"16bit": ("WMMAR3_F32_16x16x16_{T}",)},
+            # 256x256 spilled 52 VGPRs and 256x128 8-37, in every layout and both 16-bit types.
+            max_tile_elements=128 * 128, double_waves_m=True),
         sources=("40 CUs × 2.9 GHz × 512 FLOP/clk/CU = 59.4 TFLOP/s f16/bf16 WMMA (Strix Halo, llm-tracker.info)",
                  "LLVM AMDGPU: gfx1151 has FeatureGFX11FullVGPRs (1536 VGPRs per SIMD in wave32, granule 24)",
                  "IREE 3.13 target description for gfx1151 (65536 B workgroup memory, 64 LDS banks, wave32 "
@@ -167,14 +264,20 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "sm_80", "cuda", "NVIDIA Ampere (A100); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_80",),
         dtypes=("f16", "bf16"), wave_size=32, lds_bytes=166912, lds_per_cu=167936, vgprs_per_lane=255,
-        vgpr_file_per_lane=65536 // 32, mma=_SM80_MMA, compute_units=108, peak_tflops={"16bit": 312.0},
+        vgpr_file_per_lane=65536 // 32, mma=_SM80_MMA, compute_units=108, peak_tflops={"16bit": 312.0}, **_NVIDIA,
+        named=NamedRules(tuned=_SM80_TUNED, auto_intrinsics={"16bit": ("NV_MMA_SYNC_F32_16x8x16_{T}",)},
+                         **_CUDA_RULES),
         sources=("NVIDIA A100 data sheet (108 SMs, 312 TFLOP/s bf16/f16 tensor core, dense)",
                  "IREE 3.13 target description for sm_80 (166912 B workgroup memory)")),
     Target(
         "sm_89", "cuda", "NVIDIA Ada (L40S); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_89",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"), wave_size=32, lds_bytes=101376, lds_per_cu=102400,
         vgprs_per_lane=255, vgpr_file_per_lane=65536 // 32, mma=_SM89_MMA, compute_units=142,
-        peak_tflops={"16bit": 362.05, "fp8": 733.0},
+        peak_tflops={"16bit": 362.05, "fp8": 733.0}, **_NVIDIA,
+        named=NamedRules(tuned=dict(_SM80_TUNED, fp8=("NV_MMA_SYNC_F32_16x8x32_{T}", Schedule(
+            Tile((128, 128), 128, (2, 2), ""), Staging(0)))),
+            auto_intrinsics={"16bit": ("NV_MMA_SYNC_F32_16x8x16_{T}",), "fp8": ("NV_MMA_SYNC_F32_16x8x32_{T}",)},
+            **_CUDA_RULES),
         compiler_gaps=tuple(CompilerGap("fp8", ("nn", "nt", "tn"), m, n, "stops in LLVM translation on an unrealized "
                                         "cast") for m, n in (((1, 4), ANY), (ANY, (1, 4)))),
         sources=("NVIDIA L40S data sheet (142 SMs, 362.05 TFLOP/s bf16/f16, 733 fp8 tensor core, dense)",
@@ -187,14 +290,43 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
          "--iree-llvmcpu-target-cpu=host"),
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2"), wave_size=1,
+        device_drivers=("local-task", "local-sync"),
         sources=("IREE llvm-cpu backend; peak depends on the host",)),
 )}
+
+
+def register(target: Target) -> None:
+    """Add a target to the table (a new chip is one `Target` entry; the tests register a toy one)."""
+    if target.name in TARGETS:
+        raise TargetError(f"target '{target.name}' is already registered.")
+    TARGETS[target.name] = target
+
+
+def unregister(name: str) -> None:
+    TARGETS.pop(name, None)
 
 
 def get_target(name: str) -> Target:
     if name not in TARGETS:
         raise TargetError(f"unknown target '{name}'; choose one of {', '.join(TARGETS)}.")
     return TARGETS[name]
+
+
+def kernel_targets(kernel: str | None = None) -> list[str]:
+    """Targets with generated warp-group kernels (with `kernel`, if given)."""
+    return [t.name for t in TARGETS.values() if t.kernels and (kernel is None or kernel in t.kernels)]
+
+
+def check_kernel_target(kernel: str, target: Target) -> None:
+    """A generated kernel asked of a target that does not have it: one sentence naming the targets that do."""
+    where = kernel_targets(kernel)
+    if where and kernel not in target.kernels:
+        raise TargetError(f"the {kernel} kernel is generated for {' and '.join(where)}; {target.name} is not covered "
+                          "(" + ", ".join(f"{k}: {'/'.join(kernel_targets(k))}" for k in _kernel_names()) + ").")
+
+
+def _kernel_names() -> list[str]:
+    return list(dict.fromkeys(k for t in TARGETS.values() for k in t.kernels))
 
 
 def check_problem(target: Target, gemm) -> None:

@@ -1,75 +1,44 @@
 """Schedule search for one problem on one target: enumerate, prune, compile, benchmark, keep the best.
 
-Candidates are the product of tiles, K steps, wave grids, intrinsics, prefetch depths and LDS layouts the target
-supports; `check` prunes what cannot work (and candidates whose accumulator would take more than half of the
-registers). Survivors and IREE's default are compiled into one plan (compile failures are recorded and the
-search goes on) and run by the runner, which skips cases already measured, so an interrupted sweep resumes.
-`finalize` keeps the fastest correct candidate, copies its tuning spec and `compilation_info` source next to
-the plan, and records it in a cache keyed by problem, target and IREE version.
+Candidates come from the route searched (`pipelines.routes`): on the schedule route the product of tiles, K steps,
+wave grids, intrinsics, prefetch depths and LDS layouts the target supports; `check` prunes what cannot work (and
+candidates whose accumulator would take more than half of the registers). Survivors and IREE's default are
+compiled into one plan (compile failures are recorded and the search goes on) and run by the runner, which skips
+cases already measured, so an interrupted sweep resumes. `finalize` keeps the fastest correct candidate, copies
+its tuning spec and `compilation_info` source next to the plan, and records it in a cache keyed by problem,
+target and IREE version.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import asdict
 from pathlib import Path
 
 from iree.compiler import version as iree_version
 
-from transforms import codegen_script
 from transforms.problem import Gemm
-from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, worth_trying
+from transforms.schedule import Schedule
 
 from .bench import build_plan
 from .named import CODEGEN_CANDIDATE
 from .output import output_folder, write_atomic
 from .report import load_rows
+from .routes import codegen_route, schedule_route
 from .targets import Target
 from .tune_cache import TuneError, cache_key, read_cache
 
-TILES = [(64, 128), (128, 64), (128, 128), (128, 256), (256, 128), (256, 256)]
-WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
-# The codegen route: (block tile, warp grid) pairs, K steps and cp.async stages.
-CODEGEN_TILES = [((128, 128), (2, 2)), ((128, 128), (2, 4)), ((128, 256), (2, 4)), ((256, 128), (4, 2)),
-                 ((128, 256), (4, 2)), ((256, 128), (2, 4)), ((256, 256), (4, 4)), ((128, 64), (2, 2)),
-                 ((64, 128), (2, 2))]
-CODEGEN_K_STEPS = [32, 64]
-CODEGEN_STAGES = [2, 3, 4]
-
-
 def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
-    k_steps = [64, 128] if gemm.dtype.startswith("f8") else [32, 64]
-    rocm = target.backend == "rocm"
-    stages = [2, 3] if rocm else [0]
-    layouts = ["pad", "xor"] if rocm else ["pad"]
-    found = []
-    for tile, k, warps, mma, depth, lds in itertools.product(TILES, k_steps, WAVE_GRIDS,
-                                                             target.intrinsics_for(gemm.dtype), stages, layouts):
-        staging = Staging(depth, direct_to_lds=target.dma)
-        schedule = Schedule(Tile(tile, k, warps, mma), staging,
-                            Swizzle("none" if target.dma and lds == "pad" else lds))
-        if worth_trying(schedule, gemm, target) and schedule not in found:
-            found.append(schedule)
-    if not found:
-        raise TuneError(f"no schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")
-    return found
+    """The schedules of the target's schedule route that pass its checks (`routes.spec`)."""
+    return schedule_route(target).candidates(gemm, target)
 
 
 def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
-    """Schedules of the transform-dialect codegen route that pass its check, one per tile, K step and depth."""
-    found = []
-    for (tile, warps), k, stages in itertools.product(CODEGEN_TILES, CODEGEN_K_STEPS, CODEGEN_STAGES):
-        mma = codegen_script.codegen_mma(gemm.dtype)
-        schedule = Schedule(Tile(tile, k, warps, mma), Staging(stages), Swizzle("pad"))
-        try:
-            codegen_script.check(schedule, gemm, target)
-        except ScheduleError:
-            continue
-        found.append(schedule)
-    if not found:
-        raise TuneError(f"no codegen schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")
-    return found
+    """Schedules of the target's codegen route that pass its check, one per tile, K step and depth."""
+    route = codegen_route(target)
+    if route is None:
+        raise TuneError(f"{target.name} has no codegen route to search.")
+    return route.candidates(gemm, target)
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,

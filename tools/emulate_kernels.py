@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipelines import flow
 from pipelines.emulator import emulate_gemm
-from pipelines.targets import TARGETS
+from pipelines.targets import TARGETS, kernel_targets
 from transforms.kernels import KERNELS, UkernelError, kernel_schedule
 from transforms.problem import Gemm, parse_shape
 
@@ -28,8 +28,8 @@ def main() -> int:
     m, n, k = parse_shape(args.shape)[-3:]
     failed = ran = 0
     with tempfile.TemporaryDirectory() as scratch:
-        for name, (targets, _) in KERNELS.items():
-            for target_name in targets:
+        for name in KERNELS:
+            for target_name in kernel_targets(name):
                 target = TARGETS[target_name]
                 for dtype in target.dtypes:
                     for layout in ("nt", "nn", "tn"):

@@ -223,13 +223,9 @@ def _check_split(schedule: Schedule, unit: tuple[int, int, int], k_name: str, k_
 
 
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
-    """Raise ScheduleError with one sentence if this route cannot compile `gemm` with `schedule` on `target`."""
+    """Raise ScheduleError with one sentence if the CUDA library route cannot compile `gemm` with `schedule` on
+    `target` (the ROCm lane route: `check_lanes`)."""
     tile, name = schedule.tile, target.name
-    if target.backend == "rocm":
-        check_lanes(schedule, gemm, target)
-        return
-    if target.backend != "cuda":
-        raise ScheduleError(f"the codegen pipeline compiles for CUDA and ROCm targets, not {name}; use 'default'.")
     if gemm.dtype not in CODEGEN_MMAS or CODEGEN_MMAS[gemm.dtype] not in target.mma:
         raise ScheduleError(f"the codegen pipeline runs {' and '.join(CODEGEN_MMAS)} (m16n8k16 mma.sync), not "
                             f"{gemm.dtype} on {name}; use 'tuned'.")
@@ -672,19 +668,28 @@ def phases_of(schedule: Schedule) -> tuple[str, ...]:
     return PHASES[:1] + ("raster",) + PHASES[1:]
 
 
-def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
-    """The transform library for `gemm` (whole tiles: `padded_gemm` of the problem) under `schedule` (call `check`
-    first), built in the caller's context: the CUDA route, or the lane route for a ROCm `target`."""
+def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
+    """The CUDA route's transform library for `gemm` (whole tiles: `padded_gemm` of the problem) under `schedule`
+    (call `check` first), built in the caller's context."""
+    builders = {"tile": _tile(schedule), "raster": _raster, "accumulate": _accumulate,
+                "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
+                "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+    raster = schedule.swizzle.workgroup_order == "raster"
+    return _library({name: builders[name] for name in phases_of(schedule)}, kernel_gemm(gemm),
+                    lambda: _raster_functions(schedule, gemm) if raster else None)
+
+
+def lanes_library(schedule: Schedule, gemm: Gemm, target) -> ir.Module:
+    """The ROCm lane route's transform library for `gemm` under `schedule` (call `check_lanes` first)."""
+    return _library({"tile": _lanes_tile(schedule), "lower": _lanes_lower(schedule, target.wave_size)}, gemm,
+                    lambda: None)
+
+
+def _library(builders: dict, configured: Gemm, more) -> ir.Module:
+    """A module of one named sequence per phase, the entry sequence that includes them in order, the kernel
+    config matcher for `configured` and whatever `more` adds."""
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = _unit()
-    rocm = target is not None and target.backend == "rocm"
-    if rocm:
-        builders = {"tile": _lanes_tile(schedule), "lower": _lanes_lower(schedule, target.wave_size)}
-    else:
-        builders = {"tile": _tile(schedule), "raster": _raster, "accumulate": _accumulate,
-                    "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
-                    "pipeline": _pipeline(schedule), "cleanup": _cleanup}
-        builders = {name: builders[name] for name in phases_of(schedule)}
     with ir.InsertionPoint(module.body):
         for name, build in builders.items():
             _phase(name, build)
@@ -695,8 +700,7 @@ def codegen_library(schedule: Schedule, gemm: Gemm, target=None) -> ir.Module:
                 transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
                                     [codegen.bodyTarget])
             transform.YieldOp([])
-        _kernel_config(gemm if rocm else kernel_gemm(gemm))
-        if not rocm and schedule.swizzle.workgroup_order == "raster":
-            _raster_functions(schedule, gemm)
+        _kernel_config(configured)
+        more()
     module.operation.verify()
     return module

@@ -5,7 +5,8 @@
 gfx950: 4 waves of 64) and `interleave` (gfx1151: 8 waves of 32, WMMA) by `ukernel_dbuf.build_double_buffered`,
 `producer_consumer` (gfx942, gfx950) by `ukernel_dbuf.build_producer_consumer`. A kernel is chosen by its
 schedule object, so a `Job` carries only the schedule; everything else (intrinsic, name, thread count, the
-checks of the problem) is derived here.
+checks of the problem) is derived here. Which targets have which kernel, and the intrinsic a kernel uses there,
+are the target's facts (`Target.kernels`, `Target.ukernel_mma`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from .lds_swizzle import lds_swizzle
 from .ukernel_dbuf import build_double_buffered, build_producer_consumer, dbuf_schedule, pc_schedule
 from .warpgroups import DoubleBuffered, PingPong8, ProducerConsumer, check_lds
 
-CDNA, RDNA = ("gfx942", "gfx950"), ("gfx1151",)
-WMMA = {"f16": "WMMAR3_F32_16x16x16_F16", "bf16": "WMMAR3_F32_16x16x16_BF16"}
-
 Kernel = PingPong8 | DoubleBuffered | ProducerConsumer
 
 
@@ -29,26 +27,29 @@ def _dbuf(fetch_slices: int, dma: bool = False):
                                                       target.lds_banks, dma=dma)
 
 
-# name -> (targets, the shipped schedule for (dtype, target, K of the target's intrinsic))
+# name -> the shipped schedule for (dtype, target, K of the target's intrinsic)
 KERNELS = {
-    "pingpong8": (CDNA, lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks)),
-    "double_buffered": (CDNA + RDNA, _dbuf(1)),
-    "double_buffered_dma": (("gfx950",), _dbuf(1, dma=True)),
-    "interleave4": (CDNA, _dbuf(4)),
-    "interleave": (RDNA, _dbuf(2)),
-    "producer_consumer": (CDNA, lambda dtype, target, mma_k: pc_schedule(dtype, mma_k, target.lds_banks)),
+    "pingpong8": lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks),
+    "double_buffered": _dbuf(1),
+    "double_buffered_dma": _dbuf(1, dma=True),
+    "interleave4": _dbuf(4),
+    "interleave": _dbuf(2),
+    "producer_consumer": lambda dtype, target, mma_k: pc_schedule(dtype, mma_k, target.lds_banks),
 }
+
+
+def _covered(name: str, target) -> None:
+    if name not in target.kernels:
+        raise UkernelError(f"the {name} kernel is not generated for {target.name}; it has "
+                           f"{', '.join(target.kernels) or 'no generated kernels'}.")
 
 
 def kernel_schedule(name: str, dtype: str, target) -> Kernel:
     """The shipped schedule of kernel `name` for `dtype` on `target`; one sentence when there is none."""
     if name not in KERNELS:
         raise UkernelError(f"--schedule {name} has no generated kernel; choose one of {', '.join(KERNELS)}.")
-    targets, make = KERNELS[name]
-    if target.name not in targets:
-        raise UkernelError(f"the {name} kernel is generated for {' and '.join(targets)}; {target.name} is not "
-                           "covered (" + ", ".join(f"{n}: {'/'.join(t)}" for n, (t, _) in KERNELS.items()) + ").")
-    return make(dtype, target, mma_shape(_mma(target, dtype, name))[2])
+    _covered(name, target)
+    return KERNELS[name](dtype, target, mma_shape(ukernel_mma(target, dtype, name))[2])
 
 
 def kernel_label(schedule: Kernel) -> str:
@@ -69,20 +70,10 @@ def kernel_name(schedule: Kernel, dtype: str, layout: str) -> str:
     return f"{kernel_label(schedule)}_w{schedule.wave_size}_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
-def _mma(target, dtype: str, label: str) -> str:
-    if target.wave_size == 64:
-        return ukernel_mma(target, dtype)
-    if dtype not in WMMA:
-        raise UkernelError(f"the {label} kernel uses gfx1151's 16x16x16 WMMA on f16 or bf16, not {dtype}.")
-    return WMMA[dtype]
-
-
 def kernel_mma(schedule: Kernel, target, dtype: str) -> str:
     label = kernel_label(schedule)
-    if target.name not in KERNELS[label][0]:
-        raise UkernelError(f"the {label} kernel is generated for {' and '.join(KERNELS[label][0])}; "
-                           f"{target.name} is not covered.")
-    return _mma(target, dtype, label)
+    _covered(label, target)
+    return ukernel_mma(target, dtype, label)
 
 
 def kernel_threads(schedule: Kernel) -> int:
@@ -96,6 +87,7 @@ def kernel_threads(schedule: Kernel) -> int:
 def check_kernel(schedule: Kernel, gemm, target) -> None:
     """One sentence for anything the generated kernel cannot do for `gemm` on `target`."""
     if isinstance(schedule, PingPong8):
+        _covered(kernel_label(schedule), target)
         check_pingpong8(schedule, gemm, target)
         return
     label = kernel_label(schedule)

@@ -3,13 +3,14 @@
 A `Schedule` is plain, hashable data in the hardware's vocabulary. This module also owns the arithmetic derived
 from it (waves, intrinsic counts, LDS plan, accumulator registers) and `check`, the one place where a schedule is
 validated against a problem and a target before anything is compiled. A target is any object with the fields
-of `pipelines.targets.Target` (name, backend, wave_size, lds_bytes, vgprs_per_lane, mma, dma, xcds); this module
-does not import the target table, it is handed one entry.
+of `pipelines.targets.Target` (name, gpu, wave_size, lds_bytes, vgprs_per_lane, mma, dma, xcds and what IREE does
+with prefetch, swizzles and waves per EU on it); this module does not import the target table, it is handed one
+entry. Intrinsic shapes and operand types are IREE's own (its `MMAIntrinsic` attributes).
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from dataclasses import dataclass, field
 
 from .errors import UserError
@@ -113,12 +114,28 @@ def schedule_from_dict(fields: dict) -> Schedule:
                     WarpGroups(**fields["warp_groups"]))
 
 
+@functools.cache
+def _mma_attr(mma: str) -> tuple[tuple[int, int, int], str]:
+    """(M, N, K) and the A/B element type of one intrinsic, as IREE's MMAIntrinsic attribute states them."""
+    from iree.compiler import ir
+    from iree.compiler.dialects import iree_gpu
+
+    intrinsic = getattr(iree_gpu.MMAIntrinsic, mma, None) if mma.isidentifier() else None
+    if intrinsic is None:
+        raise ScheduleError(f"cannot read the M×N×K shape of MMA intrinsic '{mma}': IREE 3.13 has no such intrinsic.")
+    with ir.Context():
+        attr = iree_gpu.MMAIntrinsicAttr.get(intrinsic).mma
+        return tuple(attr.mnk_shape), str(attr.abc_element_types[0])
+
+
 def mma_shape(mma: str) -> tuple[int, int, int]:
-    """(M, N, K) of one intrinsic, read from IREE's name for it (e.g. MFMA_F32_32x32x8_BF16 -> 32, 32, 8)."""
-    found = re.search(r"_(\d+)x(\d+)x(\d+)_", mma + "_")
-    if not found:
-        raise ScheduleError(f"cannot read the M×N×K shape of MMA intrinsic '{mma}'.")
-    return tuple(int(x) for x in found.groups())  # type: ignore[return-value]
+    """(M, N, K) of one intrinsic (e.g. MFMA_F32_32x32x8_BF16 -> 32, 32, 8), from IREE's attribute."""
+    return _mma_attr(mma)[0]
+
+
+def mma_operand(mma: str) -> str:
+    """Element type of the intrinsic's A and B operands (MLIR spelling), from IREE's attribute."""
+    return _mma_attr(mma)[1]
 
 
 def element_bytes(dtype: str) -> int:
@@ -230,8 +247,9 @@ def operand_vgprs(schedule: Schedule, gemm: Gemm, wave_size: int) -> int:
 def check(schedule: Schedule, gemm: Gemm, target) -> None:
     """Raise ScheduleError with one sentence if `schedule` cannot run `gemm` on `target` as asked."""
     tile, name = schedule.tile, target.name
-    if target.backend == "cpu":
-        raise ScheduleError("the cpu target compiles with IREE's own CPU pipeline; GPU schedules do not apply to it.")
+    if not target.gpu:
+        raise ScheduleError(f"the {name} target compiles with IREE's own CPU pipeline; GPU schedules do not apply to "
+                            "it.")
     if tile.mma not in target.mma:
         raise ScheduleError(f"{name} has no MMA intrinsic {tile.mma}; it offers {', '.join(target.mma)}.")
     if target.mma[tile.mma].operand != gemm.dtype:
@@ -265,13 +283,13 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if not 0 <= stages <= MAX_PREFETCH_STAGES:
         raise ScheduleError(f"prefetch stages {stages} is outside 0..{MAX_PREFETCH_STAGES}; IREE 3.13 silently "
                             "degrades deeper pipelines.")
-    if stages >= 2 and target.backend != "rocm":
+    if stages >= 2 and not target.prefetch_pipelining:
         raise ScheduleError(f"prefetch stages {stages} would be ignored on {name}: IREE 3.13 pipelines shared "
                             "memory on ROCm only (its PTX is identical for 0 and 3); use 0 or 1.")
     if schedule.staging.direct_to_lds and not target.dma:
         raise ScheduleError(f"direct global->LDS loads are not available on {name} (IREE 3.13 enables them on "
                             "gfx950 only).")
-    if stages >= 2 and target.backend == "rocm" and k_steps(schedule, gemm) < MIN_PIPELINED_K_STEPS:
+    if stages >= 2 and target.prefetch_pipelining and k_steps(schedule, gemm) < MIN_PIPELINED_K_STEPS:
         raise ScheduleError(f"prefetch stages {stages} need at least {MIN_PIPELINED_K_STEPS} K steps, and K={gemm.k} "
                             f"is {k_steps(schedule, gemm)} step(s) of {tile.k}: IREE 3.13 would keep one stage; use "
                             "--prefetch 1 or a smaller K tile.")
@@ -285,7 +303,7 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
     if schedule.swizzle.lds not in LDS_LAYOUTS:
         raise ScheduleError(f"unknown LDS layout '{schedule.swizzle.lds}'; choose one of {', '.join(LDS_LAYOUTS)}.")
     if schedule.swizzle.lds in ("xor", "rotate"):
-        if target.backend != "rocm":
+        if not target.lds_swizzle:
             raise ScheduleError(f"LDS swizzles are verified on ROCm targets only, not on {name}.")
         _check_swizzle(schedule, gemm)
     if schedule.swizzle.workgroup_order not in WORKGROUP_ORDERS:
@@ -320,7 +338,7 @@ def check(schedule: Schedule, gemm: Gemm, target) -> None:
 
     waves_per_eu = schedule.warp_groups.waves_per_eu
     if waves_per_eu is not None:
-        if target.backend != "rocm":
+        if not target.waves_per_eu:
             raise ScheduleError(f"waves per EU is an AMDGPU attribute; {name} does not take it.")
         if not 1 <= waves_per_eu <= target.max_waves_per_simd:
             raise ScheduleError(f"waves per EU {waves_per_eu} is outside 1..{target.max_waves_per_simd} on {name}.")

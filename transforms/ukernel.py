@@ -33,12 +33,6 @@ class UkernelError(UserError, ValueError):
     """A ukernel request outside what the generator covers; the message is one sentence."""
 
 
-# The intrinsic the ukernel uses per target and input element bytes (16x16 output tiles: the accumulator layout
-# is the same for all of them; only the K depth and the elements per lane differ).
-UKERNEL_MMA = {("gfx942", 2): "MFMA_F32_16x16x16_{T}", ("gfx942", 1): "MFMA_F32_16x16x32_{T}",
-               ("gfx950", 2): "MFMA_F32_16x16x32_{T}", ("gfx950", 1): "MFMA_F32_16x16x32_{T}"}
-
-
 def ukernel_name(schedule: PingPong8, dtype: str, layout: str = "nt") -> str:
     return f"pingpong8_{layout}_{dtype}_k{schedule.tile[2]}"
 
@@ -52,11 +46,13 @@ def ukernel_schedule(dtype: str, lds_banks: int = 32) -> PingPong8:
     return PingPong8(tile=(ROWS, ROWS, k), element_bytes=eb, lds_stages=1, xor_rows=xor_rows(lds_banks, k, eb))
 
 
-def ukernel_mma(target, dtype: str) -> str:
-    pattern = UKERNEL_MMA.get((target.name, element_bytes(dtype)))
+def ukernel_mma(target, dtype: str, label: str = "pingpong8") -> str:
+    """The intrinsic the generated kernels use on `target` for `dtype` (`Target.ukernel_mma`, by input element
+    bytes: 16x16 output tiles, so the accumulator layout is the same for all of them; only the K depth and the
+    elements per lane differ)."""
+    pattern = target.ukernel_mma.get(element_bytes(dtype))
     if pattern is None:
-        raise UkernelError(f"the pingpong8 ukernel is generated for gfx942 and gfx950; {target.name} is not "
-                           "covered yet.")
+        raise UkernelError(f"the {label} kernel has no intrinsic for {dtype} on {target.name}.")
     return pattern.format(T=dtype.upper())
 
 

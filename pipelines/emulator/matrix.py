@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from ..targets import TARGETS
 from .machine import EmulatorError, decoder, read_rows, vector_writer
 from .isa import Reg
 
@@ -58,7 +59,7 @@ def _numpy_type(kind: str, arch: str):
         return ml_dtypes.bfloat16
     if kind == "f16":
         return np.float16
-    ocp = arch != "gfx942"
+    ocp = not any(t.endswith("FNUZ") for t in TARGETS[arch].fp8_types)  # the chip's fp8 flavour, from its table
     return {("fp8", False): ml_dtypes.float8_e4m3fnuz, ("bf8", False): ml_dtypes.float8_e5m2fnuz,
             ("fp8", True): ml_dtypes.float8_e4m3fn, ("bf8", True): ml_dtypes.float8_e5m2}[(kind, ocp)]
 

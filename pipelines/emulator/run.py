@@ -21,6 +21,7 @@ import numpy as np
 
 from ..inspect import read_report
 from ..reference import NUMPY_TYPES, float64_result, relative_tolerance
+from ..targets import TARGETS
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
 from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
@@ -349,8 +350,10 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
     if not report_path.is_file():
         raise EmulatorError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
     report = read_report(report_path)
-    if report.get("target") not in ("gfx942", "gfx950", "gfx1151"):
-        raise EmulatorError(f"the emulator runs gfx942, gfx950 and gfx1151 kernels, not {report.get('target')}.")
+    emulated = [t.name for t in TARGETS.values() if t.emulated]
+    if report.get("target") not in emulated:
+        raise EmulatorError(f"the emulator runs {', '.join(emulated[:-1])} and {emulated[-1]} kernels, not "
+                            f"{report.get('target')}.")
     if len(report.get("problems", [])) != 1 or len(report.get("dispatches", [])) != 1:
         raise EmulatorError("the emulator runs folders with exactly one GEMM dispatch.")
     if report["problems"][0]["dtype"] not in NUMPY_TYPES:

@@ -380,7 +380,7 @@ CASES = [
     ("tune --target gfx942 --shape 64x64x64 --repetitions 0 --compile-only -o {OUT}", "at least 1"),
     ("tune --target gfx942 --shape 64x64x64 --device local-task -o {OUT}", "use --device hip"),
     ("tune --target sm_89 --shape 64x64x64 --device hip -o {OUT}", "use --device cuda"),
-    ("tune --target gfx942 --shape 64x64x64 --route codegen --compile-only -o {OUT}", "CUDA codegen route"),
+    ("tune --target gfx942 --shape 64x64x64 --route codegen --compile-only -o {OUT}", "CUDA codegen library"),
     ("tune --target gfx942 --shape 64x64x64 --route lanes --compile-only -o {OUT}", "invalid choice: 'lanes'"),
     ("tune --target gfx942 --compile-only -o {OUT}", "give the problem as --shape MxNxK (or BxMxNxK)."),
     ("tune --target gfx942 --input {F}/bad.mlir --compile-only -o {OUT}", "--input files are for compile and spec"),

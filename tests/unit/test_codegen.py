@@ -12,13 +12,21 @@ import pytest
 from iree.compiler import ir
 
 from pipelines import flow
+from pipelines.inspect import inspect_dump
+from pipelines.routes import route_for
 from pipelines.inspect import copy_block_ids, ptx_kernels
+from pipelines.routes.codegen import _linked_retyped
 from pipelines.named import get_pipeline
 from pipelines.targets import get_target
 from pipelines.verify import FallbackError
 from transforms import codegen_script
 from transforms.problem import Gemm, ProblemError, build_module
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
+
+
+def verify_job(job: flow.Job, dump: Path, stats) -> None:
+    """The job's route checks a compiled dump (the source and library are not read by the check)."""
+    route_for(job).verify(flow.Prepared(job, "", None, (None,)), dump, stats)
 
 REPO = Path(__file__).resolve().parents[2]
 SM80 = get_target("sm_80")
@@ -100,8 +108,8 @@ def test_missing_choice_is_named(compiled, asked, choice):
     """The PTX compiled for BASE, checked against another schedule: the differing choice is named."""
     out, _ = compiled
     with pytest.raises(FallbackError, match=choice):
-        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
-                             flow.inspect_dump(out / "dump", SM80))
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+                             inspect_dump(out / "dump", SM80))
 
 
 def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
@@ -116,8 +124,8 @@ def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
         if text is not None:
             (dump / path.name).write_text(text)
     with pytest.raises(FallbackError, match="accumulator in registers"):
-        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
-                             flow.inspect_dump(dump, SM80))
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
+                             inspect_dump(dump, SM80))
 
 
 @pytest.fixture(scope="module")
@@ -151,11 +159,11 @@ def test_bf16_without_the_retyped_kernel_is_named(compiled_bf16, tmp_path):
     (tmp_path / flow.RETYPED_PTX).write_text((out / flow.RETYPED_PTX).read_text())
     job = flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)
     with pytest.raises(FallbackError, match="does not carry the retyped PTX"):
-        f16 = next(k for k in flow.inspect_dump(tmp_path / flow.KERNEL_DIR / "dump", SM80) if k.mma_count)
-        flow._linked_retyped(job, tmp_path, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80), f16)
+        f16 = next(k for k in inspect_dump(tmp_path / flow.KERNEL_DIR / "dump", SM80) if k.mma_count)
+        _linked_retyped(job, tmp_path, tmp_path / "dump", inspect_dump(tmp_path / "dump", SM80), f16)
     # And the verifier alone names the MMA intrinsic when it reads f16 mma.sync for a bf16 problem.
     with pytest.raises(FallbackError, match="NV_MMA_SYNC_F32_16x8x16_BF16"):
-        flow._verify_codegen(job, tmp_path / "dump", flow.inspect_dump(tmp_path / "dump", SM80))
+        verify_job(job, tmp_path / "dump", inspect_dump(tmp_path / "dump", SM80))
 
 
 def test_retype_needs_f16_mma():
@@ -225,8 +233,8 @@ def test_missing_padding_is_named(compiled_padded):
     out, _ = compiled_padded
     with pytest.raises(FallbackError, match="requested padding to 1024x1024x992 did not take effect: the "
                                             "dispatch computes 1024x1024x1024"):
-        flow._verify_codegen(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
-                             out / "dump", flow.inspect_dump(out / "dump", SM80))
+        verify_job(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
+                             out / "dump", inspect_dump(out / "dump", SM80))
 
 
 RASTER = dataclasses.replace(BASE, swizzle=Swizzle("pad", "raster", 4))  # 8x8 grid of 128x128 tiles on GEMM
@@ -322,8 +330,8 @@ def test_block_order_is_read_from_the_ptx(request, fixture, asked, choice):
     """Row order: each copy's global address depends on one block id; raster order: on both."""
     out, _ = request.getfixturevalue(fixture)
     with pytest.raises(FallbackError, match=choice):
-        flow._verify_codegen(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
-                             flow.inspect_dump(out / "dump", SM80))
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+                             inspect_dump(out / "dump", SM80))
 
 
 @pytest.mark.parametrize("shape, order, rows", [((4096, 4096, 4096), "raster", 8), ((8000, 8000, 8000), "raster", 7),
@@ -359,7 +367,7 @@ def test_raster_whose_n_tile_depends_on_y_alone_verifies(tmp_path):
     report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen-raster", (gemm,), (schedule,), codegen=True)),
                               tmp_path / "out")
     assert report["verified"] and "order raster (8 rows)" in report["schedule_summary"][0]
-    kernel = next(k for k in flow.inspect_dump(tmp_path / "out" / "dump", SM80) if k.mma_count)
+    kernel = next(k for k in inspect_dump(tmp_path / "out" / "dump", SM80) if k.mma_count)
     ptx = ptx_kernels((tmp_path / "out" / "dump" / kernel.isa_file).read_text())
     copies = copy_block_ids(next(t for n, t in ptx.items() if n.startswith(kernel.dispatch.removeprefix("module_"))))
     assert {"y"} in copies and frozenset({"x", "y"}) in copies and frozenset({"x"}) not in copies

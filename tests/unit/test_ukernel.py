@@ -8,7 +8,7 @@ from iree.compiler import ir
 
 from pipelines import flow
 from pipelines.inspect import inspect_dump
-from pipelines.targets import TARGETS
+from pipelines.targets import TARGETS, TargetError, check_kernel_target
 from pipelines.verify import FallbackError, verify_ukernel
 from transforms.problem import Epilogue, Gemm
 from transforms.kernels import kernel_schedule
@@ -28,7 +28,7 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
 @pytest.mark.parametrize("request_, message", [
     (job(NT.with_(layout="tn")), "covers the NT and NN layouts"),
     (job(kernel=PingPong8(tile=(128, 256, 32), lds_stages=1)), "takes a 256x256xK tile"),
-    (job(target="gfx1151"), "gfx1151 is not covered yet"),
+    (job(target="gfx1151"), "the pingpong8 kernel is not generated for gfx1151"),
     (job(Gemm(1088, 1024, 512, "bf16", "nt"), "gfx1151", DB1151), "needs M a multiple of 128"),
     (job(Gemm(1024, 1024, 32, "bf16", "nt"), "gfx1151", DB1151), r"K of 32 \(at least 64\)"),
     (job(NT.with_(epilogue=Epilogue("bias-relu")), "gfx1151", DB1151), "epilogues are not fused"),
@@ -107,9 +107,11 @@ def test_nn_layout_writes_b_down_lds_columns(tmp_path, target):
 
 
 def test_kernels_are_offered_per_target():
-    with pytest.raises(UkernelError, match="generated for gfx1151; gfx942 is not covered"):
+    with pytest.raises(UkernelError, match="the interleave kernel is not generated for gfx942; it has pingpong8, "):
         kernel_schedule("interleave", "bf16", TARGETS["gfx942"])
-    with pytest.raises(UkernelError, match="WMMA on f16 or bf16, not f8E4M3FNUZ"):
+    with pytest.raises(TargetError, match="generated for gfx1151; gfx942 is not covered"):
+        check_kernel_target("interleave", TARGETS["gfx942"])
+    with pytest.raises(UkernelError, match="the double_buffered kernel has no intrinsic for f8E4M3FNUZ on gfx1151"):
         kernel_schedule("double_buffered", "f8E4M3FNUZ", TARGETS["gfx1151"])
     with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered, "
                                            "double_buffered_dma, interleave4, interleave, producer_consumer"):
@@ -205,5 +207,5 @@ def test_gfx950_direct_to_lds_kernel(tmp_path):
     assert stats["lds_writes"] == 0 and stats["lds_bytes"] == kernel.lds_bytes() == 32768
     with pytest.raises(UkernelError, match="covers the NT layout only, not NN"):
         flow.prepare(job(gemm.with_(layout="nn"), "gfx950", kernel))
-    with pytest.raises(UkernelError, match="generated for gfx950; gfx942 is not covered"):
-        kernel_schedule("double_buffered_dma", "bf16", TARGETS["gfx942"])
+    with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
+        check_kernel_target("double_buffered_dma", TARGETS["gfx942"])

@@ -40,7 +40,7 @@ def check_against(dump: Path, asked: Schedule):
     with ir.Context(), ir.Location.unknown():
         info = compilation_info(COMPILED, GEMM, GFX942)  # the config really applied, so only `asked` differs
         module, op = contraction(dump, kernel.dispatch)
-        verify_dispatch(kernel.dispatch, op, dump, kernel, asked, GEMM, info, GFX942)
+        verify_dispatch(kernel.dispatch, op, dump, kernel, asked, GEMM, info, GFX942, evidence=True)
 
 
 def test_compiled_schedule_verifies(compiled):
@@ -67,4 +67,4 @@ def test_changed_config_is_named(compiled):
         kernel, = inspect_dump(compiled, GFX942)
         with pytest.raises(FallbackError, match="requested compilation_info did not take effect"):
             module, op = contraction(compiled, kernel.dispatch)
-            verify_dispatch(kernel.dispatch, op, compiled, kernel, other, GEMM, info, GFX942)
+            verify_dispatch(kernel.dispatch, op, compiled, kernel, other, GEMM, info, GFX942, evidence=True)

@@ -57,7 +57,7 @@ def configured(tmp_path):
 
 def verify(configured, stats: KernelStats, schedule: Schedule = SCHEDULE) -> None:
     op, info, dump = configured
-    verify_dispatch(stats.dispatch, op, dump, stats, schedule, GEMM, info, GFX942)
+    verify_dispatch(stats.dispatch, op, dump, stats, schedule, GEMM, info, GFX942, evidence=True)
 
 
 def test_kernel_as_planned_verifies(configured):

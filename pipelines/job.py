@@ -1,0 +1,36 @@
+"""What one compile is asked to do (`Job`) and what preparing it produced (`Prepared`): plain data that the
+routes (`pipelines.routes`) and the driver (`pipelines.flow`) pass along."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from transforms import schedule as sched
+from transforms.problem import Gemm
+from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
+
+from .targets import Target
+
+
+@dataclass(frozen=True)
+class Job:
+    target: Target
+    pipeline: str
+    gemms: tuple[Gemm, ...]
+    schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
+    user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
+    ukernel: PingPong8 | DoubleBuffered | ProducerConsumer | None = None  # a generated kernel, as a ukernel
+    codegen: bool = False  # the schedule becomes a whole transform-dialect library (the target's codegen route)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    job: Job
+    source: str
+    spec: str | None  # the transform script (tuning spec or codegen library), for every job that schedules something
+    infos: tuple[str | None, ...]  # compilation_info per GEMM, printed
+
+
+def contraction_key(gemm: Gemm) -> Gemm:
+    """The GEMM as its dispatch's contraction shows it (the epilogue fuses into the dispatch, not the op)."""
+    return gemm.with_(epilogue=type(gemm.epilogue)())

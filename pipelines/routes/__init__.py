@@ -1,0 +1,52 @@
+"""Routes: how a schedule reaches the GPU. One module per route, one registry, one way to find a job's route.
+
+| route             | module        | targets | what carries the schedule                                      |
+|-------------------|---------------|---------|----------------------------------------------------------------|
+| `tuning-spec`     | `spec`        | ROCm    | compilation_info in a tuning spec                              |
+| `op-attribute`    | `spec`        | CUDA    | compilation_info on the linalg op                              |
+| `iree-cpu`        | `spec`        | CPU     | nothing: IREE's CPU pipeline                                   |
+| `ukernel`         | `ukernel`     | ROCm    | a generated warp-group kernel, injected through the spec       |
+| `codegen-library` | `codegen`     | CUDA    | a whole transform-dialect library (cp.async, mma.sync)         |
+| `lanes`           | `lanes`       | ROCm    | a whole transform-dialect library (MMA fragments per lane)     |
+
+Each target names its schedule and codegen routes (`Target.schedule_route`, `Target.codegen_route`) and the
+kernels it has; a job asks for a kernel (ukernel), for the codegen route, or for its target's schedule route.
+"""
+
+from __future__ import annotations
+
+from ..job import Job
+from ..targets import Target
+from .base import Flags, Route, RouteError
+from .codegen import CodegenLibraryRoute
+from .lanes import LanesRoute
+from .library import LibraryRoute
+from .spec import HostRoute, OpAttributeRoute, TuningSpecRoute
+from .ukernel import UkernelRoute
+
+ROUTES: dict[str, Route] = {r.name: r for r in (TuningSpecRoute(), OpAttributeRoute(), HostRoute(), UkernelRoute(),
+                                                CodegenLibraryRoute(), LanesRoute())}
+
+
+def schedule_route(target: Target) -> Route:
+    return ROUTES[target.schedule_route]
+
+
+def codegen_route(target: Target) -> LibraryRoute | None:
+    """The route of the `codegen` pipelines on `target` (None: they do not run there)."""
+    return ROUTES[target.codegen_route] if target.codegen_route else None  # type: ignore[return-value]
+
+
+def route_for(job: Job) -> Route:
+    if job.ukernel is not None:
+        return ROUTES["ukernel"]
+    if job.codegen:
+        route = codegen_route(job.target)
+        if route is None:
+            raise RouteError(f"the codegen pipeline compiles for CUDA and ROCm targets, not {job.target.name}; use "
+                             "'default'.")
+        return route
+    return schedule_route(job.target)
+
+
+__all__ = ["ROUTES", "Flags", "LibraryRoute", "Route", "RouteError", "codegen_route", "route_for", "schedule_route"]

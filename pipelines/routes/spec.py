@@ -1,0 +1,130 @@
+"""The schedule routes: a `Schedule` becomes IREE's `compilation_info` and IREE's own pipeline compiles it.
+
+- `tuning-spec` (ROCm): the compilation_info reaches IREE through a tuning spec (`--iree-codegen-tuning-spec-path`)
+  that matches each scheduled contraction and marks it; IREE prints the IR after its prefetch pass and before its
+  swizzle pass, and `verify` reads both besides the configured IR and the ISA.
+- `op-attribute` (CUDA): IREE 3.13 reads no tuning spec for CUDA, so the compilation_info is set on the linalg op in
+  the source; `verify` reads the configured IR and the PTX.
+- `iree-cpu` (the CPU): IREE's CPU pipeline compiles the plain source; nothing is scheduled, nothing to verify.
+
+Ops with no schedule (None) are left to IREE's heuristic on every route: that is the `default` pipeline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from iree.compiler import ir
+
+from transforms import config, schedule as sched
+from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
+from transforms.schedule import Schedule, Staging, Swizzle, Tile, worth_trying
+from transforms.tuning_spec import tuning_spec
+
+from ..inspect import KernelStats
+from ..job import Job, Prepared, contraction_key
+from ..targets import Target, check_problem
+from ..tune_cache import TuneError
+from ..verify import FallbackError, verify_dispatch
+from .base import Flags, Route
+
+# The schedule search (`pipelines tune`): tiles, wave grids, K steps per input family, prefetch depths and LDS
+# layouts as far as the target's IREE pipelines shared memory and keeps swizzles.
+TILES = [(64, 128), (128, 64), (128, 128), (128, 256), (256, 128), (256, 256)]
+WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
+
+
+class ScheduleRoute(Route):
+    on_op = False  # compilation_info on the op in the source, not in a tuning spec
+    evidence = False  # IREE prints the pass IR `verify` reads, and the spec marks what it matched
+
+    def prepare(self, job: Job) -> Prepared:
+        for gemm, schedule in zip(job.gemms, job.schedules):
+            check_problem(job.target, gemm)
+            if schedule is not None:
+                sched.check(schedule, gemm, job.target)
+        with ir.Context(), ir.Location.unknown():
+            infos = [config.compilation_info(s, g, job.target) if s is not None else None
+                     for g, s in zip(job.gemms, job.schedules)]
+            scheduled = [(g, i) for g, i in zip(job.gemms, infos) if i is not None]
+            spec = str(tuning_spec(scheduled)) if scheduled else None
+            if job.user_source is None:
+                module = build_module(job.gemms[0], infos[0] if self.on_op else None)
+            else:
+                module = parse_module(job.user_source, "the input file")
+                if self.on_op:
+                    for op, info in zip(contraction_ops(module), infos):
+                        if info is not None:
+                            op.attributes["compilation_info"] = info
+            module.operation.verify()
+            return Prepared(job, str(module), spec, tuple(str(i) if i is not None else None for i in infos))
+
+    def candidates(self, gemm: Gemm, target: Target) -> list[Schedule]:
+        k_steps = [64, 128] if gemm.dtype.startswith("f8") else [32, 64]
+        stages = [2, 3] if target.prefetch_pipelining else [0]
+        layouts = ["pad", "xor"] if target.lds_swizzle else ["pad"]
+        found = []
+        for tile, k, warps, mma, depth, lds in itertools.product(TILES, k_steps, WAVE_GRIDS,
+                                                                 target.intrinsics_for(gemm.dtype), stages, layouts):
+            staging = Staging(depth, direct_to_lds=target.dma)
+            schedule = Schedule(Tile(tile, k, warps, mma), staging,
+                                Swizzle("none" if target.dma and lds == "pad" else lds))
+            if worth_trying(schedule, gemm, target) and schedule not in found:
+                found.append(schedule)
+        if not found:
+            raise TuneError(f"no schedule for {gemm.shape_name} {gemm.dtype} passes the checks on {target.name}.")
+        return found
+
+    def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+        """Every scheduled contraction is computed by a dispatch that shows each choice of its schedule."""
+        job = prepared.job
+        wanted = {contraction_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos)
+                  if s is not None}
+        seen = set()
+        with ir.Context(), ir.Location.unknown():
+            for kernel in stats:
+                configured = dump / f"configured_{kernel.dispatch}.mlir"
+                module = parse_module(configured.read_text(), configured.name)
+                found = gemms_from_mlir(module, configured.name) if contraction_ops(module) else []
+                for op, gemm in found:
+                    if contraction_key(gemm) in wanted:
+                        schedule, info = wanted[contraction_key(gemm)]
+                        verify_dispatch(kernel.dispatch, op, dump, kernel, schedule, gemm, ir.Attribute.parse(info),
+                                        job.target, self.evidence)
+                        seen.add(contraction_key(gemm))
+        missing = [g for g in wanted if g not in seen]
+        if missing:
+            raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
+                                f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
+
+
+class TuningSpecRoute(ScheduleRoute):
+    name = "tuning-spec"
+    about = "compilation_info through a tuning spec (ROCm)"
+    evidence = True
+
+    def flags(self, prepared: Prepared, spec_file: Path) -> Flags:
+        scheduled = prepared.spec is not None
+        return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled)
+
+
+class OpAttributeRoute(ScheduleRoute):
+    name = "op-attribute"
+    about = "compilation_info on the linalg op (CUDA reads no tuning spec)"
+    on_op = True
+
+    def spec_refusal(self, job: Job) -> str | None:
+        return (f"IREE 3.13 reads no tuning spec for CUDA targets such as {job.target.name}; use `pipelines compile`, "
+                "which puts the schedule on the op as compilation_info.")
+
+
+class HostRoute(ScheduleRoute):
+    name = "iree-cpu"
+    about = "IREE's CPU pipeline on the plain source"
+
+    def verified(self, job: Job) -> bool:
+        return False
+
+    def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+        return None
