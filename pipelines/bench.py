@@ -8,6 +8,8 @@ dropped. The plan is self-contained: copy it to a GPU machine and run `python -m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import hashlib
 import json
 import math
@@ -91,7 +93,7 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | Refused | None]], plan: Path,
+def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refused | None]], plan: Path,
                force: bool = False) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
     ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
@@ -140,7 +142,7 @@ def build_plan(target: Target, cases: list[tuple[Gemm, str, Schedule | Refused |
     return plan
 
 
-def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: list[str],
+def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: Sequence[str],
                 ) -> list[tuple[Gemm, str, Schedule | Refused | None]]:
     cases = []
     for spec in problems:

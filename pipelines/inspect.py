@@ -148,7 +148,8 @@ def shared_memory_bytes(linked_ll: str) -> int:
     their dynamic shared memory from them, and the PTX does not state it."""
     total = 0
     for type_text in re.findall(r"^@\S+ = \S+ addrspace\(3\) global (\[.*\])\s+(?:undef|poison|zero)", linked_ll, re.M):
-        size = _LLVM_TYPE_BYTES.get(re.search(r"x (\w+)\]", type_text).group(1), 0)
+        element = re.search(r"x (\w+)\]", type_text)
+        size = _LLVM_TYPE_BYTES.get(element.group(1), 0) if element else 0
         for n in re.findall(r"(\d+) x", type_text):
             size *= int(n)
         total += size
@@ -157,7 +158,7 @@ def shared_memory_bytes(linked_ll: str) -> int:
 
 def ptx_kernels(text: str) -> dict[str, str]:
     pieces = re.split(r"^(?=\.visible \.entry )", text, flags=re.M)[1:]
-    return {re.match(r"\.visible \.entry (\w+)", piece).group(1): piece for piece in pieces}
+    return {name[1]: piece for piece in pieces if (name := re.match(r"\.visible \.entry (\w+)", piece))}
 
 
 _PTX_SHARED_ACCESS = re.compile(r"^\s+(?:ld\.shared|st\.shared|cp\.async\.\S+\.shared|ldmatrix\S*\.shared)", re.M)
@@ -246,9 +247,9 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
     suffix, split, ptx = ISA_FORMATS[target.isa]
     kernels = []
     for path in sorted(dump.glob(f"*{suffix}")):
-        in_file = split(path.read_text())
-        shared_users = sum(touches_shared_memory(text) for text in in_file.values()) if ptx else 0
-        kernels += [(path, name, text, len(in_file), shared_users) for name, text in in_file.items()]
+        texts = split(path.read_text())
+        shared_users = sum(touches_shared_memory(text) for text in texts.values()) if ptx else 0
+        kernels += [(path, name, text, len(texts), shared_users) for name, text in texts.items()]
     found = []
     for dispatch in dispatches:
         prefix = dispatch.removeprefix("module_") + "_"

@@ -12,6 +12,7 @@ intrinsic; peaks and sizes carry their sources.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from transforms.errors import UserError
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, mma_operand
@@ -187,18 +188,19 @@ _CUDA = ("--iree-hal-target-device=cuda",)
 
 # The facts every ROCm target shares: IREE 3.13 pipelines shared memory, keeps LDS swizzle hints and takes
 # amdgpu-waves-per-eu there; the CPU emulator runs its ISA.
-_ROCM = dict(schedule_route="tuning-spec", codegen_route="lanes", isa="amdgcn", device_drivers=("hip",),
-             prefetch_pipelining=True, lds_swizzle=True, waves_per_eu=True, emulated=True)
+_ROCM: dict[str, Any] = dict(schedule_route="tuning-spec", codegen_route="lanes", isa="amdgcn", device_drivers=("hip",),
+                              prefetch_pipelining=True, lds_swizzle=True, waves_per_eu=True, emulated=True)
 # CUDA reads compilation_info from the op; IREE 3.13 does not pipeline shared memory there (its PTX is identical
 # for prefetch 0 and 3, see transforms.schedule.check).
-_NVIDIA = dict(schedule_route="op-attribute", codegen_route="codegen-library", isa="ptx", device_drivers=("cuda",))
+_NVIDIA: dict[str, Any] = dict(schedule_route="op-attribute", codegen_route="codegen-library", isa="ptx",
+                               device_drivers=("cuda",))
 _CDNA_KERNELS = ("pingpong8", "double_buffered", "interleave4", "producer_consumer")
 
 # `tuned` on CUDA: IREE 3.13 does not pipeline shared memory there, hence prefetch 0; the 128x128x64 tile measured
 # best on an H200. Only whole tiles that fill the SMs: padded tiles ran at 0.48x IREE's default (bf16 4000³ NN,
 # 50 vs 104 TFLOP/s), 64x64 at 0.93-0.94x (1024³) where 128x128 ran 0.98x, and 128x128 grids of 64 workgroups at
 # 0.86-0.87x (128x8192x8192 NT, 4096x256x4096) on an H200 in the same runs (results/h200).
-_CUDA_RULES = dict(whole_tiles_only=True, min_tile_elements=128 * 128)
+_CUDA_RULES: dict[str, Any] = dict(whole_tiles_only=True, min_tile_elements=128 * 128)
 _SM80_TUNED = {"16bit": ("NV_MMA_SYNC_F32_16x8x16_{T}", Schedule(Tile((128, 128), 64, (2, 2), ""), Staging(0)))}
 
 TARGETS: dict[str, Target] = {t.name: t for t in (

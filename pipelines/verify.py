@@ -341,7 +341,8 @@ def barrier_phases(code: str | list[str]) -> list[list[str]]:
 
 def basic_blocks(isa: str) -> list[list[str]]:
     """The kernel's instructions cut at labels and after branches."""
-    blocks, current = [], []
+    blocks: list[list[str]] = []
+    current: list[str] = []
     for line in _code(isa):
         if line.startswith(".LBB"):
             blocks.append(current)

@@ -115,7 +115,7 @@ class Gemm:
     @property
     def loop_sizes(self) -> tuple[int, ...]:
         """Sizes of the contraction's loops in iteration order: (batch,) m, n, k."""
-        return ((self.batch,) if self.batched else ()) + (self.m, self.n, self.k)
+        return self._lead() + (self.m, self.n, self.k)
 
     @property
     def a_shape(self) -> tuple[int, ...]:
@@ -130,7 +130,7 @@ class Gemm:
         return self._lead() + (self.m, self.n)
 
     def _lead(self) -> tuple[int, ...]:
-        return (self.batch,) if self.batched else ()
+        return (self.batch,) if self.batch is not None and self.batched else ()
 
     def operand_dims(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
         """Loop positions read by A, B and the result, i.e. the indexing maps as tuples of dimension indices."""
@@ -156,7 +156,9 @@ def parse_shape(text: str) -> tuple[int | None, int, int, int]:
         raise ProblemError(f"shape '{text}' must be integers of the form NxNxN or NxNxNxN.") from None
     if len(dims) not in (3, 4):
         raise ProblemError(f"shape '{text}' must have the form NxNxN or NxNxNxN.")
-    return (dims[0], *dims[1:]) if len(dims) == 4 else (None, *dims)
+    if len(dims) == 4:
+        return dims[0], dims[1], dims[2], dims[3]
+    return None, dims[0], dims[1], dims[2]
 
 
 def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:

@@ -146,7 +146,8 @@ def _metadata(text: str, kernel: Kernel) -> None:
             kernel.args.append(arg)
     size = re.search(r"\.reqd_workgroup_size:\s*\n\s+- (\d+)\n\s+- (\d+)\n\s+- (\d+)", body)
     if size:
-        kernel.workgroup_size = tuple(int(s) for s in size.groups())
+        x, y, z = (int(s) for s in size.groups())
+        kernel.workgroup_size = (x, y, z)
     else:
         flat = re.search(r"\.max_flat_workgroup_size:\s+(\d+)", body)
         kernel.workgroup_size = (int(flat[1]), 1, 1) if flat else (1, 1, 1)
@@ -166,7 +167,8 @@ def parse_kernel(text: str) -> Kernel:
     if not start or not end:
         raise IsaError(f"cannot find the body of kernel {name[1]}.")
     first_line = text[:start.end()].count("\n") + 1
-    instructions, labels = [], {}
+    instructions: list[Instruction] = []
+    labels: dict[str, int] = {}
     aligned_256 = None  # instruction index of the first 256-byte alignment after some code
     for offset, raw in enumerate(text[start.end():start.end() + end.start()].splitlines()):
         code = raw.split(";")[0].strip()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from transforms.errors import UserError
 from transforms.problem import Gemm
+from transforms.kernels import Kernel
 from transforms.schedule import Schedule
 
 from ..compiler import Compiled, run_iree_compile
@@ -33,6 +34,21 @@ class Flags:
     library: Path | None = None  # --iree-codegen-transform-dialect-library
     print_pass_ir: bool = False  # the pass IR `verify` reads
     extra: tuple[str, ...] = ()
+
+
+def job_schedule(job: Job) -> Schedule:
+    """The one schedule of a single-GEMM job on a route that needs one (the route's `prepare` has refused None)."""
+    schedule = job.schedules[0]
+    if schedule is None:
+        raise RouteError(f"pipeline {job.pipeline} gives no schedule for this route.")
+    return schedule
+
+
+def job_kernel(job: Job) -> Kernel:
+    """The generated kernel of a ukernel job."""
+    if job.ukernel is None:
+        raise RouteError(f"pipeline {job.pipeline} names no generated kernel.")
+    return job.ukernel
 
 
 class Route:

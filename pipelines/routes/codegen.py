@@ -26,6 +26,7 @@ from ..job import Job, Prepared, contraction_key
 from ..targets import Target, TargetError
 from ..tune_cache import TuneError
 from ..verify import FallbackError, verify_codegen
+from .base import job_schedule
 from .library import LibraryRoute
 
 # The bf16 kernel's first compile (the f16 kernel) and its retyped PTX.
@@ -117,7 +118,7 @@ class CodegenLibraryRoute(LibraryRoute):
 
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job
-        (gemm,), (schedule,) = job.gemms, job.schedules
+        (gemm,), schedule = job.gemms, job_schedule(job)
         padded = codegen_script.padded_gemm(schedule, gemm)
         transposes = codegen_script.transposed_operands(gemm)
         if padded == gemm and len(stats) != 1 + len(transposes):  # padding adds copy dispatches of its own
@@ -147,7 +148,7 @@ class CodegenLibraryRoute(LibraryRoute):
         return f"{text}; {note}" if note and schedule is not None else text
 
 
-def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path, extra_flags: tuple[str, ...],
+def _retyped_kernel(job: Job, source: Path, folder: Path, library: Path | None, extra_flags: tuple[str, ...],
                     moved_to: tuple[Path, Path]) -> KernelStats:
     """Compile the f16 kernel into KERNEL_DIR, write its PTX with the mma.sync retyped to the problem's input type
     to RETYPED_PTX, and return the f16 kernel's stats (its dispatch names the executable to substitute: codegen

@@ -16,7 +16,7 @@ from ..inspect import KernelStats
 from ..job import Job, Prepared
 from ..targets import Target, TargetError
 from ..verify import verify_lanes
-from .base import Flags
+from .base import Flags, job_schedule
 from .library import LibraryRoute
 
 
@@ -54,7 +54,7 @@ class LanesRoute(LibraryRoute):
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job
         kernel, = stats
-        verify_lanes(kernel.dispatch, kernel, job.schedules[0], job.gemms[0], job.target)
+        verify_lanes(kernel.dispatch, kernel, job_schedule(job), job.gemms[0], job.target)
 
     def report_extra(self, job: Job) -> dict:
-        return {"grid": list(codegen_script.grid(job.schedules[0], job.gemms[0]))}
+        return {"grid": list(codegen_script.grid(job_schedule(job), job.gemms[0]))}

@@ -11,7 +11,7 @@ from transforms.problem import Gemm
 
 from ..job import Job, Prepared
 from ..targets import Target, check_problem
-from .base import Flags, Route
+from .base import Flags, Route, job_schedule
 
 
 class LibraryRoute(Route):
@@ -37,5 +37,5 @@ class LibraryRoute(Route):
         return Flags(library=spec_file, extra=("--iree-hal-link-executables=false",))
 
     def padded_to(self, job: Job) -> str | None:
-        schedule, gemm = job.schedules[0], job.gemms[0]
+        schedule, gemm = job_schedule(job), job.gemms[0]
         return None if sched.aligned(schedule, gemm) else codegen_script.padded_gemm(schedule, gemm).shape_name

@@ -20,7 +20,7 @@ from ..inspect import KernelStats
 from ..job import Job, Prepared
 from ..targets import check_problem
 from ..verify import verify_ukernel
-from .base import Flags, Route
+from .base import Flags, Route, job_kernel
 
 
 class UkernelRoute(Route):
@@ -28,7 +28,7 @@ class UkernelRoute(Route):
     about = "a generated warp-group kernel injected as a ukernel through the tuning spec (ROCm)"
 
     def prepare(self, job: Job) -> Prepared:
-        (gemm,), schedule = job.gemms, job.ukernel
+        (gemm,), schedule = job.gemms, job_kernel(job)
         check_problem(job.target, gemm)
         check_kernel(schedule, gemm, job.target)
         name = kernel_name(schedule, gemm.dtype, gemm.layout)
@@ -47,13 +47,13 @@ class UkernelRoute(Route):
         job = prepared.job
         kernel, = stats
         with ir.Context(), ir.Location.unknown():
-            verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job.ukernel,
+            verify_ukernel(kernel.dispatch, dump / f"configured_{kernel.dispatch}.mlir", kernel, job_kernel(job),
                            job.gemms[0], job.target)
 
     def verified(self, job: Job) -> bool:
         return True
 
     def summary(self, job: Job) -> list[str]:
-        kernel = job.ukernel
+        kernel = job_kernel(job)
         return [f"{kernel_label(kernel)} ukernel, tile {'x'.join(map(str, kernel.tile))}, {kernel.lds_stages} LDS "
                 "stage(s) (numerics: CPU emulator only)"]
