@@ -31,6 +31,7 @@ class TargetError(UserError, ValueError):
 class Mma:
     name: str  # IREE's intrinsic name
     opcode: str  # the instruction in the ISA (AMD) or PTX (NVIDIA)
+    cycles: int = 0  # AMD: clocks the SIMD's matrix pipe is busy with one (issue to issue when independent)
 
     @property
     def operand(self) -> str:
@@ -77,6 +78,30 @@ class NamedRules:
     fp8_256_min_k_steps: int = 0
 
 
+@dataclass(frozen=True)
+class Timing:
+    """What the timing model (`pipelines.timing`) needs of one AMD chip, in clocks of its engine clock. Each
+    figure is published (sources in the entry) except the ones named in `fitted`, which calibration sets."""
+
+    clock_mhz: float
+    issue_interval: int  # clocks between two issue visits of the sequencer to one SIMD
+    valu_cycles: int  # clocks a VALU instruction holds its SIMD's vector port (wave64 on a 16-lane SIMD: 4)
+    valu_latency: int  # clocks until a dependent VALU may read the result
+    salu_latency: int
+    mma_read_extra: int  # clocks after the matrix pipe is done before a non-accumulating reader may read D
+    lds_latency: int  # clocks from the end of an LDS access's bank passes to its data in registers
+    smem_latency: int
+    vmem_latency: int  # clocks from issue to data for a global/buffer load (L2 and beyond: fitted)
+    vmem_bytes_per_clk: int  # bytes a CU's vector memory path returns per clock
+    branch_latency: int
+    barrier_latency: int  # clocks from the last wave's arrival to the release
+    hbm_bytes_per_s: float
+    l2_bytes_per_xcd: int
+    launch_us: float  # per dispatch
+    fitted: tuple[str, ...] = ()  # fields set by calibration, not taken from a source
+    sources: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, eq=False)
 class Target:
     name: str
@@ -116,6 +141,7 @@ class Target:
     waves_per_eu: bool = False
     emulated: bool = False  # the CPU emulator runs its ISA (`pipelines.emulator`)
     named: NamedRules = field(default_factory=NamedRules)
+    timing: Timing | None = None  # AMD: what the timing model needs
     sources: tuple[str, ...] = ()
 
     @property
@@ -134,8 +160,22 @@ class Target:
         return [name for name, mma in self.mma.items() if mma.operand == dtype]
 
 
-def _mfma(names_and_opcodes: list[tuple[str, str]]) -> dict[str, Mma]:
-    return {name: Mma(name, opcode) for name, opcode in names_and_opcodes}
+def _mfma(names_and_opcodes: list[tuple[str, str]], cycles: dict[str, int] | None = None) -> dict[str, Mma]:
+    return {name: Mma(name, opcode, (cycles or {}).get(opcode, 0)) for name, opcode in names_and_opcodes}
+
+
+# Matrix pipe clocks per instruction (1 pass = 4 clocks): LLVM's AMDGPU scheduling model (SISchedule.td, its
+# gfx940/gfx950 MFMA pass counts), AMD's matrix instruction calculator (cdna3: 16 clocks for 16x16x16 f16/bf16
+# and 16x16x32 fp8, 32 for 32x32x8 and 32x32x16 fp8; rdna3: 32 for v_wmma_f32_16x16x16_f16/bf16) and rocRoller's
+# gfx95X table. The gfx950 f8f6f4 forms take twice the passes with fp8 inputs (SISchedule.td's comment; the
+# MI355X's 5 PFLOP/s fp8 against 2.5 f16 says the same); IREE feeds them fp8 only.
+_CDNA3_CYCLES = {"v_mfma_f32_16x16x16_bf16": 16, "v_mfma_f32_16x16x16_f16": 16, "v_mfma_f32_32x32x8_bf16": 32,
+                 "v_mfma_f32_32x32x8_f16": 32, "v_mfma_f32_16x16x32_fp8_fp8": 16, "v_mfma_f32_16x16x32_bf8_bf8": 16,
+                 "v_mfma_f32_32x32x16_fp8_fp8": 32, "v_mfma_f32_32x32x16_bf8_bf8": 32}
+_CDNA4_CYCLES = dict(_CDNA3_CYCLES, **{"v_mfma_f32_16x16x32_bf16": 16, "v_mfma_f32_16x16x32_f16": 16,
+                                       "v_mfma_f32_32x32x16_bf16": 32, "v_mfma_f32_32x32x16_f16": 32,
+                                       "v_mfma_f32_16x16x128_f8f6f4": 32, "v_mfma_f32_32x32x64_f8f6f4": 64})
+_RDNA3_CYCLES = {"v_wmma_f32_16x16x16_bf16": 32, "v_wmma_f32_16x16x16_f16": 32}
 
 
 _GFX942_MMA = _mfma([
@@ -147,7 +187,7 @@ _GFX942_MMA = _mfma([
     ("MFMA_F32_32x32x16_F8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
     ("MFMA_F32_16x16x32_F8E5M2FNUZ", "v_mfma_f32_16x16x32_bf8_bf8"),
     ("MFMA_F32_32x32x16_F8E5M2FNUZ", "v_mfma_f32_32x32x16_bf8_bf8"),
-])
+], _CDNA3_CYCLES)
 
 _GFX950_MMA = _mfma([
     ("MFMA_F32_16x16x32_BF16", "v_mfma_f32_16x16x32_bf16"),
@@ -166,12 +206,12 @@ _GFX950_MMA = _mfma([
     ("MFMA_F32_32x32x16_F8E4M3FN", "v_mfma_f32_32x32x16_fp8_fp8"),
     ("MFMA_F32_16x16x32_F8E5M2", "v_mfma_f32_16x16x32_bf8_bf8"),
     ("MFMA_F32_32x32x16_F8E5M2", "v_mfma_f32_32x32x16_bf8_bf8"),
-])
+], _CDNA4_CYCLES)
 
 _GFX1151_MMA = _mfma([
     ("WMMAR3_F32_16x16x16_BF16", "v_wmma_f32_16x16x16_bf16"),
     ("WMMAR3_F32_16x16x16_F16", "v_wmma_f32_16x16x16_f16"),
-])
+], _RDNA3_CYCLES)
 
 _SM80_MMA = _mfma([
     ("NV_MMA_SYNC_F32_16x8x16_BF16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
@@ -194,6 +234,18 @@ _ROCM: dict[str, Any] = dict(schedule_route="tuning-spec", codegen_route="lanes"
 # for prefetch 0 and 3, see transforms.schedule.check).
 _NVIDIA: dict[str, Any] = dict(schedule_route="op-attribute", codegen_route="codegen-library", isa="ptx",
                                device_drivers=("cuda",))
+# CDNA3/CDNA4: four 16-lane SIMDs per CU, visited by the sequencer every 4 clocks, so a wave64 VALU op holds its
+# SIMD 4 clocks (rocprofiler-compute, pipeline-descriptions). LLVM's gfx9 scheduling model counts in such 4-clock
+# passes: VALU 1, SALU 1, LDS 5, SMEM 5, branch 8 (SISchedule.td). A non-accumulating reader of an MFMA result
+# waits N+3 wait states after an N-pass MFMA on gfx942 (GCNHazardRecognizer), N+4 on gfx950 (rocRoller), i.e. 3 or
+# 4 passes after the pipe is done. LDS bank passes come from the emulator (32 or 64 banks × 4 B per clock).
+_CDNA_SOURCES = ("LLVM AMDGPU SISchedule.td (gfx9 model, 4-clock passes) and GCNHazardRecognizer.cpp (MFMA read "
+                 "hazards); rocRoller XDLWrite94x (gfx950 +1); rocprofiler-compute pipeline-descriptions (4 SIMD16 "
+                 "per CU, sequencer visits a SIMD every 4 clocks)",)
+_CDNA_TIMING: dict[str, Any] = dict(
+    issue_interval=4, valu_cycles=4, valu_latency=4, salu_latency=4, lds_latency=20, smem_latency=20, branch_latency=32,
+    vmem_latency=500, vmem_bytes_per_clk=64, barrier_latency=32, launch_us=4.0,
+    fitted=("vmem_latency", "vmem_bytes_per_clk", "barrier_latency", "launch_us"))
 _CDNA_KERNELS = ("pingpong8", "double_buffered", "interleave4", "producer_consumer")
 
 # `tuned` on CUDA: IREE 3.13 does not pipeline shared memory there, hence prefetch 0; the 128x128x64 tile measured
@@ -209,6 +261,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
         lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
         peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS,
+        timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
+                      **_CDNA_TIMING, sources=_CDNA_SOURCES + (
+                          "AMD MI300 architecture page (ROCm docs): 2048 FLOP/clk/CU 16-bit, 1307.4 TFLOP/s, so "
+                          "2100 MHz; 5.3 TB/s; 4 MB L2 per XCD",)),
         ukernel_mma={2: "MFMA_F32_16x16x16_{T}", 1: "MFMA_F32_16x16x32_{T}"},
         named=NamedRules(tuned={
             # HipKittens' 256x256 8-wave tile with swizzled LDS; 256×256×64 spills 4 VGPRs for NN on gfx942 (LLVM
@@ -226,6 +282,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, kernels=_CDNA_KERNELS + ("double_buffered_dma",),
+        timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
+                      **_CDNA_TIMING, sources=_CDNA_SOURCES + (
+                          "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "
+                          "doubled read bandwidth; 2400 MHz (Hot Chips 2025, MI355X)",)),
         ukernel_mma={2: "MFMA_F32_16x16x32_{T}", 1: "MFMA_F32_16x16x32_{T}"},
         named=NamedRules(tuned={
             "16bit": ("MFMA_F32_16x16x32_{T}", Schedule(Tile((256, 256), 64, (2, 4), ""),
@@ -251,6 +311,15 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         lds_bytes=65536, lds_per_cu=131072, lds_banks=64, vgprs_per_lane=256, vgpr_file_per_lane=1536,
         vgpr_granule=24, max_waves_per_simd=16, simds_per_cu=4, mma=_GFX1151_MMA, compute_units=40,
         peak_tflops={"16bit": 59.4}, **_ROCM, kernels=("double_buffered", "interleave"),
+        # RDNA3.5: SIMD32, a wave32 VALU op issues every clock; LLVM's GFX11 model counts clocks: VALU 5, SALU 2,
+        # SMEM 20, LDS 20, VMEM 320, branch 32.
+        timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,
+                      mma_read_extra=4, lds_latency=20, smem_latency=20, vmem_latency=320, vmem_bytes_per_clk=64,
+                      branch_latency=32, barrier_latency=32, hbm_bytes_per_s=256e9, l2_bytes_per_xcd=2 << 20,
+                      launch_us=4.0, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
+                          "LLVM AMDGPU SISchedule.td (GFX11SpeedModel)",
+                          "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU)",
+                          "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2")),
         ukernel_mma={2: "WMMAR3_F32_16x16x16_{T}"},
         named=NamedRules(
             # The 128×64 tile was fastest on gfx1151.
