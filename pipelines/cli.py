@@ -1,4 +1,4 @@
-"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate and list.
+"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate, predict and list.
 
 Parses flags into a problem (a `Gemm` or a user `.mlir`), a target and a schedule (a named pipeline, optionally
 overridden field by field with schedule flags), hands them to `flow` (or to bench, tune, the emulator), and prints
@@ -39,6 +39,7 @@ from .report import write_reports
 from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
+from .timing.predict import predict
 from .tune import codegen_candidates, finalize, plan_search
 from .tune_cache import cached, tune_cache
 from .verify import FallbackError
@@ -525,6 +526,12 @@ def cmd_emulate(args) -> int:
     return 0 if result.passed else 1
 
 
+def cmd_predict(args) -> int:
+    prediction = predict(args.folder, seed=args.seed)
+    print(json.dumps(prediction.as_dict(), indent=1) if args.json else prediction.summary())
+    return 0
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
@@ -622,6 +629,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_emulate)
+    p = sub.add_parser("predict", help="PREDICTED time of a compiled AMD GEMM: the emulator's instruction streams "
+                                       "replayed on the timing model (not a measurement)")
+    p.add_argument("folder", type=Path, help="a folder written by `pipelines compile` for gfx942, gfx950 or gfx1151")
+    p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_predict)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_list)

@@ -69,6 +69,8 @@ class EmulationResult:
     lds_accesses: tuple[LdsAccessStats, ...]
     seconds: float
     output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
+    # recorded runs: per workgroup run, per wave, (executed pcs, LDS bank passes per access)
+    traces: list | None = field(repr=False, compare=False, default=None)
 
     @property
     def matches(self) -> bool:
@@ -179,6 +181,8 @@ class Workgroup:
         if cached is None:
             cached = self.dispatch.bank_cache[key] = bank_cycles(starts, size, banks, w.lanes)
         cycles, ideal = cached
+        if w.lds_trace is not None:
+            w.lds_trace.append(cycles)
         entry = self.dispatch.banks.setdefault(w.cur, [0, 0, 0])
         entry[0] += 1
         entry[1] += cycles
@@ -203,6 +207,7 @@ class Dispatch:
         self.first_group_hits = None  # per wave of workgroup 0
         self.mma = 0
         self.barriers = 0
+        self.traces: list[list[tuple]] | None = None  # per workgroup, per wave: (executed pcs, LDS passes)
         threads = math.prod(kernel.workgroup_size)
         self.waves_per_group = -(-threads // ctx.lanes)
         self.detector = LdsRaceDetector(kernel.lds_bytes, self.waves_per_group)
@@ -273,6 +278,8 @@ class Dispatch:
         for i in range(self.waves_per_group):
             w = Wave(i, wg, self.ctx.lanes, 512, 256)
             w.hits = [0] * len(self.code)
+            if self.traces is not None:
+                w.trace, w.lds_trace = [], []
             w.pc = self.kernel.entry
             self.initial_state(w, grid_id or (wg_id, 0, 0))
             wg.waves.append(w)
@@ -297,6 +304,8 @@ class Dispatch:
                                     "instructions without ending; the kernel seems stuck in a loop.")
         for w in wg.waves:
             self.hits += np.asarray(w.hits)
+        if self.traces is not None:
+            self.traces.append([(w.trace, w.lds_trace) for w in wg.waves])
         if self.first_group_hits is None:
             self.first_group_hits = [np.asarray(w.hits) for w in wg.waves]
         self.mma += wg.mma
@@ -304,6 +313,7 @@ class Dispatch:
     def _slice(self, w: Wave, code: list, budget: int) -> int:
         w.stop = False
         hits = w.hits
+        trace = w.trace
         done = 0
         try:
             while done < budget and not w.stop:
@@ -311,6 +321,8 @@ class Dispatch:
                 w.cur = pc
                 w.pc = pc + 1
                 hits[pc] += 1
+                if trace is not None:
+                    trace.append(pc)
                 code[pc](w)
                 done += 1
         except IndexError:
@@ -369,11 +381,13 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
 
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
-                 shape: tuple[int, ...] | None = None) -> EmulationResult:
+                 shape: tuple[int, ...] | None = None, record: int | None = None) -> EmulationResult:
     """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
-    given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static."""
+    given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static. `record`
+    runs only the first `record` workgroups and keeps each wave's executed instructions (`traces`, for the timing
+    model); the comparison then covers only what those workgroups wrote."""
     started = time.perf_counter()
     folder = Path(folder)
     report, kernel, configured = load_kernel(folder)
@@ -416,6 +430,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         memory.write(kernarg + arg["offset"], np.array([pointer], np.uint64).view(np.uint8))
 
     dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
+    if record is not None:
+        dispatch.traces = []
     grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
     if grid is not None and not (isinstance(grid, list) and len(grid) == 3
                                  and all(isinstance(n, int) and n >= 1 for n in grid)):
@@ -426,6 +442,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         grid = (workgroup_count(configured, problem), 1, 1)
     groups = math.prod(grid)
     for wg_id, (z, y, x) in enumerate(itertools.product(*(range(n) for n in reversed(grid)))):
+        if record is not None and wg_id >= record:
+            break
         dispatch.run_workgroup(wg_id, (x, y, z))
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
@@ -445,7 +463,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         max_rel_error=float(diff.max()) / scale, tolerance=relative_tolerance(problem["k"]), unwritten=unwritten,
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
-        lds_accesses=accesses, seconds=time.perf_counter() - started, output=got)
+        lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)
 
 
 def _mix(kernel: Kernel, hits: np.ndarray) -> dict:

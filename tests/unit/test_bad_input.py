@@ -307,6 +307,15 @@ CASES = [
     ("emulate {F}/rep_bad_isa --seed abc", "is not an integer"),
     ("emulate {F}/rep_bad_isa --shape 0x64x64", "positive integers"),
     ("emulate {F}/rep_bad_isa --shape 64x64", "must have the form"),
+    # predict
+    ("predict {F}/missing", "no report.json"),
+    ("predict {F}/rep_invalid", "is not valid JSON"),
+    ("predict {F}/rep_list", "not a JSON object"),
+    ("predict {F}/rep_cuda", "predicts AMD kernels (gfx942, gfx950, gfx1151), not sm_80"),
+    ("predict {F}/rep_no_dump_folder", "is missing"),
+    ("predict {F}/rep_bad_isa", "kernel text"),
+    ("predict {F}/rep_dtype", "'f64'"),
+    ("predict {F}/rep_bad_isa --seed=-5", "at least 0"),
     # bench
     ("bench --target cpu --shape 64x64x64 --device local-task --repetitions 0 -o {OUT}", "at least 1"),
     ("bench --target cpu --shape 64x64x64 --device local-task --repetitions=-2 -o {OUT}", "at least 1"),
@@ -470,7 +479,7 @@ def test_cases_are_distinct_and_many():
     assert len(set(lines)) == len(lines) >= 100
     assert all("  " not in line for line in lines)  # arguments are split at single spaces (values may hold \n)
     assert {line.split()[0] for line in lines if line} == {"compile", "spec", "inspect", "bench", "report", "tune",
-                                                           "explain", "emulate", "list", "frobnicate"}
+                                                           "explain", "emulate", "predict", "list", "frobnicate"}
 
 
 @pytest.mark.parametrize("line, message", CASES, ids=[line or "(no arguments)" for line, _ in CASES])
@@ -613,7 +622,8 @@ def test_every_project_error_type_is_reported(tmp_path):
     ["spec", "--target", "gfx942", "--shape", "64x64x64", "--pipeline", "tuned"],
     ["inspect", "FOLDER"], ["bench", "--target", "cpu", "--suite", "smoke", "--compile-only", "-o", "OUT"],
     ["report", "FOLDER"], ["tune", "--target", "sm_80", "--shape", "256x256x256", "--compile-only", "-o", "OUT"],
-    ["explain", "--schedule", "pingpong8"], ["emulate", "FOLDER"], ["list"]], ids=lambda argv: argv[0])
+    ["explain", "--schedule", "pingpong8"], ["emulate", "FOLDER"], ["predict", "FOLDER"], ["list"]],
+    ids=lambda argv: argv[0])
 def test_a_user_error_raised_anywhere_is_one_sentence_and_exit_2(argv, tmp_path, capsys, monkeypatch):
     """Every subcommand: the command line catches the one base class, so a subclass defined anywhere (here a new
     one) is one sentence with exit 2."""

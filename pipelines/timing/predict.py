@@ -1,0 +1,146 @@
+"""Whole-kernel predictions: a compiled folder's kernel, traced on the emulator and replayed on the CU model, spread
+over the chip.
+
+1. Occupancy: the workgroups one CU holds at once, from the waves per SIMD the ISA's registers and LDS allow
+   (`report.json`'s occupancy) and the waves of one workgroup.
+2. The first that many workgroups run on the functional emulator, which records each wave's instructions and
+   the bank passes of each LDS access; the CU model (`cu`) replays them together: `cu_cycles` for one round.
+3. The dispatch's workgroups go over the CUs in rounds of CUs × resident (tile quantization: a partial last
+   round costs a whole one); the kernel is the larger of the rounds' time and the time HBM needs to move A, B
+   and C once, plus the launch overhead.
+What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
+ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
+workgroup order do not change the time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..emulator.run import emulate_gemm, load_kernel
+from ..inspect import read_report
+from ..targets import TARGETS, dtype_family
+from .cu import CuModel
+from .ops import TimingError, classify
+
+ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hits folded into the fitted VMEM "
+               "latency and bandwidth", "XCD split and workgroup order not modelled")
+STALLS = ("issue", "dependency", "vmcnt", "lgkmcnt", "barrier", "delay")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    kernel: str
+    target: str
+    problem: dict
+    microseconds: float
+    tflops: float
+    peak_fraction: float | None
+    bound: str
+    workgroups: int
+    resident: int  # workgroups per CU at once
+    rounds: int
+    cu_cycles: int  # one round of resident workgroups on one CU
+    compute_us: float
+    hbm_us: float
+    launch_us: float
+    mma_busy: float  # fraction of SIMD clocks the matrix pipes were busy, in the CU model
+    stalls: dict  # state -> fraction of wave clocks
+    instructions: int  # traced, all resident waves
+    seconds: float  # time the prediction took
+    assumptions: tuple[str, ...] = ASSUMPTIONS
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), predicted=True)
+
+    def summary(self) -> str:
+        p = self.problem
+        shape = "x".join(str(p[k]) for k in ("batch", "m", "n", "k") if p.get(k))
+        peak = f", {100 * self.peak_fraction:.0f} % of peak" if self.peak_fraction is not None else ""
+        stalls = ", ".join(f"{k} {100 * v:.0f} %" for k, v in sorted(self.stalls.items(), key=lambda kv: -kv[1]))
+        return "\n".join([
+            f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']} (PREDICTED, not measured)",
+            f"  {self.microseconds:.1f} us, {self.tflops:.1f} TFLOP/s{peak}; bound by {self.bound}",
+            f"  {self.workgroups} workgroups, {self.resident} per CU at once, {self.rounds} round(s) of "
+            f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch "
+            f"{self.launch_us:.1f} us",
+            f"  matrix pipes busy {100 * self.mma_busy:.0f} % of SIMD clocks; wave clocks: {stalls}",
+            f"  {self.instructions} instructions replayed in {self.seconds:.1f} s",
+        ])
+
+
+def _target(report: dict):
+    name = report.get("target")
+    target = TARGETS.get(name) if isinstance(name, str) else None
+    if target is None or target.timing is None:
+        timed = ", ".join(t.name for t in TARGETS.values() if t.timing)
+        raise TimingError(f"the timing model predicts AMD kernels ({timed}), not {name}.")
+    return target
+
+
+def resident_workgroups(report: dict, waves_per_group: int, simds: int, workgroups: int) -> int:
+    occupancy = report.get("occupancy") or 1  # waves per SIMD the ISA's registers and LDS allow
+    return max(1, min(workgroups, occupancy * simds // max(1, waves_per_group)))
+
+
+def predict(folder: str | Path, seed: int = 0) -> Prediction:
+    started = time.perf_counter()
+    folder = Path(folder)
+    if not (folder / "report.json").is_file():
+        raise TimingError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
+    report = read_report(folder / "report.json")
+    target = _target(report)
+    timing = target.timing
+    _, kernel, _ = load_kernel(folder)
+    ops = [classify(inst, target) for inst in kernel.instructions]  # every instruction costed before running
+    threads = math.prod(kernel.workgroup_size)
+    waves_per_group = -(-threads // target.wave_size)
+    simds = target.simds_per_cu
+    probe = report.get("dispatches", [{}])[0]
+    total = _workgroups(report, probe)
+    resident = resident_workgroups(report, waves_per_group, simds, total)
+    run = emulate_gemm(folder, seed=seed, record=resident)
+    traces = run.traces or []
+    waves, groups, passes = [], [], []
+    for group, wave_traces in enumerate(traces):
+        for pcs, lds in wave_traces:
+            waves.append([ops[pc] for pc in pcs])
+            groups.append(group)
+            passes.append(lds)
+    cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds).run()
+    workgroups = run.workgroups
+    rounds = -(-workgroups // (target.compute_units * resident))
+    clock = timing.clock_mhz * 1e6
+    compute_us = rounds * cu.cycles / clock * 1e6
+    problem = report["problems"][0]
+    hbm_us = _hbm_bytes(problem) / timing.hbm_bytes_per_s * 1e6
+    micro = max(compute_us, hbm_us) + timing.launch_us
+    flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
+    tflops = flops / (micro * 1e-6) / 1e12
+    peak = target.peak(problem["dtype"])
+    clocks = sum(cu.stalls.values()) or 1
+    stalls = {k: v / clocks for k, v in cu.stalls.items() if v}
+    bound = "HBM bandwidth" if hbm_us > compute_us else (
+        "matrix pipes" if cu.mma_utilization >= 0.5 else
+        f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
+    return Prediction(kernel.name, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
+                      workgroups, resident, rounds, cu.cycles, compute_us, hbm_us, timing.launch_us,
+                      cu.mma_utilization, stalls, sum(len(w) for w in waves), time.perf_counter() - started)
+
+
+def _workgroups(report: dict, dispatch: dict) -> int:
+    """Workgroups of the dispatch, as far as the report states them before emulating (a guess of 1 otherwise:
+    `resident` is capped by it, the emulator counts the real number)."""
+    grid = report.get("grid")
+    return math.prod(grid) if isinstance(grid, list) else 1 << 30
+
+
+def _hbm_bytes(problem: dict) -> int:
+    """A and B read once and C (f32) written once: the least traffic the problem has."""
+    element = 1 if dtype_family(problem["dtype"]) == "fp8" else 2
+    batch = problem.get("batch") or 1
+    m, n, k = problem["m"], problem["n"], problem["k"]
+    return batch * ((m * k + k * n) * element + m * n * 4)

@@ -1,0 +1,46 @@
+"""`pipelines predict` on compiled AMD kernels: a figure marked predicted, monotonic in the work, and one sentence
+for what the model cannot cost."""
+
+import json
+import shutil
+
+import pytest
+
+from pipelines import cli
+from pipelines.timing import TimingError
+from pipelines.timing.predict import predict
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("predict")
+    for k in (512, 1024):
+        assert cli.main(["compile", "--target", "gfx942", "--shape", f"256x256x{k}", "--layout", "nt", "--pipeline",
+                         "tuned", "-o", str(root / str(k))]) == 0
+    return root
+
+
+def test_prediction_is_marked_and_consistent(compiled, capsys):
+    assert cli.main(["predict", str(compiled / "1024"), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["predicted"] is True and row["target"] == "gfx942"
+    assert row["microseconds"] == pytest.approx(max(row["compute_us"], row["hbm_us"]) + row["launch_us"])
+    assert 0 < row["mma_busy"] <= 1 and sum(row["stalls"].values()) == pytest.approx(1)
+    assert row["workgroups"] == 1 and row["rounds"] == 1
+    assert cli.main(["predict", str(compiled / "1024")]) == 0
+    assert "PREDICTED, not measured" in capsys.readouterr().out
+
+
+def test_twice_the_k_loop_takes_longer(compiled):
+    short, long = predict(compiled / "512"), predict(compiled / "1024")
+    assert 1.5 < long.cu_cycles / short.cu_cycles < 2.5
+
+
+def test_an_instruction_without_a_cost_is_named(compiled, tmp_path):
+    folder = tmp_path / "k"
+    shutil.copytree(compiled / "512", folder)
+    isa = next((folder / "dump").glob("*.rocmasm"))
+    text = isa.read_text()
+    isa.write_text(text.replace("\ts_endpgm", "\timage_sample v[0:3], v[4:5], s[0:7], s[8:11]\n\ts_endpgm", 1))
+    with pytest.raises(TimingError, match="no cost for 'image_sample'"):
+        predict(folder)
