@@ -620,15 +620,19 @@ def _mad_u64(inst, ctx):
     dst, carry, a_op, b_op, c_op = inst.operands
     a, b, c = vector_reader(a_op, ctx), vector_reader(b_op, ctx), vector_reader64(c_op, ctx)
     lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
-    if not (isinstance(carry, Reg) and carry.kind == "s" and carry.index == NULL):
-        raise EmulatorError(f"'{inst.text}' (line {inst.line}): only a null carry-out is modelled.")
+    if not (isinstance(carry, Reg) and carry.kind == "s"):
+        raise EmulatorError(f"'{inst.text}' (line {inst.line}): the carry-out must be an SGPR pair or null.")
+    keep_carry = carry.index != NULL
 
     def run(w):
         product = np.broadcast_to(a(w), (w.lanes,)).astype(np.uint64) * np.broadcast_to(b(w), (w.lanes,)).astype(
             np.uint64)
-        total = product + np.broadcast_to(c(w), (w.lanes,)).astype(np.uint64)  # wraps at 64 bits like the hardware
+        addend = np.broadcast_to(c(w), (w.lanes,)).astype(np.uint64)
+        total = product + addend  # wraps at 64 bits like the hardware; the product itself fits in 64 bits
         lo(w, (total & np.uint64(MASK32)).astype(np.uint32))
         hi(w, (total >> np.uint64(32)).astype(np.uint32))
+        if keep_carry:
+            w.write_mask(carry.index, (total < addend) & w.exec)  # a wrapped sum is smaller than either term
     return run
 
 

@@ -2,12 +2,12 @@
 over the chip.
 
 1. Occupancy: the workgroups one CU holds at once, from the waves per SIMD the ISA's registers and LDS allow
-   (`report.json`'s occupancy) and the waves of one workgroup.
+   (`report.json`'s occupancy) and the waves of one workgroup, but no more than the busiest CU is given.
 2. The first that many workgroups run on the functional emulator, which records each wave's instructions and
    the bank passes of each LDS access; the CU model (`cu`) replays them together: `cu_cycles` for one round.
-3. The dispatch's workgroups go over the CUs in rounds of CUs × resident (tile quantization: a partial last
-   round costs a whole one); the kernel is the larger of the rounds' time and the time HBM needs to move A, B
-   and C once, plus the launch overhead.
+3. The busiest CU gets ceil(workgroups / CUs) of the dispatch's workgroups, `resident` at a time, in rounds
+   (tile quantization: a partial round costs a whole one); the kernel is the larger of the rounds' time and the
+   time HBM needs to move A, B and C once, plus the launch overhead.
 What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
 ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
 workgroup order do not change the time.
@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..emulator.run import emulate_gemm, load_kernel
+from ..emulator.run import emulate_gemm, load_kernel, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS, dtype_family
 from .cu import CuModel
@@ -94,14 +94,16 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
     report = read_report(folder / "report.json")
     target = _target(report)
     timing = target.timing
-    _, kernel, _ = load_kernel(folder)
+    _, kernel, configured = load_kernel(folder)
     ops = [classify(inst, target) for inst in kernel.instructions]  # every instruction costed before running
     threads = math.prod(kernel.workgroup_size)
     waves_per_group = -(-threads // target.wave_size)
     simds = target.simds_per_cu
-    probe = report.get("dispatches", [{}])[0]
-    total = _workgroups(report, probe)
-    resident = resident_workgroups(report, waves_per_group, simds, total)
+    grid = report.get("grid")
+    total = math.prod(grid) if isinstance(grid, list) else workgroup_count(configured, report["problems"][0])
+    # The busiest CU gets ceil(total / CUs) workgroups, as many at once as occupancy allows.
+    per_cu = -(-total // target.compute_units)
+    resident = resident_workgroups(report, waves_per_group, simds, per_cu)
     run = emulate_gemm(folder, seed=seed, record=resident)
     traces = run.traces or []
     waves, groups, passes = [], [], []
@@ -112,7 +114,7 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
             passes.append(lds)
     cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds).run()
     workgroups = run.workgroups
-    rounds = -(-workgroups // (target.compute_units * resident))
+    rounds = -(-per_cu // resident)
     clock = timing.clock_mhz * 1e6
     compute_us = rounds * cu.cycles / clock * 1e6
     problem = report["problems"][0]
@@ -129,13 +131,6 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
     return Prediction(kernel.name, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
                       workgroups, resident, rounds, cu.cycles, compute_us, hbm_us, timing.launch_us,
                       cu.mma_utilization, stalls, sum(len(w) for w in waves), time.perf_counter() - started)
-
-
-def _workgroups(report: dict, dispatch: dict) -> int:
-    """Workgroups of the dispatch, as far as the report states them before emulating (a guess of 1 otherwise:
-    `resident` is capped by it, the emulator counts the real number)."""
-    grid = report.get("grid")
-    return math.prod(grid) if isinstance(grid, list) else 1 << 30
 
 
 def _hbm_bytes(problem: dict) -> int:

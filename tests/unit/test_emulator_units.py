@@ -312,3 +312,20 @@ def test_direct_to_lds_load_adds_the_instruction_offset_to_m0():
     # lane i's dword goes to M0 + offset + 4i, and comes from byte 16 + 4i of the buffer (dword 5 + i)
     assert list(lds["index"][:8]) == list(range(256 + 16, 256 + 24))
     assert lds["payload"].view(np.uint32)[0] == 5
+
+
+def test_mad_u64_u32_writes_its_carry_out():
+    """v_mad_u64_u32 with an SGPR-pair carry-out (IREE's gfx950 default kernels use one): lane 0 sums without
+    wrapping, lane 1 wraps past 2^64 and sets its carry bit, inactive lanes' bits are 0."""
+    w = new_wave()
+    w.v[1] = 0xFFFFFFFF
+    w.v[2] = 0xFFFFFFFF
+    w.v[3] = 0xFFFFFFFF  # addend low word
+    w.v[4] = 0xFFFFFFFF  # addend high word
+    w.v[1][0], w.v[3][0], w.v[4][0] = 2, 5, 0  # lane 0: 2 * 0xFFFFFFFF + 5
+    w.write_mask(EXEC, np.arange(64) < 2)
+    run(w, "v_mad_u64_u32 v[6:7], s[10:11], v1, v2, v[3:4]")
+    assert (int(w.v[7][0]) << 32 | int(w.v[6][0])) == 2 * 0xFFFFFFFF + 5
+    product = 0xFFFFFFFF * 0xFFFFFFFF + 0xFFFFFFFFFFFFFFFF
+    assert (int(w.v[7][1]) << 32 | int(w.v[6][1])) == product % 2**64
+    assert w.s[10] == 0b10 and w.s[11] == 0
