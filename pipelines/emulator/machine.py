@@ -471,6 +471,20 @@ _VOP3["v_bfe_i32"] = _bfe_i32
 
 def _perm(a, b, sel):
     """V_PERM_B32: each selector byte picks a byte of {src0, src1} (src1 is bytes 0-3), a sign fill or a constant."""
+    if np.ndim(sel) == 0:
+        picks = [(int(sel) >> (8 * byte)) & 0xFF for byte in range(4)]
+        if all(p < 8 or p >= 12 for p in picks):  # a constant selector without sign fills: one gather of bytes
+            lo, hi = np.broadcast_arrays(np.asarray(b, np.uint32), np.asarray(a, np.uint32))
+            pool = np.stack([lo, hi], axis=-1).astype("<u4").reshape(lo.shape + (2,)).view(np.uint8)
+            pool = pool.reshape(lo.shape + (8,))
+            table = np.concatenate([pool, np.zeros(lo.shape + (1,), np.uint8), np.full(lo.shape + (1,), 0xFF,
+                                                                                      np.uint8)], axis=-1)
+            index = [p if p < 8 else (8 if p == 12 else 9) for p in picks]
+            return np.ascontiguousarray(table[..., index]).view("<u4").reshape(lo.shape).astype(np.uint32)
+    return _perm_general(a, b, sel)
+
+
+def _perm_general(a, b, sel):
     pool = (np.asarray(b, np.uint64) | (np.asarray(a, np.uint64) << np.uint64(32)))
     pool = np.broadcast_to(pool, np.broadcast_shapes(np.shape(pool), np.shape(sel)))
     result = np.zeros(pool.shape, np.uint64)

@@ -208,6 +208,7 @@ class Dispatch:
         self.mma = 0
         self.barriers = 0
         self.traces: list[list[tuple]] | None = None  # per workgroup, per wave: (executed pcs, LDS passes)
+        self.window: tuple[int, int] | None = None  # (back-edge pc, passes): a recording wave stops after them
         threads = math.prod(kernel.workgroup_size)
         self.waves_per_group = -(-threads // ctx.lanes)
         self.detector = LdsRaceDetector(kernel.lds_bytes, self.waves_per_group)
@@ -314,6 +315,7 @@ class Dispatch:
         w.stop = False
         hits = w.hits
         trace = w.trace
+        edge, passes = self.window or (-1, 0)
         done = 0
         try:
             while done < budget and not w.stop:
@@ -325,6 +327,8 @@ class Dispatch:
                     trace.append(pc)
                 code[pc](w)
                 done += 1
+                if pc == edge and hits[pc] >= passes:
+                    w.done = w.stop = True  # the recorded window ends here; the timing model extrapolates
         except IndexError:
             if w.cur >= len(code):
                 raise EmulatorError(f"wave {w.id} ran past the last instruction without s_endpgm.") from None
@@ -381,13 +385,15 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
 
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
-                 shape: tuple[int, ...] | None = None, record: int | None = None) -> EmulationResult:
+                 shape: tuple[int, ...] | None = None, record: int | None = None,
+                 window: tuple[int, int] | None = None) -> EmulationResult:
     """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
     given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static. `record`
     runs only the first `record` workgroups and keeps each wave's executed instructions (`traces`, for the timing
-    model); the comparison then covers only what those workgroups wrote."""
+    model); the comparison then covers only what those workgroups wrote. `window` = (pc, n): recording waves stop
+    once they have executed the instruction at `pc` (a loop's back-edge) n times."""
     started = time.perf_counter()
     folder = Path(folder)
     report, kernel, configured = load_kernel(folder)
@@ -406,8 +412,11 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     shapes = _shapes(problem)
     rng = np.random.default_rng(seed)
     dtype = NUMPY_TYPES[problem["dtype"]]
-    a = rng.standard_normal(shapes["a"], dtype=np.float32).astype(dtype)
-    b = rng.standard_normal(shapes["b"], dtype=np.float32).astype(dtype)
+    if record is None:
+        a = rng.standard_normal(shapes["a"], dtype=np.float32).astype(dtype)
+        b = rng.standard_normal(shapes["b"], dtype=np.float32).astype(dtype)
+    else:  # a recording is for timing: the values do not steer these kernels, and no reference is computed
+        a, b = np.zeros(shapes["a"], dtype), np.zeros(shapes["b"], dtype)
     out_shape = shapes["c"]
 
     memory = FlatMemory()
@@ -432,6 +441,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
     if record is not None:
         dispatch.traces = []
+        dispatch.window = window
     grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
     if grid is not None and not (isinstance(grid, list) and len(grid) == 3
                                  and all(isinstance(n, int) and n >= 1 for n in grid)):
@@ -448,8 +458,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
     unwritten = int(np.isnan(got).sum())
-    want = float64_result(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
-                      np.maximum, None, 0.0)
+    want = (float64_result(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
+                           np.maximum, None, 0.0) if record is None else np.zeros(out_shape))
     written = ~np.isnan(got)
     diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0

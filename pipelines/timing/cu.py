@@ -52,6 +52,8 @@ class _Wave:
     acc_ready: dict = field(default_factory=dict)
     at_barrier: bool = False
     last_done: int = 0  # when the latest of its issued ops completes
+    marks: frozenset = frozenset()  # trace positions whose issue clock is recorded
+    mark_times: list = field(default_factory=list)
     done: bool = False
     finish: int = 0
     state: str = "issue"
@@ -73,6 +75,7 @@ class CuResult:
     issued: dict  # category -> instructions
     lds_busy: int
     vmem_busy: int
+    marks: tuple = ()  # per wave, the issue clocks of its marked trace positions
 
     @property
     def mma_utilization(self) -> float:
@@ -82,7 +85,8 @@ class CuResult:
 
 class CuModel:
     def __init__(self, timing, waves: list[list[Op]], groups: list[int] | None = None,
-                 lds_passes: list[list[int]] | None = None, simds: int = 4, lds_bytes_per_pass: int = 128):
+                 lds_passes: list[list[int]] | None = None, simds: int = 4, lds_bytes_per_pass: int = 128,
+                 marks: list[list[int]] | None = None):
         self.timing = timing
         self.simds = [_Simd() for _ in range(simds)]
         self.waves = [_Wave(i, i % simds, (groups or [0] * len(waves))[i], list(ops),
@@ -94,6 +98,9 @@ class CuModel:
         self.vmem_busy = 0
         self.stalls: Counter = Counter()
         self.issued: Counter = Counter()
+        self.on_simd = [[w for w in self.waves if w.simd == s] for s in range(simds)]
+        for w, marked in zip(self.waves, marks or []):
+            w.marks = frozenset(marked)
 
     # ---- readiness
     def _outstanding(self, queue: deque, t: int) -> int:
@@ -118,7 +125,7 @@ class CuModel:
         simd = self.simds[simd_index]
         used: set[str] = set()
         issued_any = False
-        candidates = [w for w in self.waves if w.simd == simd_index and not w.done]
+        candidates = [w for w in self.on_simd[simd_index] if not w.done]
         for w in sorted(candidates, key=lambda w: (-w.prio, w.id)):
             if w.at_barrier:
                 w.state = "barrier"
@@ -145,6 +152,8 @@ class CuModel:
 
     def _sequencer(self, w: _Wave, op: Op, t: int) -> bool:
         timing = self.timing
+        if w.pc in w.marks and op.kind not in ("waitcnt", "barrier"):
+            w.mark_times.append(t)
         if op.kind == "waitcnt":
             if op.wait_vm is not None and self._outstanding(w.vm, t) > op.wait_vm:
                 w.state = "vmcnt"
@@ -178,6 +187,8 @@ class CuModel:
 
     def _issue(self, w: _Wave, simd: _Simd, op: Op, t: int) -> None:
         timing = self.timing
+        if w.pc in w.marks:
+            w.mark_times.append(t)
         self.issued[op.category] += 1
         w.pc += 1
         w.state = "issue"
@@ -255,17 +266,31 @@ class CuModel:
                     self.stalls[w.state] += step
             t += step
         return CuResult(max(w.finish for w in self.waves), tuple(w.finish for w in self.waves), dict(self.stalls),
-                        tuple(s.mma_busy for s in self.simds), dict(self.issued), self.lds_busy, self.vmem_busy)
+                        tuple(s.mma_busy for s in self.simds), dict(self.issued), self.lds_busy, self.vmem_busy,
+                        tuple(tuple(w.mark_times) for w in self.waves))
 
     def _idle_step(self, t: int) -> int:
-        """Nothing issued at t: jump to the next clock at which something can change (a wave's delay ends, a unit
-        frees, a counter retires), at least 1."""
-        events = [w.ready_at for w in self.waves if not w.done and w.ready_at > t]
+        """Nothing issued at t: jump to the next clock at which a wave may go on (its delay ends, its sources or its
+        unit become ready, its counter retires far enough), at least 1."""
+        events = []
         for w in self.waves:
-            events += [d for d in (w.vm[0] if w.vm else None, w.lgkm[0] if w.lgkm else None) if d and d > t]
-            events += [d for d in list(w.reg_ready.values()) + list(w.acc_ready.values()) if d > t]
-        events += [v for s in self.simds for v in (s.valu_free, s.mma_free) if v > t]
-        events += [v for v in (self.lds_free, self.vmem_free) if v > t]
+            if w.done or w.at_barrier:
+                continue
+            if w.ready_at > t:
+                events.append(w.ready_at)
+                continue
+            op = w.ops[w.pc]
+            if op.kind == "waitcnt":
+                for queue, limit in ((w.vm, op.wait_vm), (w.lgkm, op.wait_lgkm)):
+                    if limit is not None and len(queue) > limit:
+                        events.append(queue[len(queue) - limit - 1])
+                continue
+            ready = [w.reg_ready.get(r, 0) for r in op.reads | (op.writes - op.accumulates)]
+            ready += [w.acc_ready.get(r, w.reg_ready.get(r, 0)) for r in op.accumulates]
+            simd = self.simds[w.simd]
+            if op.category == VALU:
+                ready += [simd.valu_free] + ([simd.mma_free] if op.kind == "mma" else [])
+            events += [r for r in ready if r > t]
         return max(1, min(events) - t) if events else 1
 
 

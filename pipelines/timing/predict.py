@@ -8,6 +8,8 @@ over the chip.
 3. The busiest CU gets ceil(workgroups / CUs) of the dispatch's workgroups, `resident` at a time, in rounds
    (tile quantization: a partial round costs a whole one); the kernel is the larger of the rounds' time and the
    time HBM needs to move A, B and C once, plus the launch overhead.
+Long K loops are not replayed whole: the recorded waves stop after WINDOW passes over the K loop's back-edge and
+the rest of the loop is extrapolated at the rate of the last RATE_OVER passes (`_extrapolate`).
 What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
 ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
 workgroup order do not change the time.
@@ -16,6 +18,7 @@ workgroup order do not change the time.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,11 +26,20 @@ from pathlib import Path
 from ..emulator.run import emulate_gemm, load_kernel, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS, dtype_family
-from .cu import CuModel
-from .ops import TimingError, classify
+from transforms.schedule import mma_shape
 
+from .cu import CuModel
+from .ops import INTERNAL, Op, TimingError, classify
+
+# The steady-state window: recording waves stop after this many passes over the K loop's back-edge, and the rate of
+# the last RATE_OVER of them stands for every later iteration.
+WINDOW = 8
+RATE_OVER = 4
+END = Op("s_endpgm (end of the recorded window)", "end", INTERNAL, 0, 0)
 ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hits folded into the fitted VMEM "
-               "latency and bandwidth", "XCD split and workgroup order not modelled")
+               "latency and bandwidth", "XCD split and workgroup order not modelled",
+               "a long K loop runs at the rate of the recorded window's last iterations; the C stores after the loop "
+               "are not costed when the window ends first")
 STALLS = ("issue", "dependency", "vmcnt", "lgkmcnt", "barrier", "delay")
 
 
@@ -104,19 +116,28 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
     # The busiest CU gets ceil(total / CUs) workgroups, as many at once as occupancy allows.
     per_cu = -(-total // target.compute_units)
     resident = resident_workgroups(report, waves_per_group, simds, per_cu)
-    run = emulate_gemm(folder, seed=seed, record=resident)
+    edge = k_loop(kernel)
+    run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None)
     traces = run.traces or []
-    waves, groups, passes = [], [], []
+    waves, groups, passes, marks = [], [], [], []
+    windowed = False
     for group, wave_traces in enumerate(traces):
         for pcs, lds in wave_traces:
-            waves.append([ops[pc] for pc in pcs])
+            ended = bool(pcs) and ops[pcs[-1]].kind == "end"
+            windowed |= not ended
+            waves.append([ops[pc] for pc in pcs] + ([] if ended else [END]))
             groups.append(group)
             passes.append(lds)
-    cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds).run()
+            marks.append([i for i, pc in enumerate(pcs) if pc == edge])
+    cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds, marks=marks).run()
+    cu_cycles = cu.cycles
+    if windowed:
+        cu_cycles = _extrapolate(cu, traces, kernel, target, configured, report["problems"][0], run.workgroups,
+                                 edge)
     workgroups = run.workgroups
     rounds = -(-per_cu // resident)
     clock = timing.clock_mhz * 1e6
-    compute_us = rounds * cu.cycles / clock * 1e6
+    compute_us = rounds * cu_cycles / clock * 1e6
     problem = report["problems"][0]
     hbm_us = _hbm_bytes(problem) / timing.hbm_bytes_per_s * 1e6
     micro = max(compute_us, hbm_us) + timing.launch_us
@@ -129,8 +150,56 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
         "matrix pipes" if cu.mma_utilization >= 0.5 else
         f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
     return Prediction(kernel.name, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
-                      workgroups, resident, rounds, cu.cycles, compute_us, hbm_us, timing.launch_us,
+                      workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, timing.launch_us,
                       cu.mma_utilization, stalls, sum(len(w) for w in waves), time.perf_counter() - started)
+
+
+def k_loop(kernel) -> int | None:
+    """The pc of the back-edge (a branch to an earlier label) of the loop with the most matrix instructions."""
+    best: tuple[int, int] | None = None
+    for pc, inst in enumerate(kernel.instructions):
+        if not inst.opcode.startswith(("s_cbranch", "s_branch")) or not inst.operands:
+            continue
+        start = kernel.labels.get(inst.operands[0]) if isinstance(inst.operands[0], str) else None
+        if start is None or start > pc:
+            continue
+        mmas = sum(x.opcode.startswith(("v_mfma", "v_wmma", "v_smfmac")) for x in kernel.instructions[start:pc + 1])
+        if mmas and (best is None or mmas > best[0]):
+            best = (mmas, pc)
+    return best[1] if best else None
+
+
+def _extrapolate(cu, traces, kernel, target, configured: str, problem: dict, workgroups: int, edge: int) -> int:
+    """Clocks of the whole K loop from the recorded window: the clock at the last recorded back-edge plus the
+    remaining iterations at the rate of the last RATE_OVER ones. Iterations left = K not yet multiplied / K per
+    iteration, both read from the MFMAs the first workgroup's waves executed (M×N×K of each over the
+    workgroup's output tile)."""
+    work = {m.opcode: math.prod(mma_shape(m.name)) for m in target.mma.values()}
+    tile = _output_tile(configured, problem, workgroups)
+    group = traces[0]
+    done = sum(work.get(kernel.instructions[pc].opcode, 0) for pcs, _ in group for pc in pcs) / tile
+    per_iteration = 0.0
+    for pcs, _ in group:
+        edges = [i for i, pc in enumerate(pcs) if pc == edge]
+        if len(edges) > 1:
+            per_iteration += sum(work.get(kernel.instructions[pc].opcode, 0) for pc in pcs[edges[-2] + 1:edges[-1] + 1])
+    per_iteration /= tile
+    rates = [(times[-1] - times[-1 - RATE_OVER]) / RATE_OVER for times in cu.marks if len(times) > RATE_OVER]
+    if not per_iteration or not rates:
+        raise TimingError("the recorded window holds too few K-loop iterations to extrapolate; the kernel's loop "
+                          "is not the K loop the timing model looks for.")
+    remaining = max(0.0, (problem["k"] - done) / per_iteration)
+    last = max(times[-1] for times in cu.marks if times)
+    return round(last + remaining * max(rates))
+
+
+def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
+    """Elements of C one workgroup computes: the configured workgroup tile's M×N, else M×N over the workgroups."""
+    match = re.search(r"workgroup = \[([\d, ]+)\]", configured)
+    tiles = [int(t) for t in match[1].split(",")] if match else []
+    if len(tiles) >= 3 and tiles[-3] and tiles[-2]:
+        return tiles[-3] * tiles[-2]
+    return problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
 
 
 def _hbm_bytes(problem: dict) -> int:
