@@ -1,4 +1,5 @@
-"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate, predict and list.
+"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate, predict, calibrate and
+list.
 
 Parses flags into a problem (a `Gemm` or a user `.mlir`), a target and a schedule (a named pipeline, optionally
 overridden field by field with schedule flags), hands them to `flow` (or to bench, tune, the emulator), and prints
@@ -39,6 +40,7 @@ from .report import write_reports
 from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
+from .timing.calibrate import calibrate, table as calibration_table
 from .timing.predict import predict
 from .tune import codegen_candidates, finalize, plan_search
 from .tune_cache import cached, tune_cache
@@ -532,6 +534,18 @@ def cmd_predict(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    if args.keep is not None:
+        _writable(args.keep, "folder")
+        args.keep.mkdir(parents=True, exist_ok=True)
+    rows = calibrate(args.csv, args.workers, args.keep)
+    if args.json:
+        print(json.dumps([row.as_dict() for row in rows], indent=1))
+    else:
+        print(calibration_table(rows))
+    return 0
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
@@ -635,6 +649,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_predict)
+    p = sub.add_parser("calibrate", help="published AMD kernel times against the timing model's predictions")
+    p.add_argument("--csv", type=Path, required=True,
+                   help="rows of source,gpu,target,op,M,N,K,layout,dtype,variant,time_us "
+                        "(e.g. ../shared/research/amd-measured-calibration.csv)")
+    p.add_argument("--workers", type=_at_least(1), default=2, help="rows compiled and predicted at once")
+    p.add_argument("--keep", type=Path, help="compile the rows into this folder and keep them (reused when run again)")
+    p.add_argument("--json", action="store_true", help="one object per row: its fields plus predicted_us")
+    p.set_defaults(run=cmd_calibrate)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_list)

@@ -418,6 +418,11 @@ def _sext24(x):
     return ((x & u32(0xFFFFFF)).astype(np.int64) ^ 0x800000) - 0x800000
 
 
+def _i32(x) -> np.ndarray:
+    """A uint32 source (array or broadcast scalar) read as int32."""
+    return np.atleast_1d(np.asarray(x, np.uint32)).view(np.int32)
+
+
 _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_add_u32": lambda a, b: a + b,
     "v_add_nc_u32": lambda a, b: a + b,
@@ -435,6 +440,8 @@ _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_mul_lo_u32": lambda a, b: a * b,
     "v_min_u32": np.minimum,
     "v_max_u32": np.maximum,
+    "v_min_i32": lambda a, b: np.minimum(_i32(a), _i32(b)).view(np.uint32),
+    "v_max_i32": lambda a, b: np.maximum(_i32(a), _i32(b)).view(np.uint32),
     # 16-bit VOP2 results: gfx9 and gfx11 (without true16 operands) leave the high half zero.
     "v_lshlrev_b16": lambda a, b: _lo16(_lo16(b) << (a & u32(15))),
     "v_lshrrev_b16": lambda a, b: _lo16(b) >> (a & u32(15)),

@@ -44,6 +44,19 @@ class FlatMemory:
         self.data = grown
         return address
 
+    def allocate_many(self, sizes: list[int]) -> list[int]:
+        """Several allocations with one growth of the byte array (no copy of the ones before)."""
+        addresses = []
+        end = self.end
+        for nbytes in sizes:
+            address = (end + 255) // 256 * 256
+            addresses.append(address)
+            end = address + nbytes
+        grown = np.zeros(end - BASE_ADDRESS, np.uint8)
+        grown[:len(self.data)] = self.data
+        self.data, self.end = grown, end
+        return addresses
+
     def write(self, address: int, payload: bytes | np.ndarray) -> None:
         raw = np.frombuffer(bytes(payload), np.uint8) if isinstance(payload, bytes) else payload.view(np.uint8)
         self.data[address - BASE_ADDRESS:address - BASE_ADDRESS + raw.size] = raw.reshape(-1)

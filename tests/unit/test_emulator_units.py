@@ -329,3 +329,12 @@ def test_mad_u64_u32_writes_its_carry_out():
     product = 0xFFFFFFFF * 0xFFFFFFFF + 0xFFFFFFFFFFFFFFFF
     assert (int(w.v[7][1]) << 32 | int(w.v[6][1])) == product % 2**64
     assert w.s[10] == 0b10 and w.s[11] == 0
+
+
+@pytest.mark.parametrize("opcode, want", [("v_min_i32_e32", [-7, 1, -2**31]), ("v_max_i32_e32", [1, 3, 1])])
+def test_signed_min_max_compare_as_int32(opcode, want):
+    """IREE's gfx950 default kernels clamp with v_min_i32: a constant against a register, compared signed."""
+    w = new_wave()
+    w.v[2][:3] = np.array([-7, 3, -2**31], np.int32).view(np.uint32)
+    run(w, f"{opcode} v1, 1, v2")
+    assert w.v[1][:3].view(np.int32).tolist() == want

@@ -1,0 +1,174 @@
+"""Calibration: published kernel times of IREE-compiled GEMMs against the timing model's predictions.
+
+`calibrate(csv)` reads rows of `source,gpu,target,op,M,N,K,layout,dtype,variant,time_us`, compiles each with
+IREE's default pipeline as the source describes (`VARIANTS`: which iree-compile flags a variant means), predicts it
+and returns one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be
+predicted (a variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the
+median |error| over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on,
+whether the prediction moves the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import multiprocessing
+import statistics
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from transforms.errors import UserError
+from transforms.problem import Gemm
+
+from .. import flow
+from ..job import Job
+from ..targets import TARGETS
+from .ops import TimingError
+from .predict import predict
+
+FIELDS = ("source", "gpu", "target", "op", "M", "N", "K", "layout", "dtype", "variant", "time_us")
+# variant -> extra iree-compile flags (IREE's default pipeline); None: not reproducible here (one sentence).
+# IREE 3.13 already loads gfx950 f16/bf16 GEMM tiles by global-load DMA by default (the PR's change landed): its
+# hidden flag turns it off and on (measured: 1280x3840x3840 NN bf16 has 8 `lds` loads by default and with
+# =true, none with =false).
+VARIANTS: dict[str, tuple[str, ...] | None] = {
+    "dma_off": ("--iree-llvmgpu-use-direct-load=false",),
+    "dma_on": ("--iree-llvmgpu-use-direct-load=true",),
+    "iree_default": (),
+    "iree_builtin_pingpong_ukernel": None,
+}
+# "addmm" adds a bias vector of N elements in the dispatch; the emulator builds plain GEMMs, so it is predicted as
+# the matmul alone (the bias is N reads against M×N×K multiply-adds).
+OPS = {"mm": "", "addmm": "bias add not modelled"}
+MIN_US = 20.0  # rows measured below this are listed but left out of the median (launch and tail dominate)
+
+
+class CalibrationError(UserError, ValueError):
+    """A calibration CSV that cannot be read; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str
+    target: str
+    op: str
+    m: int
+    n: int
+    k: int
+    layout: str
+    dtype: str
+    variant: str
+    measured_us: float
+    predicted_us: float | None = None
+    bound: str | None = None
+    note: str = ""  # why there is no prediction, or what it leaves out
+
+    @property
+    def error(self) -> float | None:
+        """(predicted - measured) / measured."""
+        return None if self.predicted_us is None else (self.predicted_us - self.measured_us) / self.measured_us
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), error=self.error, predicted=self.predicted_us is not None)
+
+
+def read_rows(text: str, name: str) -> list[dict]:
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    if reader.fieldnames is None or tuple(reader.fieldnames) != FIELDS:
+        raise CalibrationError(f"{name} must have the columns {','.join(FIELDS)}, not "
+                               f"{','.join(reader.fieldnames or ['(none)'])}.")
+    rows = list(reader)
+    if not rows:
+        raise CalibrationError(f"{name} has no rows.")
+    for number, row in enumerate(rows, 1):
+        try:
+            if min(int(row[k]) for k in ("M", "N", "K")) < 1 or float(row["time_us"]) <= 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise CalibrationError(f"row {number} of {name} needs positive integers M, N, K and a positive "
+                                   "time_us.") from None
+    return rows
+
+
+def _row(fields: dict, root: str) -> Row:
+    base = Row(fields["source"], fields["target"], fields["op"], int(fields["M"]), int(fields["N"]),
+               int(fields["K"]), fields["layout"].lower(), fields["dtype"], fields["variant"],
+               float(fields["time_us"]))
+    target = TARGETS.get(base.target)
+    flags = VARIANTS.get(base.variant)
+    why = (f"target {base.target} is not in the target table" if target is None else
+           f"variant '{base.variant}' has no iree-compile recipe here" if flags is None else
+           f"op '{base.op}' is not a GEMM this tool builds" if base.op not in OPS else None)
+    if why:
+        return _replace(base, note=why)
+    try:
+        gemm = Gemm(base.m, base.n, base.k, base.dtype, base.layout)
+        folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
+        if not (folder / "report.json").is_file():
+            flow.compile_job(flow.prepare(Job(target, "default", (gemm,), (None,))), folder, extra_flags=flags)
+        prediction = predict(folder)
+    except UserError as err:
+        return _replace(base, note=str(err))
+    return _replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
+
+
+def _replace(row: Row, **changes) -> Row:
+    return Row(**dict(asdict(row), **changes))
+
+
+def calibrate(path: Path, workers: int = 2, folder: Path | None = None) -> list[Row]:
+    if not path.is_file():
+        raise CalibrationError(f"calibration file {path} does not exist.")
+    try:
+        rows = read_rows(path.read_text(), str(path))
+    except UnicodeDecodeError:
+        raise CalibrationError(f"{path} is not a text CSV file.") from None
+    with tempfile.TemporaryDirectory(prefix="calibrate-") as scratch:
+        root = str(folder or scratch)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_row, rows, [root] * len(rows)))
+
+
+def dma_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
+    """(off, on) for every shape measured with global-load DMA off and on."""
+    key = lambda r: (r.source, r.target, r.op, r.m, r.n, r.k, r.layout, r.dtype)  # noqa: E731
+    on = {key(r): r for r in rows if r.variant == "dma_on"}
+    return [(r, on[key(r)]) for r in rows if r.variant == "dma_off" and key(r) in on]
+
+
+def summary(rows: list[Row]) -> dict:
+    judged = [r for r in rows if r.error is not None and r.measured_us >= MIN_US]
+    pairs = [(off, on) for off, on in dma_pairs(rows) if off.predicted_us is not None and on.predicted_us is not None]
+    right = sum((on.measured_us < off.measured_us) == (on.predicted_us < off.predicted_us) for off, on in pairs)
+    return {"rows": len(rows), "predicted": sum(r.predicted_us is not None for r in rows),
+            "judged": len(judged), "median_abs_error": statistics.median(abs(r.error) for r in judged)
+            if judged else None, "dma_pairs": len(pairs), "dma_sign_right": right}
+
+
+def table(rows: list[Row]) -> str:
+    """Markdown: every row, measured against predicted, and the DMA direction per pair."""
+    direction = {}
+    for off, on in dma_pairs(rows):
+        if off.predicted_us is not None and on.predicted_us is not None:
+            same = (on.measured_us < off.measured_us) == (on.predicted_us < off.predicted_us)
+            direction[id(on)] = "right" if same else "wrong"
+    lines = ["| source | op | M×N×K | layout | variant | measured µs | predicted µs | error | DMA on/off sign | "
+             "bound / note |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        predicted = f"{r.predicted_us:.1f}" if r.predicted_us is not None else "–"
+        error = f"{100 * r.error:+.0f} %" if r.error is not None else "–"
+        note = "; ".join(x for x in (r.bound, r.note) if x)
+        lines.append(f"| {r.source} | {r.op} | {r.m}×{r.n}×{r.k} | {r.layout.upper()} | {r.variant} | "
+                     f"{r.measured_us:.1f} | {predicted} | {error} | {direction.get(id(r), '')} | {note} |")
+    s = summary(rows)
+    median = f"{100 * s['median_abs_error']:.0f} %" if s["median_abs_error"] is not None else "–"
+    lines += ["", f"{s['predicted']} of {s['rows']} rows predicted; median |error| over the {s['judged']} predicted "
+              f"rows measured at ≥ {MIN_US:.0f} µs: {median}; DMA on/off direction right in {s['dma_sign_right']} of "
+              f"{s['dma_pairs']} pairs. Predictions (PREDICTED, not measured) against published measurements."]
+    return "\n".join(lines)
+
+
+__all__ = ["CalibrationError", "Row", "TimingError", "calibrate", "summary", "table"]
