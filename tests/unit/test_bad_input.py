@@ -56,7 +56,13 @@ def _problem(**changes) -> dict:
     return _changed(REPORT, problems=[_changed(REPORT["problems"][0], **changes)])
 
 
+CSV_HEAD = "source,gpu,target,op,M,N,K,layout,dtype,variant,time_us\n"
 FILES = {
+    "cal_columns.csv": "source,M,N,K\nx,1,2,3\n",
+    "cal_empty.csv": "# only a comment\n" + CSV_HEAD,
+    "cal_zero.csv": CSV_HEAD + "s,MI355X,gfx950,mm,0,64,64,NN,bf16,dma_off,10\n",
+    "cal_time.csv": CSV_HEAD + "s,MI355X,gfx950,mm,64,64,64,NN,bf16,dma_off,fast\n",
+    "cal_binary.csv": BINARY,
     "bin.mlir": BINARY,
     "empty.mlir": "",
     "bad.mlir": "func.func @f(%a: tensor<4x4xf32>\n",
@@ -307,6 +313,15 @@ CASES = [
     ("emulate {F}/rep_bad_isa --seed abc", "is not an integer"),
     ("emulate {F}/rep_bad_isa --shape 0x64x64", "positive integers"),
     ("emulate {F}/rep_bad_isa --shape 64x64", "must have the form"),
+    # calibrate
+    ("calibrate --csv {F}/missing.csv", "does not exist"),
+    ("calibrate --csv {F}/cal_columns.csv", "must have the columns source,gpu,target"),
+    ("calibrate --csv {F}/cal_empty.csv", "has no rows"),
+    ("calibrate --csv {F}/cal_zero.csv", "row 1 of"),
+    ("calibrate --csv {F}/cal_time.csv", "positive time_us"),
+    ("calibrate --csv {F}/cal_binary.csv", "not a text CSV file"),
+    ("calibrate --csv {F}/cal_zero.csv --workers 0", "at least 1"),
+    ("calibrate", "--csv"),
     # predict
     ("predict {F}/missing", "no report.json"),
     ("predict {F}/rep_invalid", "is not valid JSON"),
@@ -479,7 +494,8 @@ def test_cases_are_distinct_and_many():
     assert len(set(lines)) == len(lines) >= 100
     assert all("  " not in line for line in lines)  # arguments are split at single spaces (values may hold \n)
     assert {line.split()[0] for line in lines if line} == {"compile", "spec", "inspect", "bench", "report", "tune",
-                                                           "explain", "emulate", "predict", "list", "frobnicate"}
+                                                           "explain", "emulate", "predict", "calibrate", "list",
+                                                           "frobnicate"}
 
 
 @pytest.mark.parametrize("line, message", CASES, ids=[line or "(no arguments)" for line, _ in CASES])
@@ -622,7 +638,8 @@ def test_every_project_error_type_is_reported(tmp_path):
     ["spec", "--target", "gfx942", "--shape", "64x64x64", "--pipeline", "tuned"],
     ["inspect", "FOLDER"], ["bench", "--target", "cpu", "--suite", "smoke", "--compile-only", "-o", "OUT"],
     ["report", "FOLDER"], ["tune", "--target", "sm_80", "--shape", "256x256x256", "--compile-only", "-o", "OUT"],
-    ["explain", "--schedule", "pingpong8"], ["emulate", "FOLDER"], ["predict", "FOLDER"], ["list"]],
+    ["explain", "--schedule", "pingpong8"], ["emulate", "FOLDER"], ["predict", "FOLDER"],
+    ["calibrate", "--csv", "FOLDER/x.csv"], ["list"]],
     ids=lambda argv: argv[0])
 def test_a_user_error_raised_anywhere_is_one_sentence_and_exit_2(argv, tmp_path, capsys, monkeypatch):
     """Every subcommand: the command line catches the one base class, so a subclass defined anywhere (here a new

@@ -56,3 +56,23 @@ def test_the_steady_state_window_agrees_with_the_whole_loop(compiled, monkeypatc
     whole = predict(compiled / "1024")
     assert windowed.instructions < whole.instructions / 2
     assert windowed.cu_cycles == pytest.approx(whole.cu_cycles, rel=0.05)
+
+
+def test_calibrate_predicts_published_rows_and_pairs_dma(tmp_path, capsys):
+    csv = tmp_path / "rows.csv"
+    csv.write_text("# a published pair\nsource,gpu,target,op,M,N,K,layout,dtype,variant,time_us\n"
+                   "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,dma_off,11.6\n"
+                   "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,dma_on,8.4\n"
+                   "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,iree_builtin_pingpong_ukernel,9.0\n")
+    assert cli.main(["calibrate", "--csv", str(csv), "--json", "--keep", str(tmp_path / "keep")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    off, on, ukernel = rows
+    assert off["predicted"] and on["predicted"] and not ukernel["predicted"]
+    assert "no iree-compile recipe" in ukernel["note"]
+    assert off["error"] == pytest.approx((off["predicted_us"] - 11.6) / 11.6)
+    dumps = {v: next((tmp_path / "keep").glob(f"*_{v}")) / "report.json" for v in ("dma_off", "dma_on")}
+    loads = {v: json.loads(p.read_text())["dispatches"][0]["dma_loads"] for v, p in dumps.items()}
+    assert loads["dma_off"] == 0 and loads["dma_on"] > 0  # the flag takes effect both ways
+    assert cli.main(["calibrate", "--csv", str(csv), "--keep", str(tmp_path / "keep")]) == 0
+    text = capsys.readouterr().out
+    assert "PREDICTED, not measured" in text and "DMA on/off direction right in" in text
