@@ -40,7 +40,7 @@ from .report import write_reports
 from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
-from .timing.calibrate import calibrate, table as calibration_table
+from .timing.calibrate import Calibration, table as calibration_table
 from .timing.predict import predict
 from .tune import codegen_candidates, finalize, plan_search
 from .tune_cache import cached, tune_cache
@@ -538,11 +538,19 @@ def cmd_calibrate(args) -> int:
     if args.keep is not None:
         _writable(args.keep, "folder")
         args.keep.mkdir(parents=True, exist_ok=True)
-    rows = calibrate(args.csv, args.workers, args.keep)
+    calibration = Calibration(args.csv, args.workers, args.keep)
+    try:
+        timings, rows = calibration.fit() if args.fit else ({}, calibration.rows())
+    finally:
+        calibration.close()
+    fitted = {name: {fact: getattr(timing, fact) for fact in timing.fitted} for name, timing in timings.items()}
     if args.json:
-        print(json.dumps([row.as_dict() for row in rows], indent=1))
+        print(json.dumps([dict(row.as_dict(), **({"fitted": fitted[row.target]} if row.target in fitted else {}))
+                          for row in rows], indent=1))
     else:
         print(calibration_table(rows))
+        for name, facts in fitted.items():
+            print(f"fitted for {name}: " + ", ".join(f"{fact} = {value}" for fact, value in facts.items()))
     return 0
 
 
@@ -655,6 +663,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. ../shared/research/amd-measured-calibration.csv)")
     p.add_argument("--workers", type=_at_least(1), default=2, help="rows compiled and predicted at once")
     p.add_argument("--keep", type=Path, help="compile the rows into this folder and keep them (reused when run again)")
+    p.add_argument("--fit", action="store_true", help="fit the target's `fitted` timing facts to the rows first "
+                                                      "(coordinate descent on the median |error|) and print them")
     p.add_argument("--json", action="store_true", help="one object per row: its fields plus predicted_us")
     p.set_defaults(run=cmd_calibrate)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")

@@ -11,6 +11,7 @@ whether the prediction moves the same way.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import multiprocessing
 import statistics
@@ -26,7 +27,7 @@ from .. import flow
 from ..job import Job
 from ..targets import TARGETS
 from .ops import TimingError
-from .predict import predict
+from .predict import Recording, record, replay
 
 FIELDS = ("source", "gpu", "target", "op", "M", "N", "K", "layout", "dtype", "variant", "time_us")
 # variant -> extra iree-compile flags (IREE's default pipeline); None: not reproducible here (one sentence).
@@ -93,43 +94,112 @@ def read_rows(text: str, name: str) -> list[dict]:
     return rows
 
 
-def _row(fields: dict, root: str) -> Row:
-    base = Row(fields["source"], fields["target"], fields["op"], int(fields["M"]), int(fields["N"]),
-               int(fields["K"]), fields["layout"].lower(), fields["dtype"], fields["variant"],
-               float(fields["time_us"]))
+def _base(fields: dict) -> Row:
+    return Row(fields["source"], fields["target"], fields["op"], int(fields["M"]), int(fields["N"]), int(fields["K"]),
+               fields["layout"].lower(), fields["dtype"], fields["variant"], float(fields["time_us"]))
+
+
+def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
+    """Compile the row as its source describes and record it; or the row with the sentence saying why not."""
+    base = _base(fields)
     target = TARGETS.get(base.target)
     flags = VARIANTS.get(base.variant)
     why = (f"target {base.target} is not in the target table" if target is None else
            f"variant '{base.variant}' has no iree-compile recipe here" if flags is None else
            f"op '{base.op}' is not a GEMM this tool builds" if base.op not in OPS else None)
-    if why:
-        return _replace(base, note=why)
+    if why or target is None or flags is None:
+        return _replace(base, note=why or ""), None
     try:
         gemm = Gemm(base.m, base.n, base.k, base.dtype, base.layout)
         folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
         if not (folder / "report.json").is_file():
             flow.compile_job(flow.prepare(Job(target, "default", (gemm,), (None,))), folder, extra_flags=flags)
-        prediction = predict(folder)
+        return base, record(folder)
     except UserError as err:
-        return _replace(base, note=str(err))
-    return _replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
+        return _replace(base, note=str(err)), None
 
 
 def _replace(row: Row, **changes) -> Row:
     return Row(**dict(asdict(row), **changes))
 
 
-def calibrate(path: Path, workers: int = 2, folder: Path | None = None) -> list[Row]:
-    if not path.is_file():
-        raise CalibrationError(f"calibration file {path} does not exist.")
+_RECORDED: list = []  # a worker's copy of the recorded rows (set by its initializer)
+
+
+def _keep(recorded: list) -> None:
+    _RECORDED[:] = recorded
+
+
+def _evaluate(index: int, timings: dict) -> Row:
+    """Row `index` of the worker's recorded rows predicted with the given timing facts per target."""
+    base, rec = _RECORDED[index]
+    if rec is None:
+        return base
+    target = TARGETS[base.target]
+    if base.target in timings:
+        target = dataclasses.replace(target, timing=timings[base.target])
     try:
-        rows = read_rows(path.read_text(), str(path))
-    except UnicodeDecodeError:
-        raise CalibrationError(f"{path} is not a text CSV file.") from None
-    with tempfile.TemporaryDirectory(prefix="calibrate-") as scratch:
-        root = str(folder or scratch)
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(_row, rows, [root] * len(rows)))
+        prediction = replay(rec, target)
+    except UserError as err:
+        return _replace(base, note=str(err))
+    return _replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
+
+
+class Calibration:
+    """Rows recorded once (compiled and traced in parallel), then predicted under any timing facts."""
+
+    def __init__(self, path: Path, workers: int = 2, folder: Path | None = None):
+        if not path.is_file():
+            raise CalibrationError(f"calibration file {path} does not exist.")
+        try:
+            fields = read_rows(path.read_text(), str(path))
+        except UnicodeDecodeError:
+            raise CalibrationError(f"{path} is not a text CSV file.") from None
+        context = multiprocessing.get_context("spawn")
+        with tempfile.TemporaryDirectory(prefix="calibrate-") as scratch:
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                self.recorded = list(pool.map(_record, fields, [str(folder or scratch)] * len(fields)))
+        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_keep, initargs=(self.recorded,))
+
+    def rows(self, timings: dict | None = None) -> list[Row]:
+        indices = range(len(self.recorded))
+        return list(self.pool.map(_evaluate, indices, [timings or {}] * len(self.recorded)))
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+    def fit(self, rounds: int = 2) -> tuple[dict, list[Row]]:
+        """Coordinate descent over each target's `fitted` timing facts (FIT_GRID), minimising the median |error|
+        over the rows measured at ≥ MIN_US (ties: more DMA directions right). Returns the facts and the rows."""
+        timings = {name: TARGETS[name].timing for name in {r.target for r, rec in self.recorded if rec is not None}}
+        best = self.rows(timings)
+        for _ in range(rounds):
+            for name in sorted(timings):
+                for fact in timings[name].fitted:
+                    for value in FIT_GRID.get(fact, ()):
+                        trial = dict(timings, **{name: dataclasses.replace(timings[name], **{fact: value})})
+                        rows = self.rows(trial)
+                        if _score(rows) < _score(best):
+                            timings, best = trial, rows
+        return timings, best
+
+
+# The values coordinate descent tries for each fitted fact.
+FIT_GRID = {"vmem_latency": (300, 500, 800, 1200, 1800, 2600, 3600), "vmem_bytes_per_clk": (8, 16, 32, 64, 128),
+            "barrier_latency": (16, 32, 64, 128, 256), "launch_us": (2.0, 4.0, 6.0, 8.0)}
+
+
+def _score(rows: list[Row]) -> tuple[float, int]:
+    s = summary(rows)
+    return (s["median_abs_error"] if s["median_abs_error"] is not None else float("inf"), -s["dma_sign_right"])
+
+
+def calibrate(path: Path, workers: int = 2, folder: Path | None = None) -> list[Row]:
+    calibration = Calibration(path, workers, folder)
+    try:
+        return calibration.rows()
+    finally:
+        calibration.close()
 
 
 def dma_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:

@@ -98,27 +98,59 @@ def resident_workgroups(report: dict, waves_per_group: int, simds: int, workgrou
     return max(1, min(workgroups, occupancy * simds // max(1, waves_per_group)))
 
 
-def predict(folder: str | Path, seed: int = 0) -> Prediction:
+@dataclass(frozen=True)
+class Recording:
+    """What the emulator recorded for one compiled folder: enough to replay it under any timing facts."""
+
+    report: dict
+    target_name: str
+    kernel: object  # pipelines.emulator.isa.Kernel
+    configured: str
+    traces: list  # per resident workgroup, per wave: (executed pcs, LDS bank passes)
+    edge: int | None  # the K loop's back-edge
+    workgroups: int
+    per_cu: int  # workgroups the busiest CU gets
+    resident: int  # of them at once
+    seconds: float
+
+
+def record(folder: str | Path, seed: int = 0) -> Recording:
+    """Check the folder, cost every instruction once (an uncosted one is an error before anything runs) and record
+    the resident workgroups on the emulator, stopping in the K loop's steady state."""
     started = time.perf_counter()
     folder = Path(folder)
     if not (folder / "report.json").is_file():
         raise TimingError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
     report = read_report(folder / "report.json")
     target = _target(report)
-    timing = target.timing
     _, kernel, configured = load_kernel(folder)
-    ops = [classify(inst, target) for inst in kernel.instructions]  # every instruction costed before running
+    for inst in kernel.instructions:
+        classify(inst, target)
     threads = math.prod(kernel.workgroup_size)
     waves_per_group = -(-threads // target.wave_size)
-    simds = target.simds_per_cu
     grid = report.get("grid")
     total = math.prod(grid) if isinstance(grid, list) else workgroup_count(configured, report["problems"][0])
     # The busiest CU gets ceil(total / CUs) workgroups, as many at once as occupancy allows.
     per_cu = -(-total // target.compute_units)
-    resident = resident_workgroups(report, waves_per_group, simds, per_cu)
+    resident = resident_workgroups(report, waves_per_group, target.simds_per_cu, per_cu)
     edge = k_loop(kernel)
     run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None)
-    traces = run.traces or []
+    return Recording(report, target.name, kernel, configured, run.traces or [], edge, run.workgroups, per_cu,
+                     resident, time.perf_counter() - started)
+
+
+def predict(folder: str | Path, seed: int = 0) -> Prediction:
+    return replay(record(folder, seed))
+
+
+def replay(rec: Recording, target=None) -> Prediction:
+    """The recording replayed on the CU model with `target`'s timing facts (default: its own target's)."""
+    started = time.perf_counter()
+    target = target or TARGETS[rec.target_name]
+    timing, kernel, configured, report, edge = target.timing, rec.kernel, rec.configured, rec.report, rec.edge
+    ops = [classify(inst, target) for inst in kernel.instructions]
+    traces, per_cu, resident = rec.traces, rec.per_cu, rec.resident
+    simds = target.simds_per_cu
     waves, groups, passes, marks = [], [], [], []
     windowed = False
     for group, wave_traces in enumerate(traces):
@@ -132,9 +164,9 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
     cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds, marks=marks).run()
     cu_cycles = cu.cycles
     if windowed:
-        cu_cycles = _extrapolate(cu, traces, kernel, target, configured, report["problems"][0], run.workgroups,
+        cu_cycles = _extrapolate(cu, traces, kernel, target, configured, report["problems"][0], rec.workgroups,
                                  edge)
-    workgroups = run.workgroups
+    workgroups = rec.workgroups
     rounds = -(-per_cu // resident)
     clock = timing.clock_mhz * 1e6
     compute_us = rounds * cu_cycles / clock * 1e6
@@ -151,7 +183,8 @@ def predict(folder: str | Path, seed: int = 0) -> Prediction:
         f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
     return Prediction(kernel.name, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
                       workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, timing.launch_us,
-                      cu.mma_utilization, stalls, sum(len(w) for w in waves), time.perf_counter() - started)
+                      cu.mma_utilization, stalls, sum(len(w) for w in waves),
+                      rec.seconds + time.perf_counter() - started)
 
 
 def k_loop(kernel) -> int | None:
