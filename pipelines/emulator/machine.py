@@ -697,8 +697,16 @@ def _lshl64(inst, ctx):
     return run
 
 
+@decoder("v_accvgpr_write_b32", "v_accvgpr_write", "v_accvgpr_read_b32", "v_accvgpr_read", "v_accvgpr_mov_b32")
+def _accvgpr(inst, ctx):
+    """Copy one register between the VGPR and AGPR files (or AGPR to AGPR), under EXEC."""
+    read, write = vector_reader(inst.operands[1], ctx), vector_writer(inst.operands[0])
+    return lambda w: write(w, read(w))
+
+
 @decoder("v_subbrev_co_u32_e32", "v_subbrev_co_u32_e64", "v_addc_co_u32_e32", "v_add_co_u32_e32",
-         "v_add_co_u32_e64", "v_addc_co_u32_e64", "v_sub_co_u32_e32", "v_subrev_co_u32_e32")
+         "v_add_co_u32_e64", "v_addc_co_u32_e64", "v_sub_co_u32_e32", "v_subrev_co_u32_e32", "v_subb_co_u32_e32",
+         "v_subb_co_u32_e64", "v_sub_co_u32_e64", "v_subrev_co_u32_e64")
 def _carry(inst, ctx):
     base = _base(inst.opcode)
     ops = inst.operands
@@ -706,7 +714,7 @@ def _carry(inst, ctx):
     dst, carry_out = ops[0], sreg_index(ops[1])
     a, b = vector_reader(ops[2], ctx), vector_reader(ops[3], ctx)
     carry_in = sreg_index(ops[4]) if len(ops) > 4 else VCC
-    uses_carry = base in ("v_subbrev_co_u32", "v_addc_co_u32")
+    uses_carry = base in ("v_subbrev_co_u32", "v_addc_co_u32", "v_subb_co_u32")
     write = vector_writer(dst)
 
     def run(w):

@@ -66,6 +66,20 @@ class _Simd:
     mma_busy: int = 0  # clocks the matrix pipe was busy
 
 
+@dataclass
+class _Pipe:
+    """A unit of the CU that serves one op at a time, in arrival order."""
+
+    free: int = 0
+    busy: int = 0
+
+    def serve(self, t: int, clocks: int) -> int:
+        """Queue an op arriving at `t` for `clocks`; the clock its service ends."""
+        self.free = max(t, self.free) + clocks
+        self.busy += clocks
+        return self.free
+
+
 @dataclass(frozen=True)
 class CuResult:
     cycles: int  # clock at which the last wave ended
@@ -92,10 +106,7 @@ class CuModel:
         self.waves = [_Wave(i, i % simds, (groups or [0] * len(waves))[i], list(ops),
                             list((lds_passes or [[]] * len(waves))[i])) for i, ops in enumerate(waves)]
         self.lds_bytes_per_pass = lds_bytes_per_pass
-        self.lds_free = 0
-        self.vmem_free = 0
-        self.lds_busy = 0
-        self.vmem_busy = 0
+        self.lds, self.vmem = _Pipe(), _Pipe()  # the CU's LDS bank passes and its vector memory return path
         self.stalls: Counter = Counter()
         self.issued: Counter = Counter()
         self.on_simd = [[w for w in self.waves if w.simd == s] for s in range(simds)]
@@ -210,28 +221,11 @@ class CuModel:
         elif op.kind == "lds":
             passes = w.lds_passes[w.lds_index] if w.lds_index < len(w.lds_passes) else 1
             w.lds_index += 1
-            start = max(t, self.lds_free)
-            self.lds_free = start + passes
-            self.lds_busy += passes
-            done = max(start + passes + op.latency, w.lgkm[-1] if w.lgkm else 0)
-            w.lgkm.append(done)
-            w.last_done = max(w.last_done, done)
-            for reg in op.writes:
-                w.reg_ready[reg] = done
+            self._complete(w, w.lgkm, self.lds.serve(t, passes) + op.latency, op)
         elif op.kind == "vmem":
-            transfer = -(-op.bytes // timing.vmem_bytes_per_clk)
-            start = max(t, self.vmem_free)
-            self.vmem_free = start + transfer
-            self.vmem_busy += transfer
-            done = max(start + transfer + op.latency, w.vm[-1] if w.vm else 0)
-            w.vm.append(done)
-            w.last_done = max(w.last_done, done)
-            for reg in op.writes:
-                w.reg_ready[reg] = done
+            self._complete(w, w.vm, self.vmem.serve(t, -(-op.bytes // timing.vmem_bytes_per_clk)) + op.latency, op)
         elif op.kind == "smem":
-            done = max(t + op.latency, w.lgkm[-1] if w.lgkm else 0)
-            w.lgkm.append(done)
-            w.last_done = max(w.last_done, done)
+            self._complete(w, w.lgkm, t + op.latency, op)
         elif op.kind == "setprio":
             w.prio = op.value
             w.ready_at = t + op.latency
@@ -239,6 +233,15 @@ class CuModel:
             w.ready_at = t + max(1, op.latency)
         else:
             raise TimingError(f"the timing model cannot issue '{op.text}'.")
+
+    @staticmethod
+    def _complete(w: _Wave, queue: deque, done: int, op: Op) -> None:
+        """The op's data arrive at `done`, but its counter retires in issue order."""
+        done = max(done, queue[-1] if queue else 0)
+        queue.append(done)
+        w.last_done = max(w.last_done, done)
+        for reg in op.writes:
+            w.reg_ready[reg] = done
 
     # ---- the loop
     def run(self) -> CuResult:
@@ -266,7 +269,7 @@ class CuModel:
                     self.stalls[w.state] += step
             t += step
         return CuResult(max(w.finish for w in self.waves), tuple(w.finish for w in self.waves), dict(self.stalls),
-                        tuple(s.mma_busy for s in self.simds), dict(self.issued), self.lds_busy, self.vmem_busy,
+                        tuple(s.mma_busy for s in self.simds), dict(self.issued), self.lds.busy, self.vmem.busy,
                         tuple(tuple(w.mark_times) for w in self.waves))
 
     def _idle_step(self, t: int) -> int:

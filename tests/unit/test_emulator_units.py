@@ -338,3 +338,16 @@ def test_signed_min_max_compare_as_int32(opcode, want):
     w.v[2][:3] = np.array([-7, 3, -2**31], np.int32).view(np.uint32)
     run(w, f"{opcode} v1, 1, v2")
     assert w.v[1][:3].view(np.int32).tolist() == want
+
+
+def test_subb_borrows_and_accvgpr_copies():
+    """v_subb_co_u32 subtracts src1 and the borrow-in (VCC) and sets the borrow-out; v_accvgpr_write/read copy a
+    register into the AGPR file and back (IREE's long-K gfx950 kernels use both)."""
+    w = Wave(0, SimpleNamespace(mma=0), 64, 32, 8)
+    w.v[1][:2] = [5, 5]
+    w.write_mask(VCC, np.arange(64) == 1)  # lane 1 borrows in
+    run(w, "v_subb_co_u32_e64 v2, s[8:9], v1, 5, vcc")
+    assert w.v[2][:2].tolist() == [0, 0xFFFFFFFF] and w.s[8] & 0b11 == 0b10  # lanes 2-63: 0 - 5 borrows
+    run(w, "v_accvgpr_write_b32 a3, v1")
+    run(w, "v_accvgpr_read_b32 v4, a3")
+    assert w.a[3][0] == 5 and w.v[4][1] == 5
