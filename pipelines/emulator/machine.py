@@ -334,7 +334,8 @@ def _scmp(inst, ctx):
     return run
 
 
-@decoder("s_and_saveexec_b64", "s_and_saveexec_b32", "s_or_saveexec_b64", "s_or_saveexec_b32")
+@decoder("s_and_saveexec_b64", "s_and_saveexec_b32", "s_or_saveexec_b64", "s_or_saveexec_b32",
+         "s_andn2_saveexec_b64", "s_andn2_saveexec_b32")
 def _saveexec(inst, ctx):
     bits = 64 if inst.opcode.endswith("64") else 32
     if (bits == 64) != (ctx.lanes == 64):
@@ -343,7 +344,9 @@ def _saveexec(inst, ctx):
     src = scalar_reader(inst.operands[1], bits)
     exec_read = scalar_reader(Reg("s", EXEC), bits)
     exec_write = scalar_writer(Reg("s", EXEC), bits)
-    op = (lambda a, b: a & b) if "_and_" in inst.opcode else (lambda a, b: a | b)
+    mask = (1 << bits) - 1
+    op = {"s_and": lambda a, b: a & b, "s_or": lambda a, b: a | b,
+          "s_andn2": lambda a, b: a & ~b & mask}[inst.opcode.split("_saveexec")[0]]  # EXEC = S0 op EXEC
 
     def run(w):
         old = exec_read(w)
@@ -451,6 +454,7 @@ _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
 }
 
 _VOP3 = {  # three-source ops
+    "v_bfi_b32": lambda a, b, c: (a & b) | (~a & c),  # bitfield insert: S1 where S0 is set, else S2
     "v_mad_i32_i24": lambda a, b, c: ((_sext24(a) * _sext24(b) + c.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32),
     "v_add3_u32": lambda a, b, c: a + b + c,
     "v_or3_b32": lambda a, b, c: a | b | c,
@@ -548,10 +552,15 @@ def valu_compute(inst: Instruction, ctx):
     if inst.opcode.endswith("_sdwa"):
         dst_sel = inst.modifiers.get("dst_sel", "DWORD")
         unused = inst.modifiers.get("dst_unused", "UNUSED_PAD")
-        if base not in _VOP2 or dst_sel not in _SDWA_SEL or unused not in ("UNUSED_PAD", "UNUSED_PRESERVE"):
+        if (base not in _VOP2 and base != "v_cndmask_b32") or dst_sel not in _SDWA_SEL or unused not in (
+                "UNUSED_PAD", "UNUSED_PRESERVE"):
             raise EmulatorError(f"unsupported SDWA form '{inst.text}' at line {inst.line}.")
         a = _sdwa_source(ops[1], inst.modifiers.get("src0_sel", "DWORD"), ctx)
         b = _sdwa_source(ops[2], inst.modifiers.get("src1_sel", "DWORD"), ctx)
+        if base == "v_cndmask_b32":  # VOPC-style select: src1 where VCC is set, else src0
+            if dst_sel != "DWORD":
+                raise EmulatorError(f"unsupported SDWA form '{inst.text}' at line {inst.line}.")
+            return (lambda w: np.where(w.read_mask(VCC), b(w), a(w)).astype(np.uint32)), ops[0]
         fn = _VOP2[base]
         shift, width = _SDWA_SEL[dst_sel]
         if width == 32:
@@ -608,7 +617,7 @@ def _write_result(compute, dst, ctx):
 
 @decoder(*(f"{n}{s}" for n in list(_VOP2) + list(_VOP3) for s in ("", "_e32", "_e64", "_sdwa")),
          "v_bitop3_b32", "v_bitop3_b16", "v_mov_b32_e32", "v_mov_b32", "v_not_b32_e32", "v_pk_sub_i16",
-         "v_cndmask_b32_e32", "v_cndmask_b32_e64")
+         "v_cndmask_b32_e32", "v_cndmask_b32_e64", "v_cndmask_b32_sdwa")
 def _valu(inst, ctx):
     found = valu_compute(inst, ctx)
     if found is None:
@@ -694,6 +703,35 @@ def _lshl64(inst, ctx):
         result = np.broadcast_to(value(w) << (shift(w) & u32(63)).astype(np.uint64), (w.lanes,))
         lo(w, (result & np.uint64(MASK32)).astype(np.uint32))
         hi(w, (result >> np.uint64(32)).astype(np.uint32))
+    return run
+
+
+@decoder("v_mov_b64_e32", "v_mov_b64")
+def _mov_b64(inst, ctx):
+    """A 64-bit move into a VGPR pair (gfx940+)."""
+    dst, src = inst.operands
+    read = vector_reader64(src, ctx)
+    lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
+
+    def run(w):
+        value = np.broadcast_to(read(w), (w.lanes,))
+        lo(w, (value & np.uint64(MASK32)).astype(np.uint32))
+        hi(w, (value >> np.uint64(32)).astype(np.uint32))
+    return run
+
+
+@decoder("v_lshl_add_u64")
+def _lshl_add_u64(inst, ctx):
+    """vdst[2] = (src0 (u64) << src1[2:0]) + src2 (u64), wrapping at 64 bits (CDNA3 ISA, VOP3)."""
+    dst, a_op, shift_op, c_op = inst.operands
+    a, shift, c = vector_reader64(a_op, ctx), vector_reader(shift_op, ctx), vector_reader64(c_op, ctx)
+    lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
+
+    def run(w):
+        amount = (np.broadcast_to(shift(w), (w.lanes,)) & u32(7)).astype(np.uint64)
+        total = (np.broadcast_to(a(w), (w.lanes,)) << amount) + np.broadcast_to(c(w), (w.lanes,))
+        lo(w, (total & np.uint64(MASK32)).astype(np.uint32))
+        hi(w, (total >> np.uint64(32)).astype(np.uint32))
     return run
 
 

@@ -351,3 +351,32 @@ def test_subb_borrows_and_accvgpr_copies():
     run(w, "v_accvgpr_write_b32 a3, v1")
     run(w, "v_accvgpr_read_b32 v4, a3")
     assert w.a[3][0] == 5 and w.v[4][1] == 5
+
+
+def test_lshl_add_u64_shifts_then_adds_64_bits():
+    w = new_wave()
+    w.s[4], w.s[5] = 0x80000001, 0x1  # 0x1_8000_0001
+    w.v[0][0], w.v[1][0] = 0xFFFFFFFF, 0x0
+    run(w, "v_lshl_add_u64 v[2:3], s[4:5], 2, v[0:1]")
+    assert (int(w.v[3][0]) << 32 | int(w.v[2][0])) == (0x180000001 << 2) + 0xFFFFFFFF
+
+
+def test_the_long_k_gfx950_kernels_alu_forms():
+    """Forms IREE's gfx950 default kernels for K = 150000 use: s_andn2_saveexec, v_mov_b64, v_bfi_b32 and a
+    v_cndmask_b32 with an SDWA word select."""
+    w = new_wave()
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.s[10], w.s[11] = 0xF, 0
+    run(w, "s_andn2_saveexec_b64 s[12:13], s[10:11]")  # EXEC = s[10:11] & ~EXEC (all lanes on): nothing
+    assert (w.s[12], w.s[13]) == (0xFFFFFFFF, 0xFFFFFFFF) and not w.exec.any() and w.scc == 0
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.s[20], w.s[21] = 0x12345678, 0x9ABCDEF0
+    run(w, "v_mov_b64_e32 v[2:3], s[20:21]")
+    assert (w.v[2][5], w.v[3][5]) == (0x12345678, 0x9ABCDEF0)
+    w.v[4][:] = 0xFFFF0000
+    run(w, "v_bfi_b32 v5, 0xFF00FF00, v4, v2")  # S1's bits where S0 is set, S2's elsewhere
+    assert w.v[5][0] == (0xFF00FF00 & 0xFFFF0000) | (~0xFF00FF00 & 0x12345678 & 0xFFFFFFFF)
+    w.write_mask(VCC, np.arange(64) == 0)
+    run(w, "v_cndmask_b32_sdwa v6, v2, v3, vcc dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD "
+           "src1_sel:WORD_1")
+    assert (w.v[6][0], w.v[6][1]) == (0x9ABC, 0x12345678)
