@@ -212,19 +212,23 @@ def dma_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
 def summary(rows: list[Row]) -> dict:
     judged = [r for r in rows if r.error is not None and r.measured_us >= MIN_US]
     pairs = [(off, on) for off, on in dma_pairs(rows) if off.predicted_us is not None and on.predicted_us is not None]
-    right = sum((on.measured_us < off.measured_us) == (on.predicted_us < off.predicted_us) for off, on in pairs)
+    right = sum(_direction(off, on) == "right" for off, on in pairs)
     return {"rows": len(rows), "predicted": sum(r.predicted_us is not None for r in rows),
             "judged": len(judged), "median_abs_error": statistics.median(abs(r.error) for r in judged)
             if judged else None, "dma_pairs": len(pairs), "dma_sign_right": right}
 
 
+def _direction(off: Row, on: Row) -> str:
+    """Whether the prediction moves the way the measurement does when DMA is turned on: "right", "wrong", or
+    "none" when the two predictions are equal (IREE 3.13 compiled the same kernel both ways): no sign at all."""
+    if off.predicted_us is None or on.predicted_us is None or on.predicted_us == off.predicted_us:
+        return "none"
+    return "right" if (on.measured_us < off.measured_us) == (on.predicted_us < off.predicted_us) else "wrong"
+
+
 def table(rows: list[Row]) -> str:
     """Markdown: every row, measured against predicted, and the DMA direction per pair."""
-    direction = {}
-    for off, on in dma_pairs(rows):
-        if off.predicted_us is not None and on.predicted_us is not None:
-            same = (on.measured_us < off.measured_us) == (on.predicted_us < off.predicted_us)
-            direction[id(on)] = "right" if same else "wrong"
+    direction = {id(on): _direction(off, on) for off, on in dma_pairs(rows)}
     lines = ["| source | op | M×N×K | layout | variant | measured µs | predicted µs | error | DMA on/off sign | "
              "bound / note |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -237,7 +241,8 @@ def table(rows: list[Row]) -> str:
     median = f"{100 * s['median_abs_error']:.0f} %" if s["median_abs_error"] is not None else "–"
     lines += ["", f"{s['predicted']} of {s['rows']} rows predicted; median |error| over the {s['judged']} predicted "
               f"rows measured at ≥ {MIN_US:.0f} µs: {median}; DMA on/off direction right in {s['dma_sign_right']} of "
-              f"{s['dma_pairs']} pairs. Predictions (PREDICTED, not measured) against published measurements."]
+              f"{s['dma_pairs']} pairs (a pair whose two predictions are equal counts as not right). Predictions "
+              "(PREDICTED, not measured) against published measurements."]
     return "\n".join(lines)
 
 
