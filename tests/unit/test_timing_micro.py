@@ -12,8 +12,10 @@ from pipelines.emulator.memory import bank_cycles
 from pipelines.targets import TARGETS
 from pipelines.timing import TimingError, classify_text, run_waves
 
-GFX942 = TARGETS["gfx942"]
-T = GFX942.timing
+# gfx942's published facts with the fitted ones pinned to the values the arithmetic below uses, so that a new
+# calibration does not change these hand-worked clocks.
+T = dataclasses.replace(TARGETS["gfx942"].timing, vmem_latency=500, vmem_bytes_per_clk=64, barrier_latency=32)
+GFX942 = dataclasses.replace(TARGETS["gfx942"], timing=T)
 
 
 def program(*lines: str) -> list:
