@@ -529,7 +529,11 @@ def cmd_emulate(args) -> int:
 
 
 def cmd_predict(args) -> int:
-    prediction = predict(args.folder, seed=args.seed)
+    if args.timeline is not None:
+        _writable(args.timeline, "file")
+        if args.timeline.suffix.lower() != ".png":
+            raise UsageError(f"--timeline {args.timeline} must name a .png file.")
+    prediction = predict(args.folder, seed=args.seed, timeline=args.timeline, force=args.force)
     print(json.dumps(prediction.as_dict(), indent=1) if args.json else prediction.summary())
     return 0
 
@@ -655,6 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "replayed on the timing model (not a measurement)")
     p.add_argument("folder", type=Path, help="a folder written by `pipelines compile` for gfx942, gfx950 or gfx1151")
     p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
+    p.add_argument("--timeline", type=Path, help="draw the steady-state K loop as replayed, one row per wave (PNG)")
+    p.add_argument("--force", action="store_true", help=FORCE_FILE)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_predict)
     p = sub.add_parser("calibrate", help="published AMD kernel times against the timing model's predictions")

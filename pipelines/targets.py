@@ -98,6 +98,7 @@ class Timing:
     hbm_bytes_per_s: float
     l2_bytes_per_xcd: int
     launch_us: float  # per dispatch
+    simds: int = 4  # SIMDs per compute unit as `compute_units` counts them (RDNA3.5: 2 per CU, 4 per WGP)
     fitted: tuple[str, ...] = ()  # fields set by calibration, not taken from a source
     sources: tuple[str, ...] = ()
 
@@ -319,10 +320,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,
                       mma_read_extra=4, lds_latency=20, smem_latency=20, vmem_latency=320, vmem_bytes_per_clk=64,
                       branch_latency=32, barrier_latency=32, hbm_bytes_per_s=256e9, l2_bytes_per_xcd=2 << 20,
-                      launch_us=4.0, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
+                      launch_us=4.0, simds=2, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
                           "LLVM AMDGPU SISchedule.td (GFX11SpeedModel)",
                           "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU)",
-                          "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2")),
+                          "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2",
+                          "2 SIMD32 per CU: 40 CUs × 2 × 256 FLOP/clk (a 32-clock 16x16x16 WMMA) × 2.9 GHz = 59.4 "
+                          "TFLOP/s, the published peak")),
         ukernel_mma={2: "WMMAR3_F32_16x16x16_{T}"},
         named=NamedRules(
             # The 128×64 tile was fastest on gfx1151.

@@ -54,6 +54,8 @@ class _Wave:
     last_done: int = 0  # when the latest of its issued ops completes
     marks: frozenset = frozenset()  # trace positions whose issue clock is recorded
     mark_times: list = field(default_factory=list)
+    events: list | None = None  # with a timeline: (clock, clocks, class) of each issued instruction
+    spans: list | None = None  # with a timeline: [start, clocks, state] of each run of one state
     done: bool = False
     finish: int = 0
     state: str = "issue"
@@ -90,6 +92,8 @@ class CuResult:
     lds_busy: int
     vmem_busy: int
     marks: tuple = ()  # per wave, the issue clocks of its marked trace positions
+    events: tuple = ()  # with a timeline, per wave: (clock, clocks, class) of each issued instruction
+    spans: tuple = ()  # with a timeline, per wave: (start, clocks, state) of each run of one state
 
     @property
     def mma_utilization(self) -> float:
@@ -100,7 +104,7 @@ class CuResult:
 class CuModel:
     def __init__(self, timing, waves: list[list[Op]], groups: list[int] | None = None,
                  lds_passes: list[list[int]] | None = None, simds: int = 4, lds_bytes_per_pass: int = 128,
-                 marks: list[list[int]] | None = None):
+                 marks: list[list[int]] | None = None, timeline: bool = False):
         self.timing = timing
         self.simds = [_Simd() for _ in range(simds)]
         self.waves = [_Wave(i, i % simds, (groups or [0] * len(waves))[i], list(ops),
@@ -112,6 +116,9 @@ class CuModel:
         self.on_simd = [[w for w in self.waves if w.simd == s] for s in range(simds)]
         for w, marked in zip(self.waves, marks or []):
             w.marks = frozenset(marked)
+        if timeline:
+            for w in self.waves:
+                w.events, w.spans = [], []
 
     # ---- readiness
     def _outstanding(self, queue: deque, t: int) -> int:
@@ -200,6 +207,8 @@ class CuModel:
         timing = self.timing
         if w.pc in w.marks:
             w.mark_times.append(t)
+        if w.events is not None:
+            w.events.append((t, max(1, op.busy if op.kind == "mma" else timing.valu_cycles), op.kind))
         self.issued[op.category] += 1
         w.pc += 1
         w.state = "issue"
@@ -267,10 +276,17 @@ class CuModel:
             for w in self.waves:
                 if not w.done:
                     self.stalls[w.state] += step
+                    if w.spans is not None:
+                        if w.spans and w.spans[-1][2] == w.state and w.spans[-1][0] + w.spans[-1][1] == t:
+                            w.spans[-1][1] += step
+                        else:
+                            w.spans.append([t, step, w.state])
             t += step
         return CuResult(max(w.finish for w in self.waves), tuple(w.finish for w in self.waves), dict(self.stalls),
                         tuple(s.mma_busy for s in self.simds), dict(self.issued), self.lds.busy, self.vmem.busy,
-                        tuple(tuple(w.mark_times) for w in self.waves))
+                        tuple(tuple(w.mark_times) for w in self.waves),
+                        tuple(tuple(w.events or ()) for w in self.waves),
+                        tuple(tuple(tuple(x) for x in w.spans or ()) for w in self.waves))
 
     def _idle_step(self, t: int) -> int:
         """Nothing issued at t: jump to the next clock at which a wave may go on (its delay ends, its sources or its

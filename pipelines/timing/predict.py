@@ -9,7 +9,7 @@ over the chip.
    (tile quantization: a partial round costs a whole one); the kernel is the larger of the rounds' time and the
    time HBM needs to move A, B and C once, plus the launch overhead.
 Long K loops are not replayed whole: the recorded waves stop after WINDOW passes over the K loop's back-edge and
-the rest of the loop is extrapolated at the rate of the last RATE_OVER passes (`_extrapolate`).
+the rest of the loop is extrapolated at the CU's matrix throughput in the window (`_extrapolate`).
 What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
 ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
 workgroup order do not change the time.
@@ -31,10 +31,9 @@ from transforms.schedule import mma_shape
 from .cu import CuModel
 from .ops import INTERNAL, Op, TimingError, classify
 
-# The steady-state window: recording waves stop after this many passes over the K loop's back-edge, and the rate of
-# the last RATE_OVER of them stands for every later iteration.
-WINDOW = 8
-RATE_OVER = 4
+# The steady-state window: recording waves stop after this many passes over the K loop's back-edge; the CU's matrix
+# throughput in the window's second half stands for the rest of the loop (`_extrapolate`).
+WINDOW = 16
 END = Op("s_endpgm (end of the recorded window)", "end", INTERNAL, 0, 0)
 ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hits folded into the fitted VMEM "
                "latency and bandwidth", "XCD split and workgroup order not modelled",
@@ -132,25 +131,26 @@ def record(folder: str | Path, seed: int = 0) -> Recording:
     total = math.prod(grid) if isinstance(grid, list) else workgroup_count(configured, report["problems"][0])
     # The busiest CU gets ceil(total / CUs) workgroups, as many at once as occupancy allows.
     per_cu = -(-total // target.compute_units)
-    resident = resident_workgroups(report, waves_per_group, target.simds_per_cu, per_cu)
+    resident = resident_workgroups(report, waves_per_group, target.timing.simds, per_cu)
     edge = k_loop(kernel)
     run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None)
     return Recording(report, target.name, kernel, configured, run.traces or [], edge, run.workgroups, per_cu,
                      resident, time.perf_counter() - started)
 
 
-def predict(folder: str | Path, seed: int = 0) -> Prediction:
-    return replay(record(folder, seed))
+def predict(folder: str | Path, seed: int = 0, timeline: Path | None = None, force: bool = False) -> Prediction:
+    """`timeline`: also draw the replayed K-loop window as a PNG there (see `timeline_png`)."""
+    return replay(record(folder, seed), timeline=timeline, force=force)
 
 
-def replay(rec: Recording, target=None) -> Prediction:
+def replay(rec: Recording, target=None, timeline: Path | None = None, force: bool = False) -> Prediction:
     """The recording replayed on the CU model with `target`'s timing facts (default: its own target's)."""
     started = time.perf_counter()
     target = target or TARGETS[rec.target_name]
     timing, kernel, configured, report, edge = target.timing, rec.kernel, rec.configured, rec.report, rec.edge
     ops = [classify(inst, target) for inst in kernel.instructions]
     traces, per_cu, resident = rec.traces, rec.per_cu, rec.resident
-    simds = target.simds_per_cu
+    simds = timing.simds
     waves, groups, passes, marks = [], [], [], []
     windowed = False
     for group, wave_traces in enumerate(traces):
@@ -160,12 +160,17 @@ def replay(rec: Recording, target=None) -> Prediction:
             waves.append([ops[pc] for pc in pcs] + ([] if ended else [END]))
             groups.append(group)
             passes.append(lds)
-            marks.append([i for i, pc in enumerate(pcs) if pc == edge])
-    cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds, marks=marks).run()
+            marks.append([i for i, pc in enumerate(pcs) if ops[pc].kind == "mma" or pc == edge])
+    cu = CuModel(timing, waves, groups=groups, lds_passes=passes, simds=simds, marks=marks,
+                 timeline=timeline is not None).run()
+    if timeline is not None:
+        timeline_png(cu, kernel.name, target.name, timeline, force)
     cu_cycles = cu.cycles
     if windowed:
-        cu_cycles = _extrapolate(cu, traces, kernel, target, configured, report["problems"][0], rec.workgroups,
-                                 edge)
+        work = {m.opcode: math.prod(mma_shape(m.name)) for m in target.mma.values()}
+        mark_work = [[work.get(kernel.instructions[pcs[i]].opcode, 0) for i in m]
+                     for m, (pcs, _) in zip(marks, [w for group in traces for w in group])]
+        cu_cycles = _extrapolate(cu, mark_work, configured, report["problems"][0], rec.workgroups, len(traces))
     workgroups = rec.workgroups
     rounds = -(-per_cu // resident)
     clock = timing.clock_mhz * 1e6
@@ -176,6 +181,9 @@ def replay(rec: Recording, target=None) -> Prediction:
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
     tflops = flops / (micro * 1e-6) / 1e12
     peak = target.peak(problem["dtype"])
+    if peak and tflops > peak * 1.001:
+        raise TimingError(f"the timing model predicts {tflops:.0f} TFLOP/s for {kernel.name}, above {target.name}'s "
+                          f"peak of {peak:.0f}: a fault of the model, not a prediction.")
     clocks = sum(cu.stalls.values()) or 1
     stalls = {k: v / clocks for k, v in cu.stalls.items() if v}
     bound = "HBM bandwidth" if hbm_us > compute_us else (
@@ -185,6 +193,55 @@ def replay(rec: Recording, target=None) -> Prediction:
                       workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, timing.launch_us,
                       cu.mma_utilization, stalls, sum(len(w) for w in waves),
                       rec.seconds + time.perf_counter() - started)
+
+
+COLOURS = {"mma": "#d62728", "valu": "#1f77b4", "trans": "#17becf", "lds": "#2ca02c", "vmem": "#ff7f0e",
+           "smem": "#bcbd22", "salu": "#7f7f7f", "branch": "#8c564b", "setprio": "#9467bd"}
+SHADES = {"vmcnt": "#ffbb78", "lgkmcnt": "#98df8a", "barrier": "#c7c7c7", "dependency": "#ff9896",
+          "delay": "#dbdb8d"}
+
+
+def timeline_png(cu, kernel: str, target: str, path: Path, force: bool = False) -> None:
+    """The replayed steady state as executed: one row per wave over the last quarter of the recorded window before
+    its first wave leaves it (the whole replay if there is no K loop), each issued instruction a bar coloured by
+    class, stalls shaded by cause.
+    An existing picture this tool did not draw is replaced only with `force`."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from ..output import FILE_MARK, write_file
+
+    ended = [times[-1] for times in cu.marks if times]
+    end = min(ended) if ended else cu.cycles  # the steady state: before the first wave leaves the window
+    start = end * 3 // 4
+    fig, ax = plt.subplots(figsize=(16, 0.35 * len(cu.events) + 1.5))
+    for row, (events, spans) in enumerate(zip(cu.events, cu.spans)):
+        y = len(cu.events) - 1 - row
+        shaded = [(s, n) for s, n, state in spans if state in SHADES and s + n > start and s < end]
+        for (s, n), state in zip(shaded, [st for s, n, st in spans if st in SHADES and s + n > start and s < end]):
+            ax.broken_barh([(s, n)], (y + 0.05, 0.9), color=SHADES[state], linewidth=0)
+        for kind in COLOURS:
+            bars = [(t, n) for t, n, k in events if k == kind and start <= t <= end]
+            if bars:
+                ax.broken_barh(bars, (y + 0.25, 0.5), color=COLOURS[kind], linewidth=0)
+    ax.set_xlim(start, end)
+    ax.set_yticks([len(cu.events) - 1 - w + 0.5 for w in range(len(cu.events))])
+    ax.set_yticklabels([f"wave {w}" for w in range(len(cu.events))], fontsize=6)
+    ax.set_xlabel("clock (PREDICTED by the timing model, not measured)")
+    ax.set_title(f"{kernel} on {target}: the steady-state K loop as replayed", fontsize=9)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items()]
+              + [Patch(color=c, label=f"stall: {k}") for k, c in SHADES.items()], fontsize=6, ncol=7,
+              loc="upper center", bbox_to_anchor=(0.5, -0.12))
+    fig.tight_layout()
+    picture = io.BytesIO()
+    fig.savefig(picture, format="png", dpi=130, metadata={"Comment": FILE_MARK})
+    plt.close(fig)
+    write_file(path, picture.getvalue(), force)
 
 
 def k_loop(kernel) -> int | None:
@@ -202,28 +259,28 @@ def k_loop(kernel) -> int | None:
     return best[1] if best else None
 
 
-def _extrapolate(cu, traces, kernel, target, configured: str, problem: dict, workgroups: int, edge: int) -> int:
-    """Clocks of the whole K loop from the recorded window: the clock at the last recorded back-edge plus the
-    remaining iterations at the rate of the last RATE_OVER ones. Iterations left = K not yet multiplied / K per
-    iteration, both read from the MFMAs the first workgroup's waves executed (M×N×K of each over the
-    workgroup's output tile)."""
-    work = {m.opcode: math.prod(mma_shape(m.name)) for m in target.mma.values()}
-    tile = _output_tile(configured, problem, workgroups)
-    group = traces[0]
-    done = sum(work.get(kernel.instructions[pc].opcode, 0) for pcs, _ in group for pc in pcs) / tile
-    per_iteration = 0.0
-    for pcs, _ in group:
-        edges = [i for i, pc in enumerate(pcs) if pc == edge]
-        if len(edges) > 1:
-            per_iteration += sum(work.get(kernel.instructions[pc].opcode, 0) for pc in pcs[edges[-2] + 1:edges[-1] + 1])
-    per_iteration /= tile
-    rates = [(times[-1] - times[-1 - RATE_OVER]) / RATE_OVER for times in cu.marks if len(times) > RATE_OVER]
-    if not per_iteration or not rates:
-        raise TimingError("the recorded window holds too few K-loop iterations to extrapolate; the kernel's loop "
-                          "is not the K loop the timing model looks for.")
-    remaining = max(0.0, (problem["k"] - done) / per_iteration)
-    last = max(times[-1] for times in cu.marks if times)
-    return round(last + remaining * max(rates))
+def _extrapolate(cu, mark_work: list[list[int]], configured: str, problem: dict, workgroups: int,
+                 groups: int) -> int:
+    """Clocks of the whole K loop from the recorded window, by the CU's matrix throughput. The window is judged up
+    to the clock `end` at which the first wave finishes it (after that the others have the units to themselves,
+    which would flatter the rate), over its second half (the first holds the prologue's warm-up): matrix work
+    issued per clock there, by all resident workgroups, carries the work not yet issued at `end` (K × the output
+    tile per workgroup, less what was issued) to the loop's end. `mark_work`: per wave, the M×N×K of each marked
+    instruction (0 for the back-edge), aligned with the CU model's marks."""
+    issued = [(t, w) for times, works in zip(cu.marks, mark_work) for t, w in zip(times, works) if w]
+    ended = [times[-1] for times in cu.marks if times]
+    if not issued or not ended:
+        raise TimingError("the recorded window holds no matrix work to extrapolate from.")
+    end = min(ended)
+    begin = min(t for t, _ in issued)
+    begin += (end - begin) // 2
+    window = sum(w for t, w in issued if begin <= t < end)
+    if end <= begin or not window:
+        raise TimingError("the recorded window is too short to extrapolate the K loop from; the kernel's loop is "
+                          "not the K loop the timing model looks for.")
+    total = problem["k"] * _output_tile(configured, problem, workgroups) * groups
+    remaining = max(0.0, total - sum(w for t, w in issued if t < end))
+    return round(end + remaining * (end - begin) / window)
 
 
 def _output_tile(configured: str, problem: dict, workgroups: int) -> float:

@@ -47,14 +47,15 @@ def test_an_instruction_without_a_cost_is_named(compiled, tmp_path):
 
 
 def test_the_steady_state_window_agrees_with_the_whole_loop(compiled, monkeypatch):
-    """K 1024 in steps of 32: the window replays 8 of 32 iterations and extrapolates the rest; replaying all of
-    them gives the same clocks within 5 % (measured: 174714 against 174317)."""
+    """K 1024 in steps of 32: the window replays 16 of 32 iterations and extrapolates the rest at the window's
+    matrix throughput; replaying all of them gives the same clocks within 5 % (measured: 175662 against 176917 on
+    256x256x1024, 164175 against 165280 on gfx950's default 1280x3840x3840)."""
     from pipelines.timing import predict as module
 
     windowed = predict(compiled / "1024")
     monkeypatch.setattr(module, "WINDOW", 10**9)
     whole = predict(compiled / "1024")
-    assert windowed.instructions < whole.instructions / 2
+    assert windowed.instructions < 0.8 * whole.instructions
     assert windowed.cu_cycles == pytest.approx(whole.cu_cycles, rel=0.05)
 
 
@@ -76,3 +77,18 @@ def test_calibrate_predicts_published_rows_and_pairs_dma(tmp_path, capsys):
     assert cli.main(["calibrate", "--csv", str(csv), "--keep", str(tmp_path / "keep")]) == 0
     text = capsys.readouterr().out
     assert "PREDICTED, not measured" in text and "DMA on/off direction right in" in text
+
+
+def test_a_prediction_above_the_peak_is_refused(compiled, monkeypatch):
+    """No figure faster than the chip can go: a model fault (here a clock, HBM and launch far off the chip's) is
+    one sentence."""
+    import dataclasses
+
+    from pipelines.targets import TARGETS
+    from pipelines.timing import predict as module
+
+    fast = dataclasses.replace(TARGETS["gfx942"], timing=dataclasses.replace(
+        TARGETS["gfx942"].timing, clock_mhz=2.1e6, hbm_bytes_per_s=1e16, launch_us=0.0))
+    monkeypatch.setitem(module.TARGETS, "gfx942", fast)
+    with pytest.raises(TimingError, match="above gfx942's peak"):
+        predict(compiled / "1024")
