@@ -245,10 +245,11 @@ _CDNA_SOURCES = ("LLVM AMDGPU SISchedule.td (gfx9 model, 4-clock passes) and GCN
                  "per CU, sequencer visits a SIMD every 4 clocks)",)
 # The four `fitted` facts: `pipelines calibrate --fit` on the 42 published MI355X rows
 # (../shared/research/amd-measured-calibration.csv; results/calibration/2026-11-24.md) chose vmem_latency 1800 from
-# the initial 500 and kept the other three. No gfx942 times are published; gfx942 takes the MI355X fit.
+# the initial 500 and barrier_latency 16 from 32, and kept the other two. No gfx942 times are published; gfx942
+# takes the MI355X fit.
 _CDNA_TIMING: dict[str, Any] = dict(
     issue_interval=4, valu_cycles=4, valu_latency=4, salu_latency=4, lds_latency=20, smem_latency=20, branch_latency=32,
-    vmem_latency=1800, vmem_bytes_per_clk=64, barrier_latency=32, launch_us=4.0,
+    vmem_latency=1800, vmem_bytes_per_clk=64, barrier_latency=16, launch_us=4.0,
     fitted=("vmem_latency", "vmem_bytes_per_clk", "barrier_latency", "launch_us"))
 _CDNA_KERNELS = ("pingpong8", "double_buffered", "interleave4", "producer_consumer")
 
