@@ -78,7 +78,7 @@ class Wave:
         self.done = False
         self.at_barrier = False
         self.stop = False  # leave the current slice (barrier or end)
-        self.hits = None  # per-instruction execution counts, set by the dispatcher
+        self.hits: list[int] = []  # per-instruction execution counts, set by the dispatcher
         self.trace: list[int] | None = None  # the pcs it executed, in order, when the dispatch records traces
         self.lds_trace: list[int] | None = None  # bank passes of each LDS access it made, in order
         self.private = None  # scratch bytes [lanes, size], allocated on first use

@@ -327,7 +327,7 @@ class Dispatch:
                     trace.append(pc)
                 code[pc](w)
                 done += 1
-                if pc == edge and hits[pc] >= passes:
+                if pc == edge and w.hits[pc] >= passes:
                     w.done = w.stop = True  # the recorded window ends here; the timing model extrapolates
         except IndexError:
             if w.cur >= len(code):

@@ -19,13 +19,14 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from transforms.errors import UserError
 from transforms.problem import Gemm
 
 from .. import flow
 from ..job import Job
-from ..targets import TARGETS
+from ..targets import TARGETS, Timing
 from .ops import TimingError
 from .predict import Recording, record, replay
 
@@ -171,13 +172,18 @@ class Calibration:
     def fit(self, rounds: int = 2) -> tuple[dict, list[Row]]:
         """Coordinate descent over each target's `fitted` timing facts (FIT_GRID), minimising the median |error|
         over the rows measured at ≥ MIN_US (ties: more DMA directions right). Returns the facts and the rows."""
-        timings = {name: TARGETS[name].timing for name in {r.target for r, rec in self.recorded if rec is not None}}
+        timings: dict[str, Timing] = {}
+        for row, rec in self.recorded:
+            timing = TARGETS[row.target].timing if rec is not None else None
+            if timing is not None:
+                timings[row.target] = timing
         best = self.rows(timings)
         for _ in range(rounds):
             for name in sorted(timings):
                 for fact in timings[name].fitted:
                     for value in FIT_GRID.get(fact, ()):
-                        trial = dict(timings, **{name: dataclasses.replace(timings[name], **{fact: value})})
+                        change: dict[str, Any] = {fact: value}
+                        trial = dict(timings, **{name: dataclasses.replace(timings[name], **change)})
                         rows = self.rows(trial)
                         if _score(rows) < _score(best):
                             timings, best = trial, rows
@@ -214,7 +220,7 @@ def summary(rows: list[Row]) -> dict:
     pairs = [(off, on) for off, on in dma_pairs(rows) if off.predicted_us is not None and on.predicted_us is not None]
     right = sum(_direction(off, on) == "right" for off, on in pairs)
     return {"rows": len(rows), "predicted": sum(r.predicted_us is not None for r in rows),
-            "judged": len(judged), "median_abs_error": statistics.median(abs(r.error) for r in judged)
+            "judged": len(judged), "median_abs_error": statistics.median(abs(r.error or 0.0) for r in judged)
             if judged else None, "dma_pairs": len(pairs), "dma_sign_right": right}
 
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..emulator.isa import Kernel
 from ..emulator.run import emulate_gemm, load_kernel, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS, dtype_family
@@ -103,7 +104,7 @@ class Recording:
 
     report: dict
     target_name: str
-    kernel: object  # pipelines.emulator.isa.Kernel
+    kernel: Kernel
     configured: str
     traces: list  # per resident workgroup, per wave: (executed pcs, LDS bank passes)
     edge: int | None  # the K loop's back-edge
