@@ -50,6 +50,7 @@ T_EMULATOR = ("tests/unit/test_emulator_units.py",)
 T_SPEC = ("tests/unit/test_spec_matcher.py",)
 T_RUNNER = ("tests/unit/test_runner_checks.py",)
 T_SWIZZLE = ("tests/unit/test_lds_swizzle.py",)
+T_TIMING = ("tests/unit/test_timing_micro.py",)
 
 
 @dataclass(frozen=True)
@@ -358,6 +359,24 @@ MUTANTS = [
     Mutant("named-gfx950-fp8-k-steps", "pipelines/targets.py",
            "fp8_256_min_k_steps=8),", "fp8_256_min_k_steps=6),",
            "gfx950 fp8 256x256 kept at 6 and 7 K steps (spilled at 6: K 768)", T_NAMED),
+    Mutant("cu-waitcnt-one-more", "pipelines/timing/cu.py",
+           "if op.wait_vm is not None and self._outstanding(w.vm, t) > op.wait_vm:",
+           "if op.wait_vm is not None and self._outstanding(w.vm, t) >= op.wait_vm:",
+           "the timing model's vmcnt(N) waits until N-1 loads are outstanding", T_TIMING),
+    Mutant("cu-accumulate-full-latency", "pipelines/timing/cu.py",
+           "if w.acc_ready.get(reg, w.reg_ready.get(reg, 0)) > t:", "if w.reg_ready.get(reg, 0) > t:",
+           "an MFMA accumulating into the previous one's D waits the full read latency", T_TIMING),
+    Mutant("cu-setprio-ignored", "pipelines/timing/cu.py",
+           "for w in sorted(candidates, key=lambda w: (-w.prio, w.id)):",
+           "for w in sorted(candidates, key=lambda w: w.id):",
+           "the arbiter ignores s_setprio", T_TIMING),
+    Mutant("cu-barrier-free", "pipelines/timing/cu.py",
+           "v.ready_at = t + timing.barrier_latency", "v.ready_at = t",
+           "a barrier releases its waves at once", T_TIMING),
+    Mutant("cu-lds-passes-ignored", "pipelines/timing/cu.py",
+           "passes = w.lds_passes[w.lds_index] if w.lds_index < len(w.lds_passes) else 1",
+           "passes = 1",
+           "LDS bank conflicts cost nothing in the timing model", T_TIMING),
     Mutant("targets-gap-range", "pipelines/targets.py",
            "and self.m[0] <= gemm.m <= self.m[1] and", "and self.m[0] < gemm.m <= self.m[1] and",
            "the lower end of a compiler gap's M range is compiled (iree-compile fails there)",
