@@ -341,12 +341,17 @@ def _configured_ir(dump: Path) -> str:
     return files[0].read_text() if files else ""
 
 
+def workgroup_tile(configured: str) -> list[int] | None:
+    """The `workgroup` tile sizes of the configured IR's lowering config, one per loop (0: not tiled)."""
+    match = re.search(r"workgroup = \[([\d, ]+)\]", configured)
+    return [int(t) for t in match[1].split(",")] if match else None
+
+
 def workgroup_count(configured: str, problem: dict) -> int:
     """Workgroups of the dispatch: the problem's parallel sizes divided by the `workgroup` tile, rounded up."""
-    match = re.search(r"workgroup = \[([\d, ]+)\]", configured)
-    if not match:
+    tiles = workgroup_tile(configured)
+    if tiles is None:
         raise EmulatorError("the configured IR has no workgroup tile, so the dispatch size is unknown.")
-    tiles = [int(t) for t in match[1].split(",")]
     sizes = ([problem["batch"]] if problem.get("batch") else []) + [problem["m"], problem["n"], problem["k"]]
     if len(tiles) != len(sizes):
         raise EmulatorError(f"workgroup tile {tiles} does not match the loops {sizes} of the problem.")

@@ -1,11 +1,12 @@
 """Calibration: published kernel times of IREE-compiled GEMMs against the timing model's predictions.
 
-`calibrate(csv)` reads rows of `source,gpu,target,op,M,N,K,layout,dtype,variant,time_us`, compiles each with
-IREE's default pipeline as the source describes (`VARIANTS`: which iree-compile flags a variant means), predicts it
-and returns one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be
-predicted (a variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the
-median |error| over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on,
-whether the prediction moves the same way.
+`Calibration(csv)` reads rows of `source,gpu,target,op,M,N,K,layout,dtype,variant,time_us`, compiles each with
+IREE's default pipeline as the source describes (`VARIANTS`: which iree-compile flags a variant means) and records
+it once; `rows()` predicts every row under the targets' timing facts (or others; `fit()` fits them) and returns
+one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be predicted (a
+variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the median |error|
+over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on, whether the
+prediction moves the same way.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
            f"variant '{base.variant}' has no iree-compile recipe here" if flags is None else
            f"op '{base.op}' is not a GEMM this tool builds" if base.op not in OPS else None)
     if why or target is None or flags is None:
-        return _replace(base, note=why or ""), None
+        return dataclasses.replace(base, note=why or ""), None
     try:
         gemm = Gemm(base.m, base.n, base.k, base.dtype, base.layout)
         folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
@@ -117,11 +118,7 @@ def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
             flow.compile_job(flow.prepare(Job(target, "default", (gemm,), (None,))), folder, extra_flags=flags)
         return base, record(folder)
     except UserError as err:
-        return _replace(base, note=str(err)), None
-
-
-def _replace(row: Row, **changes) -> Row:
-    return Row(**dict(asdict(row), **changes))
+        return dataclasses.replace(base, note=str(err)), None
 
 
 _RECORDED: list = []  # a worker's copy of the recorded rows (set by its initializer)
@@ -142,8 +139,8 @@ def _evaluate(index: int, timings: dict) -> Row:
     try:
         prediction = replay(rec, target)
     except UserError as err:
-        return _replace(base, note=str(err))
-    return _replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
+        return dataclasses.replace(base, note=str(err))
+    return dataclasses.replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
 
 
 class Calibration:
@@ -200,14 +197,6 @@ def _score(rows: list[Row]) -> tuple[float, int]:
     return (s["median_abs_error"] if s["median_abs_error"] is not None else float("inf"), -s["dma_sign_right"])
 
 
-def calibrate(path: Path, workers: int = 2, folder: Path | None = None) -> list[Row]:
-    calibration = Calibration(path, workers, folder)
-    try:
-        return calibration.rows()
-    finally:
-        calibration.close()
-
-
 def dma_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
     """(off, on) for every shape measured with global-load DMA off and on."""
     key = lambda r: (r.source, r.target, r.op, r.m, r.n, r.k, r.layout, r.dtype)  # noqa: E731
@@ -252,4 +241,4 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CalibrationError", "Row", "TimingError", "calibrate", "summary", "table"]
+__all__ = ["Calibration", "CalibrationError", "Row", "TimingError", "summary", "table"]

@@ -103,13 +103,12 @@ class CuResult:
 
 class CuModel:
     def __init__(self, timing, waves: list[list[Op]], groups: list[int] | None = None,
-                 lds_passes: list[list[int]] | None = None, simds: int = 4, lds_bytes_per_pass: int = 128,
+                 lds_passes: list[list[int]] | None = None, simds: int = 4,
                  marks: list[list[int]] | None = None, timeline: bool = False):
         self.timing = timing
         self.simds = [_Simd() for _ in range(simds)]
         self.waves = [_Wave(i, i % simds, (groups or [0] * len(waves))[i], list(ops),
                             list((lds_passes or [[]] * len(waves))[i])) for i, ops in enumerate(waves)]
-        self.lds_bytes_per_pass = lds_bytes_per_pass
         self.lds, self.vmem = _Pipe(), _Pipe()  # the CU's LDS bank passes and its vector memory return path
         self.stalls: Counter = Counter()
         self.issued: Counter = Counter()

@@ -18,16 +18,15 @@ workgroup order do not change the time.
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..emulator.isa import Kernel
-from ..emulator.run import emulate_gemm, load_kernel, workgroup_count
+from ..emulator.run import emulate_gemm, load_kernel, workgroup_count, workgroup_tile
 from ..inspect import read_report
-from ..targets import TARGETS, dtype_family
-from transforms.schedule import mma_shape
+from ..targets import TARGETS
+from transforms.schedule import element_bytes, mma_shape
 
 from .cu import CuModel
 from .ops import INTERNAL, Op, TimingError, classify
@@ -286,8 +285,7 @@ def _extrapolate(cu, mark_work: list[list[int]], configured: str, problem: dict,
 
 def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
     """Elements of C one workgroup computes: the configured workgroup tile's M×N, else M×N over the workgroups."""
-    match = re.search(r"workgroup = \[([\d, ]+)\]", configured)
-    tiles = [int(t) for t in match[1].split(",")] if match else []
+    tiles = workgroup_tile(configured) or []
     if len(tiles) >= 3 and tiles[-3] and tiles[-2]:
         return tiles[-3] * tiles[-2]
     return problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
@@ -295,7 +293,7 @@ def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
 
 def _hbm_bytes(problem: dict) -> int:
     """A and B read once and C (f32) written once: the least traffic the problem has."""
-    element = 1 if dtype_family(problem["dtype"]) == "fp8" else 2
+    element = element_bytes(problem["dtype"])
     batch = problem.get("batch") or 1
     m, n, k = problem["m"], problem["n"], problem["k"]
     return batch * ((m * k + k * n) * element + m * n * 4)
