@@ -99,14 +99,14 @@ def _finite(text: str) -> float:
     return value
 
 
-def _writable(path: Path, kind: str) -> None:
+def _writable(path: Path, kind: str, flag: str = "-o") -> None:
     """Refuse, before any work, an output `path` that cannot be written: a folder (kind "folder") whose nearest
     existing ancestor is not a folder we may create files in, or a file (kind "file") that is a folder or whose
     folder does not exist. The probe file is anonymous (O_TMPFILE where the OS has it) and gone at once."""
     if kind == "file" and path.is_dir():
-        raise UsageError(f"-o {path} is a folder; give the name of the file to write.")
+        raise UsageError(f"{flag} {path} is a folder; give the name of the file to write.")
     if kind == "folder" and path.exists() and not path.is_dir():
-        raise UsageError(f"-o {path} is a file, not a folder.")
+        raise UsageError(f"{flag} {path} is a file, not a folder.")
     parent = path if kind == "folder" and path.is_dir() else path.parent
     if kind == "file" and not parent.exists():
         raise UsageError(f"cannot write {path}: folder {parent} does not exist.")
@@ -530,7 +530,7 @@ def cmd_emulate(args) -> int:
 
 def cmd_predict(args) -> int:
     if args.timeline is not None:
-        _writable(args.timeline, "file")
+        _writable(args.timeline, "file", "--timeline")
         if args.timeline.suffix.lower() != ".png":
             raise UsageError(f"--timeline {args.timeline} must name a .png file.")
     prediction = predict(args.folder, seed=args.seed, timeline=args.timeline, force=args.force)
@@ -540,7 +540,7 @@ def cmd_predict(args) -> int:
 
 def cmd_calibrate(args) -> int:
     if args.keep is not None:
-        _writable(args.keep, "folder")
+        _writable(args.keep, "folder", "--keep")
         args.keep.mkdir(parents=True, exist_ok=True)
     calibration = Calibration(args.csv, args.workers, args.keep)
     try:

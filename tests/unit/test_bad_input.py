@@ -331,6 +331,8 @@ CASES = [
     ("predict {F}/rep_bad_isa", "kernel text"),
     ("predict {F}/rep_dtype", "'f64'"),
     ("predict {F}/rep_bad_isa --seed=-5", "at least 0"),
+    ("predict {F}/rep_bad_isa --timeline {F}", "--timeline"),
+    ("calibrate --csv {F}/cal_zero.csv --keep {F}/cal_zero.csv", "--keep"),
     # bench
     ("bench --target cpu --shape 64x64x64 --device local-task --repetitions 0 -o {OUT}", "at least 1"),
     ("bench --target cpu --shape 64x64x64 --device local-task --repetitions=-2 -o {OUT}", "at least 1"),
