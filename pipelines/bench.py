@@ -94,10 +94,11 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None
 
 
 def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refused | None]], plan: Path,
-               force: bool = False) -> Path:
+               force: bool = False, keep: Sequence[str] = ()) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
     ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
-    (see `output.work_folder`)."""
+    (see `output.work_folder`). `keep`: the dump files (glob patterns) each case keeps, for a timing-model plan
+    (`timing.device.KEPT`); a case compiled without them is compiled again."""
     work_folder(plan, force)
     entries, seen_problems = [], set()
     iree_kernels: dict[tuple[Gemm, int], dict] = {}  # the first case of each problem left to IREE's heuristic
@@ -125,13 +126,13 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
             # the same kernel: it is compiled and timed once, and its rows share that measurement (`runner`).
             entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
                          **({"error": first["error"]} if "error" in first else {}))
-        elif not (folder / "gemm.vmfb").exists():
+        elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
             try:
                 prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))
                 # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
                 flow.compile_job(prepared, folder, force=True,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
-                shutil.rmtree(folder / flow.DUMP_DIR)  # verified; the plan travels without ISA and LLVM IR
+                _prune_dump(folder / flow.DUMP_DIR, keep)  # verified; the plan travels without ISA and LLVM IR
             except (CompileError, FallbackError, TargetError, ValueError) as err:
                 entry.update(status="compile-failed", error=str(err)[:300], vmfb=None)
         entries.append(entry)
@@ -140,6 +141,16 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
             "cases": entries}
     write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
     return plan
+
+
+def _prune_dump(dump: Path, keep: Sequence[str]) -> None:
+    kept = {p for pattern in keep for p in dump.glob(pattern)}
+    if not kept:
+        shutil.rmtree(dump)
+        return
+    for path in dump.iterdir():
+        if path not in kept:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: Sequence[str],

@@ -41,6 +41,7 @@ from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
 from .timing.calibrate import Calibration, table as calibration_table
+from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
 from .tune import codegen_candidates, finalize, plan_search
 from .tune_cache import cached, tune_cache
@@ -349,10 +350,14 @@ def _device_hint(target) -> str:
 def _devices(args, target) -> list[str]:
     """The --device values, each checked before any compiling: it runs `target`'s executables, and it opens."""
     devices = args.device or []
+    if is_model(devices):  # the AMD timing model: predictions, opened by nothing
+        check_devices(devices, target)
+        return devices
     for device in devices:
         if device.split("://")[0] not in target.device_drivers:
+            model = " or model (predicted)" if target.timing else ""
             raise UsageError(f"--device {device} cannot run {target.name} executables; use --device "
-                             f"{' or '.join(target.device_drivers)} (or --compile-only to only compile).")
+                             f"{' or '.join(target.device_drivers)}{model} (or --compile-only to only compile).")
         device_or_error(device)
     return devices
 
@@ -381,8 +386,15 @@ def _plan_target(plan: Path):
     return get_target(meta["target"])
 
 
+def _run(plan: Path, devices: list[str], repetitions: int) -> Path:
+    """Measure the plan on the devices, or predict it with the timing model (`--device model`)."""
+    if is_model(devices):
+        return predict_plan(plan, os.cpu_count() or 1)
+    return run_plan(plan, devices, repetitions)
+
+
 def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str) -> None:
-    results = run_plan(plan, devices, repetitions)
+    results = _run(plan, devices, repetitions)
     for path in write_reports(results, plan, title):
         print(f"wrote {path}")
 
@@ -423,7 +435,7 @@ def cmd_bench(args) -> int:
     else:
         gemm = _gemm(args)
         cases = [(gemm, name, get_pipeline(name).choose(gemm, target)) for name in pipelines]
-    plan = build_plan(target, cases, args.output, args.force)
+    plan = build_plan(target, cases, args.output, args.force, KEPT if is_model(devices) else ())
     if args.compile_only:
         print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
               f"  python -m pipelines.runner {plan} --device {_device_hint(target)}")
@@ -457,19 +469,19 @@ def cmd_tune(args) -> int:
     if codegen:
         codegen_candidates(gemm, target)  # one sentence where the target's codegen route has no search
     devices = _devices(args, target)
-    hit = None if args.force else cached(gemm, target, args.cache, codegen)
+    hit = None if args.force else cached(gemm, target, args.cache, codegen, is_model(devices))
     if hit is not None:
         print(json.dumps(hit, indent=1))
         return 0
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
-        plan_search(gemm, target, folder, args.limit, codegen, args.force)
+        plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else ())
         if args.compile_only or not devices:
             print(f"wrote {folder}/plan.json; run it where the device is with\n"
                   f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
                   "again with the same arguments to pick the best.")
             return 0
-        run_plan(folder, devices, args.repetitions)
+        _run(folder, devices, args.repetitions)
     elif not (folder / "plan.json").is_file():
         raise UsageError(f"{folder} has results.jsonl but no plan.json, so it is not a tune folder; give another -o.")
     else:

@@ -129,7 +129,8 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             line.append(f"{group[p]['tflops'] / vendor['tflops']:.2f}×" if ok else "–")
         # A case a named pipeline refused before compiling ran nothing, so it has no result to be wrong.
         ran = [r for r in group.values() if r["status"] != "refused"]
-        line.append("yes" if ran and all(r.get("correct") for r in ran) else "NO")
+        line.append("not checked (predicted)" if any(r.get("predicted") for r in ran) else
+                    "yes" if ran and all(r.get("correct") for r in ran) else "NO")
         errors = [r["max_rel_error"] for r in group.values() if r.get("max_rel_error") is not None]
         line.append(f"{max(errors):.1e}" if errors else "–")
         body.append(line)
@@ -137,7 +138,7 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 CSV_COLUMNS = ["problem", "pipeline", "schedule", "status", "correct", "max_rel_error", "median_ms", "min_ms",
-               "max_ms", "samples", "tflops", "pct_peak", "device", "repeat", "measured_as"]
+               "max_ms", "samples", "tflops", "pct_peak", "device", "repeat", "measured_as", "predicted"]
 
 
 def _csv_rows(rows: list[dict]) -> list[list]:
@@ -151,7 +152,7 @@ def _csv_rows(rows: list[dict]) -> list[list]:
             out.append([problem_name(row), pipeline, schedule, data.get("status", row["status"]), data.get("correct"),
                         data.get("max_rel_error")] + [data.get(k) for k in ("median_ms", "min_ms", "max_ms",
                                                                             "samples", "tflops", "pct_peak")]
-                       + [row.get("device"), row.get("repeat"), data.get("measured_as")])
+                       + [row.get("device"), row.get("repeat"), data.get("measured_as"), bool(row.get("predicted"))])
     return out
 
 
@@ -162,6 +163,11 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
     if not rows:
         raise RunError(f"{results} holds no results yet; run the plan first (`pipelines bench` or "
                        "`python -m pipelines.runner`).")
+    ran = [r for r in rows if r["status"] not in ("compile-failed", "refused")]
+    predicted = any(r.get("predicted") for r in ran)
+    if predicted and not all(r.get("predicted") for r in ran):
+        raise RunError(f"{results} mixes predicted and measured rows; a report never puts them in one ratio. Keep "
+                       "each kind in a plan folder of its own.")
     header, body = tables(rows)
     names = ("results.csv", "results.md", "results.png")
     with output_folder(out, "report", force) as folder:
@@ -171,14 +177,18 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
             writer = csv.writer(handle)
             writer.writerow(CSV_COLUMNS)
             writer.writerows(_csv_rows(rows))
-        lines = [f"# {title}", "", provenance(rows), "",
+        kind = ["All TFLOP/s and ratios below are PREDICTED by the AMD timing model (calibrated on published MI355X "
+                "times), not measured; numerics were not checked.", ""] if predicted else []
+        lines = [f"# {title}" + (" (PREDICTED)" if predicted else ""), "", provenance(rows), "", *kind,
                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(line) + " |" for line in body]
-        if any(row.get("measured_as") for row in rows):
+        if any(row.get("measured_as") for row in rows) and predicted:
+            lines += ["", f"{SHARED_MARK} the same kernel (ISA and configuration) as another case: predicted once."]
+        elif any(row.get("measured_as") for row in rows):
             lines += ["", f"{SHARED_MARK} IREE's own kernel, as in `default` (the pipeline leaves the problem to "
                       "IREE's heuristic): compiled and timed once, in the row's first pipeline that runs it."]
         md_path.write_text("\n".join(lines) + "\n")
-        _plot(rows, png_path, f"{title}\n{provenance(rows)}")
+        _plot(rows, png_path, f"{title}{' (PREDICTED, not measured)' if predicted else ''}\n{provenance(rows)}")
     return [out / name for name in names]
 
 

@@ -319,6 +319,18 @@ def _drop_torn_line(results: Path) -> None:
             handle.write(b"\n")
 
 
+def check_results_kind(results: Path, predicted: bool) -> None:
+    """A results file keeps one kind of row: predicted rows (`--device model`) are not appended to measured ones,
+    nor the reverse, so that no ratio ever divides a prediction by a measurement."""
+    for row in read_results(results):
+        if row.get("status") in ("compile-failed", "refused"):
+            continue  # nothing was run or predicted
+        if bool(row.get("predicted")) != predicted:
+            have, want = ("measured", "predicted") if predicted else ("predicted", "measured")
+            raise RunError(f"{results} holds {have} rows; {want} rows go to a plan folder of their own (give another "
+                           "-o), so that no ratio mixes a prediction with a measurement.")
+
+
 def settled(row: dict, case: dict) -> bool:
     """Whether `row` settles `case`: measured correct, or the compile failure the plan recorded for it."""
     if case.get("status", "ok") != "ok":
@@ -361,6 +373,7 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
         device_or_error(device)
     cases = json.loads((plan / "plan.json").read_text())["cases"]
     results = results or plan / "results.jsonl"
+    check_results_kind(results, predicted=False)
     rows = {row["id"]: row for row in read_results(results)}  # the latest row of a case counts
     _drop_torn_line(results)
     todo = [c for c in cases if c["id"] not in rows or not settled(rows[c["id"]], c)]

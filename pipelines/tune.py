@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from iree.compiler import version as iree_version
@@ -42,11 +43,11 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
-                force: bool = False) -> Path:
+                force: bool = False, keep: Sequence[str] = ()) -> Path:
     options = (codegen_candidates if codegen else candidates)(gemm, target)[:limit]
     label = CODEGEN_CANDIDATE if codegen else "candidate"
     cases = [(gemm, "default", None)] + [(gemm, label, s) for s in options]
-    return build_plan(target, cases, folder, force)
+    return build_plan(target, cases, folder, force, keep)
 
 
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
@@ -60,9 +61,12 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                         f"`python -m pipelines.runner {folder} --device ...` first.")
     codegen = any(c["pipeline"] == CODEGEN_CANDIDATE for c in plan["cases"])
     label = CODEGEN_CANDIDATE if codegen else "candidate"
-    good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and r.get("correct")]
+    # Predicted rows (`--device model`) have no numerics to check; a plan's rows are all of one kind (runner).
+    predicted = any(r.get("predicted") and r["status"] == "ok" for r in rows)
+    good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and (r.get("correct") or predicted)]
     if not good:
-        raise TuneError(f"no candidate in {folder} compiled, ran and gave correct results.")
+        raise TuneError(f"no candidate in {folder} compiled, ran and gave correct results." if not predicted else
+                        f"no candidate in {folder} compiled and was predicted.")
     best = max(good, key=lambda r: r["tflops"])
     default = next((r for r in rows if r["pipeline"] == "default" and r["status"] == "ok"), None)
     case = next(c for c in plan["cases"] if c["id"] == best["id"])
@@ -73,7 +77,10 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
                "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
-               "device": best.get("device_name"), "measured": sum(1 for r in rows if r["status"] == "ok"),
+               "device": best.get("device_name"), "predicted": predicted,
+               **({"numerics": "not checked: a prediction of the timing model; run the best on a GPU or the "
+                               "emulator to check it"} if predicted else {}),
+               "measured": sum(1 for r in rows if r["status"] == "ok"),
                "failed": sum(1 for r in rows if r["status"] != "ok"), "plan": str(folder)}
     # best/ lies in the tool's plan folder: its files are replaced, anything else a user put there stays.
     with output_folder(folder / "best", "tune", force=True) as out:
@@ -82,16 +89,22 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                 (out / name).write_bytes((source / name).read_bytes())
         (out / "best.json").write_text(json.dumps(summary, indent=1))
         (out / "ranking.md").write_text(ranking_markdown(rows, summary))
-    entries[cache_key(gemm, target, codegen)] = summary
+    entries[cache_key(gemm, target, codegen, predicted)] = summary
     write_atomic(cache, json.dumps(entries, indent=1))
     return summary
+
+
+def _error(row: dict) -> str:
+    return "–" if row.get("max_rel_error") is None else f"{row['max_rel_error']:.1e}"
 
 
 def ranking_markdown(rows: list[dict], summary: dict) -> str:
     """Every measured case of a search, fastest first, failures last with their status."""
     p = summary["problem"]
+    kind = ["All figures are PREDICTED by the timing model (calibrated on published MI355X times), not measured; "
+            "numerics were not checked.", ""] if summary.get("predicted") else []
     lines = [f"# Schedule search: {p['dtype']} {p['m']}x{p['n']}x{p['k']} {p['layout'].upper()} on "
-             f"{summary['target']}", "", f"device {summary['device']}, IREE {summary['iree_compiler']}", "",
+             f"{summary['target']}", "", f"device {summary['device']}, IREE {summary['iree_compiler']}", "", *kind,
              "| rank | pipeline | schedule | TFLOP/s | / default | correct | max rel. error |",
              "|---|---|---|---|---|---|---|"]
     default = summary["default_tflops"]
@@ -99,8 +112,9 @@ def ranking_markdown(rows: list[dict], summary: dict) -> str:
     for rank, r in enumerate(ranked, 1):
         ok = r["status"] == "ok"
         ratio = f"{r['tflops'] / default:.2f}×" if ok and default else "–"  # IREE's default may have failed
+        correct = "not checked" if r.get("predicted") else "yes" if r.get("correct") else "no"
         lines.append(f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['tflops']:.1f} | "
-                     f"{ratio} | {'yes' if r.get('correct') else 'no'} | "
-                     f"{r.get('max_rel_error', float('nan')):.1e} |" if ok else
+                     f"{ratio} | {correct} | "
+                     f"{_error(r)} |" if ok else
                      f"| {rank} | {r['pipeline']} | {r['schedule']} | {r['status']} | – | no | – |")
     return "\n".join(lines) + "\n"

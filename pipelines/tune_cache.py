@@ -1,4 +1,5 @@
-"""The tune cache: the schedule `pipelines tune` measured best per problem, target, IREE version and route.
+"""The tune cache: the schedule `pipelines tune` measured (or predicted) best per problem, target, IREE version and
+route.
 
 `tune` writes it (`tune.finalize`), the `searched` named pipeline reads it (`cached`). A leaf of its own, so that
 naming pipelines does not import the tuner that plans benchmarks from them.
@@ -28,10 +29,12 @@ def tune_cache() -> Path:
     return Path(os.environ.get("PIPELINES_TUNE_CACHE", Path.home() / ".cache" / "amd-gemm-pipelines" / "tune.json"))
 
 
-def cache_key(gemm: Gemm, target: Target, codegen: bool = False) -> str:
-    # Codegen-route winners are kept apart: the `searched` pipeline delivers schedules as compilation_info.
+def cache_key(gemm: Gemm, target: Target, codegen: bool = False, predicted: bool = False) -> str:
+    # Codegen-route winners are kept apart: the `searched` pipeline delivers schedules as compilation_info. So are
+    # winners the timing model predicted (`--device model`): `searched` serves measured winners only.
     route = ["codegen"] if codegen else []
-    return json.dumps([target.name, asdict(gemm), iree_version.VERSION, *route], sort_keys=True)
+    kind = ["predicted"] if predicted else []
+    return json.dumps([target.name, asdict(gemm), iree_version.VERSION, *route, *kind], sort_keys=True)
 
 
 def read_cache(cache: Path) -> dict:
@@ -51,5 +54,5 @@ def read_cache(cache: Path) -> dict:
     return entries
 
 
-def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False) -> dict | None:
-    return read_cache(cache).get(cache_key(gemm, target, codegen))
+def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False, predicted: bool = False) -> dict | None:
+    return read_cache(cache).get(cache_key(gemm, target, codegen, predicted))

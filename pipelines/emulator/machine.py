@@ -314,6 +314,16 @@ def _sop1(inst, ctx):
     return lambda w: write(w, read(w))
 
 
+@decoder("s_bitset0_b32", "s_bitset1_b32")
+def _bitset(inst, ctx):
+    """SDST[S0[4:0]] = 0 or 1; the other bits of SDST stay, SCC is not written (CDNA3 ISA, SOP1)."""
+    write, keep = scalar_writer(inst.operands[0], 32), scalar_reader(inst.operands[0], 32)
+    bit = scalar_reader(inst.operands[1], 32)
+    if inst.opcode == "s_bitset1_b32":
+        return lambda w: write(w, keep(w) | (1 << (bit(w) & 31)))
+    return lambda w: write(w, keep(w) & ~(1 << (bit(w) & 31)) & MASK32)
+
+
 _SCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 
@@ -466,6 +476,9 @@ _VOP3 = {  # three-source ops
     "v_bfe_u32": lambda a, b, c: (a >> (b & u32(31))) & ((u32(1) << (c & u32(31))) - u32(1)),
     "v_xad_u32": lambda a, b, c: (a ^ b) + c,
     "v_perm_b32": lambda a, b, c: _perm(a, b, c),
+    # {S0, S1} (S0 the high word) shifted right by S2[4:0], low 32 bits (CDNA3 ISA, VOP3A)
+    "v_alignbit_b32": lambda a, b, c: ((a.astype(np.uint64) << np.uint64(32) | b.astype(np.uint64))
+                                       >> (c & u32(31)).astype(np.uint64)).astype(np.uint32),
 }
 
 
@@ -693,14 +706,23 @@ def _readfirstlane(inst, ctx):
     return run
 
 
-@decoder("v_lshlrev_b64", "v_lshlrev_b64_e64")
-def _lshl64(inst, ctx):
+_SHIFT64 = {  # 64-bit shifts: vdst[2] = src1 (64 bits) shifted by src0[5:0]
+    "v_lshlrev_b64": lambda value, shift: value << shift,
+    "v_lshrrev_b64": lambda value, shift: value >> shift,
+    "v_ashrrev_i64": lambda value, shift: (value.view(np.int64) >> shift.astype(np.int64)).view(np.uint64),
+}
+
+
+@decoder(*_SHIFT64, "v_lshlrev_b64_e64")
+def _shift64(inst, ctx):
     dst = inst.operands[0]
     shift, value = vector_reader(inst.operands[1], ctx), vector_reader64(inst.operands[2], ctx)
     lo, hi = vector_writer(Reg(dst.kind, dst.index)), vector_writer(Reg(dst.kind, dst.index + 1))
+    op = _SHIFT64[inst.opcode.removesuffix("_e64")]
 
     def run(w):
-        result = np.broadcast_to(value(w) << (shift(w) & u32(63)).astype(np.uint64), (w.lanes,))
+        amount = np.broadcast_to(shift(w) & u32(63), (w.lanes,)).astype(np.uint64)
+        result = op(np.ascontiguousarray(np.broadcast_to(value(w), (w.lanes,)), np.uint64), amount)
         lo(w, (result & np.uint64(MASK32)).astype(np.uint32))
         hi(w, (result >> np.uint64(32)).astype(np.uint32))
     return run

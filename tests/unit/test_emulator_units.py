@@ -380,3 +380,23 @@ def test_the_long_k_gfx950_kernels_alu_forms():
     run(w, "v_cndmask_b32_sdwa v6, v2, v3, vcc dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD "
            "src1_sel:WORD_1")
     assert (w.v[6][0], w.v[6][1]) == (0x9ABC, 0x12345678)
+
+
+def test_the_4096_tune_candidates_alu_forms():
+    """Forms gfx950 tune candidates at 4096³ use: v_alignbit_b32, s_bitset1_b32 and 64-bit right shifts."""
+    w = new_wave()
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.v[7][:], w.v[6][:] = 0x0000001F, 0x80000000
+    run(w, "v_alignbit_b32 v8, v7, v6, 5")  # ({v7, v6} >> 5) & 0xFFFFFFFF
+    assert w.v[8][0] == ((0x1F << 32 | 0x80000000) >> 5) & 0xFFFFFFFF == 0xFC000000
+    w.s[17] = 0x1
+    run(w, "s_bitset1_b32 s17, 14")
+    assert w.s[17] == 0x4001
+    w.scc = 1
+    run(w, "s_bitset0_b32 s17, 0")
+    assert w.s[17] == 0x4000 and w.scc == 1  # SCC untouched
+    w.v[2][:], w.v[3][:] = 0, 0x80000000
+    run(w, "v_ashrrev_i64 v[4:5], 4, v[2:3]")
+    assert (w.v[5][0], w.v[4][0]) == (0xF8000000, 0)
+    run(w, "v_lshrrev_b64 v[4:5], 36, v[2:3]")
+    assert (w.v[5][0], w.v[4][0]) == (0, 0x08000000)
