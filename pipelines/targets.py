@@ -132,6 +132,9 @@ class Target:
     schedule_route: str = "iree-cpu"
     codegen_route: str | None = None
     kernels: tuple[str, ...] = ()
+    # Generated MFMA kernels shipped with padded LDS rows instead of the XOR swizzle, each for the prediction named
+    # beside its entry (`transforms.ukernel_dbuf.dbuf_schedule`).
+    padded_kernels: tuple[str, ...] = ()
     ukernel_mma: dict[int, str] = field(default_factory=dict)  # input element bytes -> intrinsic pattern
     isa: str = ""  # what the dump holds: "amdgcn" (.rocmasm), "ptx" (.ptx) or "" (host code, not inspected)
     device_drivers: tuple[str, ...] = ()  # IREE runtime drivers that run its executables (--device before '://')
@@ -292,6 +295,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                           "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "
                           "doubled read bandwidth; 2400 MHz (Hot Chips 2025, MI355X)",)),
         ukernel_mma={2: "MFMA_F32_16x16x32_{T}", 1: "MFMA_F32_16x16x32_{T}"},
+        # Padded rows take 124 VGPRs where the XOR swizzle's addressing takes 134, so 4 workgroups fit a CU, not 3:
+        # PREDICTED bf16 NT 120 against 235 us at 4096^3 and 931 against 1385 us at 8192^3
+        # (results/predicted/kernel-questions-2026-11-24.md). interleave4 gains nothing (126 against 124 us).
+        padded_kernels=("double_buffered",),
         named=NamedRules(tuned={
             "16bit": ("MFMA_F32_16x16x32_{T}", Schedule(Tile((256, 256), 64, (2, 4), ""),
                                                         Staging(2, direct_to_lds=True), Swizzle("xor", "xcd"))),

@@ -22,18 +22,19 @@ from .warpgroups import DoubleBuffered, PingPong8, ProducerConsumer, check_lds
 Kernel = PingPong8 | DoubleBuffered | ProducerConsumer
 
 
-def _dbuf(fetch_slices: int, dma: bool = False):
+def _dbuf(name: str, fetch_slices: int, dma: bool = False):
     return lambda dtype, target, mma_k: dbuf_schedule(dtype, target.wave_size, mma_k, fetch_slices,
-                                                      target.lds_banks, dma=dma)
+                                                      target.lds_banks, dma=dma,
+                                                      padded=name in target.padded_kernels)
 
 
 # name -> the shipped schedule for (dtype, target, K of the target's intrinsic)
 KERNELS = {
     "pingpong8": lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks),
-    "double_buffered": _dbuf(1),
-    "double_buffered_dma": _dbuf(1, dma=True),
-    "interleave4": _dbuf(4),
-    "interleave": _dbuf(2),
+    "double_buffered": _dbuf("double_buffered", 1),
+    "double_buffered_dma": _dbuf("double_buffered_dma", 1, dma=True),
+    "interleave4": _dbuf("interleave4", 4),
+    "interleave": _dbuf("interleave", 2),
     "producer_consumer": lambda dtype, target, mma_k: pc_schedule(dtype, mma_k, target.lds_banks),
 }
 

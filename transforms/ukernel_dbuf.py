@@ -53,14 +53,15 @@ _CONSUMERS = _Shape(2, 4, wmma=False)
 
 
 def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1, lds_banks: int = 32,
-                  dma: bool = False) -> DoubleBuffered:
+                  dma: bool = False, padded: bool = False) -> DoubleBuffered:
     """The shipped tile for a target's wave size: 128x64x32 on 8 waves of 32 (WMMA, padded LDS rows, seed 002's
     choice), 128x128 with 64 bytes of K on 4 waves of 64 (MFMA, XOR-swizzled LDS, which needs no padding and so
-    leaves room for two workgroups per CU on gfx942)."""
+    leaves room for two workgroups per CU on gfx942). `padded`: padded LDS rows on MFMA too, where the target
+    says so (`Target.padded_kernels`)."""
     shape = _SHAPES[wave_size]
     eb = element_bytes(dtype)
     tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
-    layout = {"lds_pad": LDS_PAD} if shape.wmma else {"xor_rows": xor_rows(lds_banks, tile[2], eb)}
+    layout = {"lds_pad": LDS_PAD} if shape.wmma or padded else {"xor_rows": xor_rows(lds_banks, tile[2], eb)}
     return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
                           register_prefetch=not dma, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
 

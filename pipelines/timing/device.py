@@ -34,7 +34,7 @@ KEPT = ("*.rocmasm", "configured_*.mlir")
 
 
 def is_model(devices: list[str] | None) -> bool:
-    return bool(devices) and MODEL in devices
+    return devices is not None and MODEL in devices
 
 
 def check_devices(devices: list[str], target) -> None:
