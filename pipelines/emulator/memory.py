@@ -288,7 +288,7 @@ def _global(inst, ctx):
     size = _SIZES[inst.opcode.split("_")[-1]]
     ops = inst.operands
     data_reg, vaddr, saddr = (ops[0], ops[1], ops[2]) if kind == "load" else (ops[1], ops[0], ops[2])
-    offset = int(inst.modifiers.get("offset", 0))
+    offset = int(inst.modifiers.get("offset", 0)) % (1 << 64)  # a signed immediate: -16 wraps the 64-bit address
     if saddr == "off":
         lo, hi = vector_reader(Reg("v", vaddr.index), ctx), vector_reader(Reg("v", vaddr.index + 1), ctx)
         address = lambda w: lo(w).astype(np.uint64) | (hi(w).astype(np.uint64) << np.uint64(32))  # noqa: E731

@@ -15,6 +15,7 @@ import csv
 import dataclasses
 import io
 import multiprocessing
+import re
 import statistics
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -22,11 +23,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen, iree_gpu
+
 from transforms.errors import UserError
 from transforms.problem import Gemm
+from transforms.schedule import k_contiguous
+from transforms.tuning_spec import tuning_spec
 
 from .. import flow
-from ..job import Job
+from ..job import Job, Prepared
 from ..targets import TARGETS, Timing
 from .ops import TimingError
 from .predict import Recording, record, replay
@@ -101,8 +107,50 @@ def _base(fields: dict) -> Row:
                fields["layout"].lower(), fields["dtype"], fields["variant"], float(fields["time_us"]))
 
 
+# A global-load DMA instruction in the ISA: a buffer/global load whose destination is LDS.
+DMA_LOAD = re.compile(r"^\s*(buffer|global)_load_\w+ .*\blds\b", re.M)
+FORCED = "DMA forced by a tuning spec (IREE 3.13 leaves this shape without it, flag or not)"
+
+
+def dma_loads(folder: Path) -> int:
+    return sum(len(DMA_LOAD.findall(p.read_text())) for p in (folder / "dump").glob("*.rocmasm"))
+
+
+DMA = "#iree_gpu.use_global_load_dma"
+
+
+def forced_dma(folder: Path, job: Job) -> Prepared:
+    """IREE's own configuration of the kernel compiled in `folder`, with both operands copied into LDS by global-load
+    DMA as IREE's own DMA configurations do it (a K-contiguous operand XOR-swizzled with xor_shuffle<64, 8>, the
+    others plain; LDS rows unpadded), as a tuning spec for `job`."""
+    configured = "".join(p.read_text() for p in (folder / "dump").glob("configured_*.mlir"))
+    lowering = re.search(r"lowering_config = (#iree_gpu\.lowering_config<\{.*?\}>)", configured)
+    translation = re.search(r"(#iree_codegen\.translation_info<pipeline = #iree_gpu\.pipeline<TileAndFuse>.*?\}>)\s*\}",
+                            configured)
+    if lowering is None or translation is None:
+        raise TimingError(f"the configured IR in {folder} has no TileAndFuse configuration to give DMA to.")
+    with ir.Context(), ir.Location.unknown():
+        config = iree_gpu.LoweringConfigAttr(ir.Attribute.parse(lowering[1]))
+        entries = {named.name: named.attr for named in config.attributes}
+        entries["promotion_types"] = ir.ArrayAttr.get([ir.Attribute.parse(
+            f"#iree_gpu.swizzle_operand<copy_config = {DMA}, swizzle = #iree_codegen.xor_shuffle<64, 8>>" if swizzled
+            else DMA) for swizzled in k_contiguous(job.gemms[0])])
+        info = iree_codegen.TranslationInfoAttr(ir.Attribute.parse(translation[1]))
+        options = iree_gpu.PipelineOptionsAttr(info.configuration["gpu_pipeline_options"])
+        configuration = {named.name: named.attr for named in info.configuration}
+        configuration["gpu_pipeline_options"] = iree_gpu.PipelineOptionsAttr.get(
+            prefetch_num_stages=options.prefetch_num_stages, no_reduce_shared_memory_bank_conflicts=True)
+        compilation = iree_codegen.CompilationInfoAttr.get(
+            iree_gpu.LoweringConfigAttr.get(ir.DictAttr.get(entries)),
+            iree_codegen.TranslationInfoAttr.get(info.pass_pipeline, info.codegen_spec, list(info.workgroup_size),
+                                                 info.subgroup_size, ir.DictAttr.get(configuration)))
+        spec = str(tuning_spec([(job.gemms[0], compilation)]))
+    return dataclasses.replace(flow.prepare(job), spec=spec)
+
+
 def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
-    """Compile the row as its source describes and record it; or the row with the sentence saying why not."""
+    """Compile the row as its source describes and record it; or the row with the sentence saying why not. A
+    `dma_on` row whose kernel IREE compiled without DMA loads is compiled again with DMA forced (`forced_dma`)."""
     base = _base(fields)
     target = TARGETS.get(base.target)
     flags = VARIANTS.get(base.variant)
@@ -114,8 +162,16 @@ def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
     try:
         gemm = Gemm(base.m, base.n, base.k, base.dtype, base.layout)
         folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
+        job = Job(target, "default", (gemm,), (None,))
         if not (folder / "report.json").is_file():
-            flow.compile_job(flow.prepare(Job(target, "default", (gemm,), (None,))), folder, extra_flags=flags)
+            flow.compile_job(flow.prepare(job), folder, extra_flags=flags)
+        if base.variant == "dma_on" and not dma_loads(folder):
+            forced = folder.with_name(folder.name + "_forced")
+            if not (forced / "report.json").is_file():
+                flow.compile_job(forced_dma(folder, job), forced)
+            if not dma_loads(forced):
+                raise TimingError("the tuning spec asked for global-load DMA and the kernel has no DMA loads.")
+            return dataclasses.replace(base, note=FORCED), record(forced)
         return base, record(folder)
     except UserError as err:
         return dataclasses.replace(base, note=str(err)), None
@@ -140,7 +196,8 @@ def _evaluate(index: int, timings: dict) -> Row:
         prediction = replay(rec, target)
     except UserError as err:
         return dataclasses.replace(base, note=str(err))
-    return dataclasses.replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=OPS[base.op])
+    note = "; ".join(x for x in (base.note, OPS[base.op]) if x)
+    return dataclasses.replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=note)
 
 
 class Calibration:

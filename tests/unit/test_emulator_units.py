@@ -400,3 +400,40 @@ def test_the_4096_tune_candidates_alu_forms():
     assert (w.v[5][0], w.v[4][0]) == (0xF8000000, 0)
     run(w, "v_lshrrev_b64 v[4:5], 36, v[2:3]")
     assert (w.v[5][0], w.v[4][0]) == (0, 0x08000000)
+
+
+def test_unsigned_add_and_sub_with_clamp_saturate():
+    """`clamp` on u32 add/sub saturates at 0 and 2^32-1 (LLVM's usub.sat in IREE's padded-K DMA kernels)."""
+    w = new_wave()
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.s[3] = 5
+    w.v[10][:] = np.arange(64, dtype=np.uint32)
+    run(w, "v_sub_u32_e64 v12, s3, v10 clamp")  # 5 - lane, floored at 0
+    assert list(w.v[12][:8]) == [5, 4, 3, 2, 1, 0, 0, 0]
+    w.v[11][:] = 0xFFFFFFF0
+    run(w, "v_add_u32_e64 v13, v11, v10 clamp")  # capped at 2^32 - 1
+    assert w.v[13][0] == 0xFFFFFFF0 and w.v[13][63] == 0xFFFFFFFF
+    run(w, "v_sub_u32_e64 v14, s3, v10")  # without clamp it wraps
+    assert w.v[14][6] == 0xFFFFFFFF
+
+
+def test_global_load_takes_a_negative_instruction_offset():
+    """global_load's immediate offset is signed (-16: four dwords back), as IREE's forced-DMA TN kernels use it."""
+    wave, _ = buffer_wave(records=1024)
+    base = wave.s[4] | wave.s[5] << 32
+    wave.v[2][:] = (base + 64) & 0xFFFFFFFF
+    wave.v[3][:] = (base + 64) >> 32
+    run(wave, "global_load_dword v1, v[2:3], off offset:-16")
+    run(wave, "s_waitcnt vmcnt(0)")
+    assert wave.v[1][0] == 13  # byte 48 of the buffer: dword 12, which holds 13
+
+
+def test_med3_clamps_signed_and_unsigned():
+    """v_med3_i32 v12, v11, 0, 32 clamps a signed value into [0, 32] (IREE's gfx950 unaligned and DMA kernels)."""
+    w = new_wave()
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.v[11][:3] = np.array([-5, 7, 40], dtype=np.int32).view(np.uint32)
+    run(w, "v_med3_i32 v12, v11, 0, 32")
+    assert list(w.v[12][:3]) == [0, 7, 32]
+    run(w, "v_med3_u32 v13, v11, 0, 32")  # -5 is 0xFFFFFFFB unsigned: clamped to 32
+    assert list(w.v[13][:3]) == [32, 7, 32]

@@ -92,3 +92,21 @@ def test_a_prediction_above_the_peak_is_refused(compiled, monkeypatch):
     monkeypatch.setitem(module.TARGETS, "gfx942", fast)
     with pytest.raises(TimingError, match="above gfx942's peak"):
         predict(compiled / "1024")
+
+
+def test_dma_on_is_forced_where_the_flag_changes_nothing(tmp_path):
+    """A TN row: IREE 3.13 emits no DMA load even with --iree-llvmgpu-use-direct-load=true, so `calibrate` gives
+    IREE's own configuration back with global-load DMA through a tuning spec. The forced kernel has DMA loads and
+    computes the right GEMM on the emulator."""
+    from pipelines.emulator import emulate_gemm
+    from pipelines.timing.calibrate import FORCED, _record, dma_loads
+
+    fields = {"source": "test", "gpu": "MI355X", "target": "gfx950", "op": "mm", "M": "256", "N": "256", "K": "256",
+              "layout": "TN", "dtype": "bf16", "variant": "dma_on", "time_us": "10"}
+    row, rec = _record(fields, str(tmp_path))
+    flagged = tmp_path / "gfx950_256x256x256_tn_bf16_dma_on"
+    forced = tmp_path / "gfx950_256x256x256_tn_bf16_dma_on_forced"
+    assert dma_loads(flagged) == 0 and dma_loads(forced) > 0
+    assert row.note == FORCED and rec is not None
+    result = emulate_gemm(forced)
+    assert result.unwritten == 0 and result.max_rel_error <= result.tolerance
