@@ -600,7 +600,8 @@ def build_parser() -> argparse.ArgumentParser:
     _problem_args(p)
     _schedule_args(p)
     p.add_argument("--schedule", help="generated warp-group kernel to inject as a ukernel: pingpong8 (gfx942, "
-                   "gfx950), interleave4 and producer_consumer (gfx942, gfx950), double_buffered_dma (gfx950), "
+                   "gfx950), pingpong8_dma (gfx950), interleave4 and producer_consumer (gfx942, gfx950), "
+                   "double_buffered_dma (gfx950), "
                    "interleave "
                    "(gfx1151), double_buffered (all)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")

@@ -261,8 +261,9 @@ def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gem
     program = schedule.program(2)
     step = [op for op in program.groups[0] if op.phase.startswith("step 0")]
     priorities = sum(op.kind == "setprio" for op in step)
-    # The loop runs K / k_tile - 1 times (the last tile is the epilogue); LLVM may unroll a short static loop.
-    trips = gemm.k // schedule.tile[2] - 1
+    # The loop runs K / k_tile - 1 times (the last tile is the epilogue); LLVM may unroll a short static loop. The
+    # two-stage kernel runs every step at raised priority: K / k_tile - 2 in the loop, the last two after it.
+    trips = gemm.k // schedule.tile[2] - (1 if schedule.lds_stages == 1 else 0)
     copies, left = divmod(stats.setprio, priorities)
     if left or not 1 <= copies <= trips:
         _fail(dispatch, "s_setprio around the MFMA clusters", f"the schedule raises and lowers priority {priorities} "
@@ -270,6 +271,9 @@ def _verify_pingpong(dispatch: str, stats: KernelStats, schedule: PingPong8, gem
     if stats.conditional_barriers != 2:
         _fail(dispatch, "the stagger and re-align barriers", f"found {stats.conditional_barriers} conditionally "
               "executed s_barrier, expected 2")
+    if schedule.lds_stages == 2 and (stats.dma_loads == 0 or stats.global_loads or stats.lds_writes):
+        _fail(dispatch, "direct-to-LDS loads", f"{stats.dma_loads} direct-to-LDS loads, {stats.global_loads} loads "
+              f"into registers and {stats.lds_writes} LDS stores")
 
 
 def _mma_and_loads(phase: list[str], opcode: str) -> tuple[list[int], list[int]]:

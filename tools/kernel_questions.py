@@ -35,6 +35,7 @@ from transforms.ukernel_dbuf import LDS_PAD
 VARIANTS = [
     ("pingpong8 K depth", "K 32 (shipped)", "gfx950", ("kernel", "pingpong8", {})),
     ("pingpong8 K depth", "K 64", "gfx950", ("kernel", "pingpong8", {"k": 64})),
+    ("pingpong8 K depth", "K 64, two LDS stages by DMA (pingpong8_dma)", "gfx950", ("kernel", "pingpong8_dma", {})),
     ("pingpong8 K depth", "K 32 (shipped)", "gfx942", ("kernel", "pingpong8", {})),
     ("pingpong8 K depth", "K 64", "gfx942", ("kernel", "pingpong8", {"k": 64})),
     ("pingpong8 LDS layout", "XOR swizzle (shipped)", "gfx950", ("kernel", "pingpong8", {})),

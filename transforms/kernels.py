@@ -31,6 +31,7 @@ def _dbuf(name: str, fetch_slices: int, dma: bool = False):
 # name -> the shipped schedule for (dtype, target, K of the target's intrinsic)
 KERNELS = {
     "pingpong8": lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks),
+    "pingpong8_dma": lambda dtype, target, mma_k: ukernel_schedule(dtype, target.lds_banks, lds_stages=2),
     "double_buffered": _dbuf("double_buffered", 1),
     "double_buffered_dma": _dbuf("double_buffered_dma", 1, dma=True),
     "interleave4": _dbuf("interleave4", 4),

@@ -17,7 +17,8 @@ accumulator column); it has not run on AMD hardware.
 from __future__ import annotations
 
 from iree.compiler import ir
-from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, memref, rocdl, scf, tensor, util, vector
+from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, iree_gpu, memref, rocdl, scf, tensor, \
+    util, vector
 
 from .errors import UserError
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
@@ -34,16 +35,21 @@ class UkernelError(UserError, ValueError):
 
 
 def ukernel_name(schedule: PingPong8, dtype: str, layout: str = "nt") -> str:
-    return f"pingpong8_{layout}_{dtype}_k{schedule.tile[2]}"
+    dma = "_dma" if schedule.lds_stages == 2 else ""
+    return f"pingpong8{dma}_{layout}_{dtype}_k{schedule.tile[2]}"
 
 
-def ukernel_schedule(dtype: str, lds_banks: int = 32) -> PingPong8:
+def ukernel_schedule(dtype: str, lds_banks: int = 32, lds_stages: int = 1) -> PingPong8:
     """The shipped tile: 256x256 with 64 B of K per row (K 32 for 16-bit, 64 for fp8), XOR-swizzled LDS for the
     target's banks. K 64 at 16-bit compiles on gfx942 but spills 11 VGPRs: the accumulator (128), every
-    fragment of the step and the prefetched tile exceed the 256 registers a wave has when two share a SIMD."""
+    fragment of the step and the prefetched tile exceed the 256 registers a wave has when two share a SIMD.
+    `lds_stages` 2 (`pingpong8_dma`, gfx950): 128 B of K per row (HipKittens' 256x256x64 at 16-bit) in two LDS
+    stages filled by direct-to-LDS copies, which stage nothing in registers."""
     eb = element_bytes(dtype)
-    k = 64 // eb
-    return PingPong8(tile=(ROWS, ROWS, k), element_bytes=eb, lds_stages=1, xor_rows=xor_rows(lds_banks, k, eb))
+    k = 64 * lds_stages // eb
+    name = "pingpong8_dma" if lds_stages == 2 else "pingpong8"
+    return PingPong8(tile=(ROWS, ROWS, k), element_bytes=eb, lds_stages=lds_stages,
+                     xor_rows=xor_rows(lds_banks, k, eb), name=name)
 
 
 def ukernel_mma(target, dtype: str, label: str = "pingpong8") -> str:
@@ -64,10 +70,11 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
     check_supported(schedule, gemm.layout, mma)
     k_tile = schedule.tile[2]
     if gemm.batched or gemm.m % ROWS or gemm.n % ROWS or gemm.k % k_tile or gemm.k < 2 * k_tile:
-        raise UkernelError(f"the pingpong8 ukernel needs M and N multiples of {ROWS}, K a multiple of {k_tile} "
+        raise UkernelError(f"the {schedule.name} ukernel needs M and N multiples of {ROWS}, K a multiple of {k_tile} "
                            f"(at least {2 * k_tile}) and no batch; {gemm.shape_name} is not (use --pipeline auto).")
     if gemm.epilogue.kind != "none":
-        raise UkernelError("the pingpong8 ukernel replaces the contraction only; epilogues are not fused into it.")
+        raise UkernelError(f"the {schedule.name} ukernel replaces the contraction only; epilogues are not fused into "
+                           "it.")
     check_lds(schedule, target.lds_bytes, target.name)
     check(schedule.program(4))  # the schedule the body follows must be race-free
     swizzle = lds_swizzle(schedule)
@@ -83,9 +90,12 @@ def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
     if layout not in ("nt", "nn"):
         raise UkernelError(f"the pingpong8 ukernel covers the NT and NN layouts (A stored M×K); {layout.upper()} is "
                            "not generated yet.")
-    if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages != 1 or schedule.stagger != 1:
-        raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one LDS "
-                           f"stage and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
+    if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages not in (1, 2) or schedule.stagger != 1:
+        raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one or two "
+                           f"LDS stages and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
+    if schedule.lds_stages == 2 and layout != "nt":
+        raise UkernelError("the two-stage pingpong8 copies 16-byte pieces of K-contiguous rows straight into LDS; it "
+                           f"covers the NT layout only, not {layout.upper()}.")
 
 
 class KernelBuilder:
@@ -161,8 +171,10 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                                                                        element)
     result = ir.RankedTensorType.get([ROWS, ROWS], f32)
     workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
-    lds_type = ir.MemRefType.get([ROWS, k_tile], element, memory_space=workgroup)
-    lds_tiles = ir.MemRefType.get([16, 16, slices, mma_k], element, memory_space=workgroup)
+    dma = schedule.lds_stages == 2  # two LDS stages filled by direct-to-LDS copies, no register staging
+    staged = [2] if dma else []
+    lds_type = ir.MemRefType.get([*staged, ROWS, k_tile], element, memory_space=workgroup)
+    lds_tiles = ir.MemRefType.get([*staged, 16, 16, slices, mma_k], element, memory_space=workgroup)
     acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype, layout)
 
@@ -175,8 +187,9 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
         zero = arith.ConstantOp(element, 0.0).result
         k_size = tensor.DimOp(lhs, b.c(1)).result
         lds = {"a": memref.AllocOp(lds_type, [], []).result, "b": memref.AllocOp(lds_type, [], []).result}
-        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, reassociation(), [], [16, 16, slices, mma_k]).result
-                 for key, value in lds.items()}
+        tiles = {key: memref.ExpandShapeOp(lds_tiles, value, reassociation(dma), [], [*staged, 16, 16, slices, mma_k])
+                 .result for key, value in lds.items()}
+        sources = {"a": fat_buffer(lhs), "b": fat_buffer(rhs)} if dma else {}
         init = tensor.EmptyOp([16, 16, 16, 16], f32).result
         forall = scf.ForallOp([0], [THREADS], [1], shared_outs=[init],
                               mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
@@ -242,11 +255,13 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                     return [b.c(s), inner]
                 return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), inner)), [slices, mma_k])
 
-            def fragments() -> list[tuple[ir.Value, ir.Value, ir.Value]]:
-                """Per K slice: upper A tiles, lower A tiles, B tiles."""
-                return [(b.read(tiles["a"], [m_upper, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero),
-                         b.read(tiles["a"], [m_lower, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero),
-                         b.read(tiles["b"], [n_outer, lane_row, *fragment_position(s)], [4, 1, 1, per_lane], zero))
+            def fragments(stage: ir.Value | None = None, parts: str = "ulb") -> list[tuple]:
+                """Per K slice: upper A tiles, lower A tiles, B tiles (of LDS stage `stage` when there are two);
+                `parts` names those read ("u", "l", "b"), the others are None."""
+                at = [] if stage is None else [stage]
+                starts = {"u": ("a", m_upper), "l": ("a", m_lower), "b": ("b", n_outer)}
+                return [tuple(b.read(tiles[starts[p][0]], [*at, starts[p][1], lane_row, *fragment_position(s)],
+                                     [4, 1, 1, per_lane], zero) if p in parts else None for p in "ulb")
                         for s in range(slices)]
 
             def cluster(acc: ir.Value, current, half: int) -> ir.Value:
@@ -254,34 +269,11 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                     acc = inner_tiled(mma, acc, (upper if half == 0 else lower, b_tiles), acc_type)
                 return acc
 
-            # Prologue: fill the LDS tile, then stagger the second group by one barrier.
-            store(fetch(b.c(0)))
-            leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
-            lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
-            conditional_barrier(lagging)
-            b.barrier()
-            zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
-                acc_type, ir.FloatAttr.get(f32, 0.0))).result
-            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros, zeros])
-            with ir.InsertionPoint(loop.body):
-                upper_acc, lower_acc = loop.inner_iter_args
-                current = fragments()  # phase 1: every K slice of this tile into registers
-                b.barrier()
-                upcoming = fetch(loop.induction_variable)  # phase 2: next tile under the MFMAs
-                b.priority(1)
-                upper_acc = cluster(upper_acc, current, 0)
-                b.priority(0)
-                b.barrier()
-                store(upcoming)  # phase 3: both groups have read this tile; overwrite it
-                b.barrier()
-                b.priority(1)  # phase 4
-                lower_acc = cluster(lower_acc, current, 1)
-                b.priority(0)
-                b.barrier()
-                scf.YieldOp([upper_acc, lower_acc])
-            conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
-            last = fragments()  # the last tile
-            finals = [cluster(loop.results[0], last, 0), cluster(loop.results[1], last, 1)]
+            if dma:
+                finals = _pingpong8_dma_steps(b, schedule, tid, group, lds, sources, fragments, cluster, column, k_size,
+                                              element, copy)
+            else:
+                finals = _register_prefetch_steps(b, k_tile, tid, fetch, store, fragments, cluster, k_size, acc_type)
             results = []
             for acc in finals:
                 rows_first = vector.TransposeOp(ir.VectorType.get([4, 1, 4, 4], f32), acc, [0, 2, 1, 3]).result
@@ -296,9 +288,128 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
         util.ReturnOp([tensor.CollapseShapeOp(result, forall.results[0], reassociation()).result])
 
 
-def reassociation() -> ir.ArrayAttr:
+def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch, store, fragments, cluster,
+                             k_size: ir.Value, acc_type: ir.Type) -> list[ir.Value]:
+    """The one-stage K loop (`PingPong8(lds_stages=1).program`); returns the upper and lower accumulators."""
+    f32 = ir.F32Type.get()
+    # Prologue: fill the LDS tile, then stagger the second group by one barrier.
+    store(fetch(b.c(0)))
+    leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
+    lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
+    conditional_barrier(lagging)
+    b.barrier()
+    zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
+        acc_type, ir.FloatAttr.get(f32, 0.0))).result
+    loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros, zeros])
+    with ir.InsertionPoint(loop.body):
+        upper_acc, lower_acc = loop.inner_iter_args
+        current = fragments()  # phase 1: every K slice of this tile into registers
+        b.barrier()
+        upcoming = fetch(loop.induction_variable)  # phase 2: next tile under the MFMAs
+        b.priority(1)
+        upper_acc = cluster(upper_acc, current, 0)
+        b.priority(0)
+        b.barrier()
+        store(upcoming)  # phase 3: both groups have read this tile; overwrite it
+        b.barrier()
+        b.priority(1)  # phase 4
+        lower_acc = cluster(lower_acc, current, 1)
+        b.priority(0)
+        b.barrier()
+        scf.YieldOp([upper_acc, lower_acc])
+    conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
+    last = fragments()  # the last tile
+    return [cluster(loop.results[0], last, 0), cluster(loop.results[1], last, 1)]
+
+
+def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, group: ir.Value, lds: dict,
+                         sources: dict, fragments, cluster, column, k_size: ir.Value, element: ir.Type,
+                         copy: int) -> list[ir.Value]:
+    """The two-stage K loop (`PingPong8(lds_stages=2).program`, gfx950): both stages are filled first; each K step
+    reads B and the upper A half of its stage (phase 1), runs both MFMA clusters at raised priority with the lower
+    A half read between them (phase 2), and refills that stage with
+    the tile two steps on by direct-to-LDS copies (phase 3), waiting for its B half (the other group reads it next)
+    while its A half stays in flight. Each group copies its own 128 rows of A and of B: a wave's copy fills
+    `rows` whole LDS rows, lane after lane, so the XOR swizzle is applied to the column each lane fetches (XOR is
+    its own inverse). Returns the upper and lower accumulators."""
+    k_tile = schedule.tile[2]
+    f32 = ir.F32Type.get()
+    chunks = k_tile // copy  # 16-byte pieces per LDS row
+    rows = 64 // chunks  # LDS rows one wave's copy fills
+    copies = 128 // (4 * rows)  # copies per wave and operand: a group's 4 waves move its 128 rows
+    wave, lane = b.delinearize(tid, [2, 4, 64])[1:]
+    row_in_copy, slot = b.delinearize(lane, [rows, chunks])
+    acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
+
+    def refill(k_base: ir.Value, stage: ir.Value) -> None:
+        for op in ("b", "a"):  # B first: the wait after a refill leaves the A copies in flight
+            for p in range(copies):
+                first = b.add(b.mul(group, 128), b.mul(b.add(b.c(p * 4), wave), rows))
+                row = b.add(first, row_in_copy)
+                amdgpu.GatherToLDSOp(sources[op], [row, b.add(k_base, column(row, b.mul(slot, copy)))], lds[op],
+                                     [stage, first, b.c(0)], ir.VectorType.get([copy], element))
+
+    def stage_of(k: ir.Value) -> ir.Value:
+        return arith.RemUIOp(arith.DivUIOp(k, b.c(k_tile)).result, b.c(2)).result
+
+    def step(accs: list[ir.Value], k: ir.Value, refill_wait: int | None) -> list[ir.Value]:
+        """One K step on the stage holding K offset `k`; `refill_wait`: the load count to wait for after the
+        refill of that stage with K offset k + 2 tiles (None: no refill; 0 then waits for every copy)."""
+        stage = stage_of(k)
+        current = fragments(stage, "ub")  # phase 1: B (shared: refilled by the other group next) and upper A
+        b.barrier()
+        b.priority(1)  # phase 2: the lower A half is read under the upper cluster, so one half is live at a time
+        upper = cluster(accs[0], current, 0)
+        rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+        lower = fragments(stage, "l")
+        accs = [upper, cluster(accs[1], [(None, low, bt) for (_, low, _), (_, _, bt) in zip(lower, current)], 1)]
+        b.priority(0)
+        b.barrier()
+        if refill_wait is not None and refill_wait > 0:  # phase 3
+            refill(b.add(k, b.c(2 * k_tile)), stage)
+        if refill_wait is not None:
+            amdgpu.MemoryCounterWaitOp(load=refill_wait)
+        # A bare s_barrier: a workgroup-fenced barrier would wait for every copy in flight (vmcnt(0)), A's too.
+        rocdl.SBarrierOp()
+        rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+        return accs
+
+    refill(b.c(0), b.c(0))  # prologue: both stages, all landed before the stagger
+    refill(b.c(k_tile), b.c(1))
+    amdgpu.MemoryCounterWaitOp(load=0)
+    leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
+    lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
+    conditional_barrier(lagging)
+    b.barrier()
+    zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(acc_type, ir.FloatAttr.get(f32, 0.0))).result
+    last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
+    loop = scf.ForOp(b.c(0), last_refill, b.c(k_tile), [zeros, zeros])
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(step(list(loop.inner_iter_args), loop.induction_variable, copies))
+    accs = step(list(loop.results), last_refill, 0)  # the last two steps refill nothing
+    accs = step(accs, arith.AddIOp(last_refill, b.c(k_tile)).result, None)
+    conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
+    return accs
+
+
+def fat_buffer(operand: ir.Value) -> ir.Value:
+    """`operand` (K-contiguous rows) as a buffer-resource memref, the source a direct-to-LDS load reads."""
+    tensor_type = ir.RankedTensorType(operand.type)
+    cast = iree_gpu.BufferResourceCastOp(tensor_type, operand).result
+    dynamic = ir.ShapedType.get_dynamic_size()
+    memref_type = ir.MemRefType.get(list(tensor_type.shape), tensor_type.element_type,
+                                    ir.Attribute.parse("strided<[?, 1], offset: ?>"),
+                                    ir.Attribute.parse("#amdgpu.address_space<fat_raw_buffer>"))
+    assert dynamic in tensor_type.shape  # K
+    return ir.Operation.create("bufferization.to_buffer", results=[memref_type], operands=[cast],
+                               attributes={"read_only": ir.UnitAttr.get()}).result
+
+
+def reassociation(staged: bool = False) -> ir.ArrayAttr:
+    """[ROWS, K] (after a leading stage dimension, if `staged`) as [16, 16, slices, MMA K]."""
     i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in dims]) for dims in ([0, 1], [2, 3])])
+    groups = ([0], [1, 2], [3, 4]) if staged else ([0, 1], [2, 3])
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in dims]) for dims in groups])
 
 
 def inner_tiled(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], acc_type: ir.Type,

@@ -33,7 +33,7 @@ from iree.compiler.dialects import amdgpu, arith, iree_gpu, memref, rocdl, scf, 
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
-from .ukernel import KernelBuilder, inner_tiled
+from .ukernel import KernelBuilder, fat_buffer, inner_tiled
 from .warpgroups import DoubleBuffered, ProducerConsumer
 
 FRAGMENT = 16  # M = N of every intrinsic used here
@@ -325,19 +325,6 @@ def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | No
         tensor.ParallelInsertSliceOp(written, out, offsets, dynamic_sizes, [], [dynamic] * 7, static_sizes, [1] * 7)
 
 
-def _fat_buffer(operand: ir.Value) -> ir.Value:
-    """`operand` (K-contiguous rows) as a buffer-resource memref, the source a direct-to-LDS load reads."""
-    tensor_type = ir.RankedTensorType(operand.type)
-    cast = iree_gpu.BufferResourceCastOp(tensor_type, operand).result
-    dynamic = ir.ShapedType.get_dynamic_size()
-    memref_type = ir.MemRefType.get(list(tensor_type.shape), tensor_type.element_type,
-                                    ir.Attribute.parse("strided<[?, 1], offset: ?>"),
-                                    ir.Attribute.parse("#amdgpu.address_space<fat_raw_buffer>"))
-    assert dynamic in tensor_type.shape  # K
-    return ir.Operation.create("bufferization.to_buffer", results=[memref_type], operands=[cast],
-                               attributes={"read_only": ir.UnitAttr.get()}).result
-
-
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
     """Emit `util.func private @<name>` at the current insertion point. Without `register_prefetch` (gfx950) the
     next tile goes straight into LDS with direct-to-LDS loads (`amdgpu.gather_to_lds`), retired by a load-counter
@@ -385,7 +372,7 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
 def _build_dma_body(schedule: DoubleBuffered, t: _Tiles, b: KernelBuilder, lds: dict, k_size: ir.Value,
                     threads: int, entry: ir.Block) -> None:
     k_tile, f32 = schedule.tile[2], ir.F32Type.get()
-    sources = {"a": _fat_buffer(entry.arguments[0]), "b": _fat_buffer(entry.arguments[1])}
+    sources = {"a": fat_buffer(entry.arguments[0]), "b": fat_buffer(entry.arguments[1])}
     forall = scf.ForallOp([0], [threads], [1], shared_outs=[tensor.EmptyOp(t.out_shape(), f32).result],
                           mapping=ir.Attribute.parse("[#gpu.thread<linear_dim_0>]"))
     with ir.InsertionPoint(forall.body):

@@ -225,6 +225,7 @@ GENERATED = [
     ("gfx942", "bf16", "nt", "producer_consumer"), ("gfx950", "bf16", "nn", "producer_consumer"),
     ("gfx942", "f16", "tn", "producer_consumer"),
     ("gfx950", "bf16", "nt", "double_buffered_dma"), ("gfx950", "f8e4m3fn", "nt", "double_buffered_dma"),
+    ("gfx950", "bf16", "nt", "pingpong8_dma"), ("gfx950", "f8e4m3fn", "nt", "pingpong8_dma"),
 ]
 
 

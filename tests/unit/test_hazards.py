@@ -85,7 +85,7 @@ def test_explain_prints_table_and_picture(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pipelines", "explain", "--schedule", "pingpong8", "-o",
                            str(tmp_path / "pp.png")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "hazard check: no LDS race" in done.stdout and "mfma×128" in done.stdout
+    assert "hazard check: no LDS race" in done.stdout and "mfma×64" in done.stdout
     assert (tmp_path / "pp.png").stat().st_size > 10000
 
 

@@ -113,8 +113,9 @@ def test_kernels_are_offered_per_target():
         check_kernel_target("interleave", TARGETS["gfx942"])
     with pytest.raises(UkernelError, match="the double_buffered kernel has no intrinsic for f8E4M3FNUZ on gfx1151"):
         kernel_schedule("double_buffered", "f8E4M3FNUZ", TARGETS["gfx1151"])
-    with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, double_buffered, "
-                                           "double_buffered_dma, interleave4, interleave, producer_consumer"):
+    with pytest.raises(UkernelError, match="no generated kernel; choose one of pingpong8, pingpong8_dma, "
+                                           "double_buffered, double_buffered_dma, interleave4, interleave, "
+                                           "producer_consumer"):
         kernel_schedule("pingpong4", "bf16", TARGETS["gfx942"])
 
 
@@ -210,3 +211,25 @@ def test_gfx950_direct_to_lds_kernel(tmp_path):
         flow.prepare(job(gemm.with_(layout="nn"), "gfx950", kernel))
     with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
         check_kernel_target("double_buffered_dma", TARGETS["gfx942"])
+
+
+def test_gfx950_two_stage_pingpong8(tmp_path):
+    """HipKittens' 256x256x64: two LDS stages (128 KiB) filled only by direct-to-LDS copies, s_setprio around
+    every K step, the stagger and re-align barriers; it computes the right GEMM on the emulator. NT only, gfx950
+    only."""
+    from pipelines.emulator import emulate_gemm
+
+    gemm = Gemm(256, 256, 192, "bf16", "nt")  # three K steps: one in the loop, two after it
+    kernel = kernel_schedule("pingpong8_dma", "bf16", TARGETS["gfx950"])
+    assert (kernel.tile, kernel.lds_stages) == ((256, 256, 64), 2)
+    report = flow.compile_job(flow.prepare(job(gemm, "gfx950", kernel)), tmp_path / "k")
+    stats, = report["dispatches"]
+    assert report["verified"] and stats["dma_loads"] > 0 and stats["global_loads"] == 0
+    assert stats["lds_writes"] == 0 and stats["lds_bytes"] == kernel.lds_bytes() == 131072
+    assert stats["spill_count"] == 0
+    result = emulate_gemm(tmp_path / "k")
+    assert result.passed and result.matches
+    with pytest.raises(UkernelError, match="covers the NT layout only, not NN"):
+        flow.prepare(job(gemm.with_(layout="nn"), "gfx950", kernel))
+    with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
+        check_kernel_target("pingpong8_dma", TARGETS["gfx942"])
