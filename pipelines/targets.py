@@ -289,7 +289,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
-        peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, kernels=_CDNA_KERNELS + ("double_buffered_dma", "pingpong8_dma"),
+        peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM,
+        kernels=_CDNA_KERNELS + ("double_buffered_dma", "pingpong8_dma"),
         timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
                       **_CDNA_TIMING, sources=_CDNA_SOURCES + (
                           "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "

@@ -75,6 +75,9 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
     if gemm.epilogue.kind != "none":
         raise UkernelError(f"the {schedule.name} ukernel replaces the contraction only; epilogues are not fused into "
                            "it.")
+    if schedule.lds_stages == 2 and not target.dma:
+        raise UkernelError(f"the two-stage pingpong8 fills LDS by direct-to-LDS loads, which {target.name} does not "
+                           "have (gfx950 does); use one LDS stage.")
     check_lds(schedule, target.lds_bytes, target.name)
     check(schedule.program(4))  # the schedule the body follows must be race-free
     swizzle = lds_swizzle(schedule)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import amdgpu, arith, iree_gpu, memref, rocdl, scf, tensor, util, vector
+from iree.compiler.dialects import amdgpu, arith, memref, rocdl, scf, tensor, util, vector
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows

@@ -125,15 +125,19 @@ class PingPong8(_TiledSchedule):
                 # The shared B must be read in this phase (the other group refills its half of it while this one
                 # multiplies); the private A half is read in two parts, the second under the first MFMA cluster,
                 # so that one part's fragments are live at a time.
-                p.read(a_of(s), a_reads // 2)
+                first = (a_reads + 1) // 2
+                p.read(a_of(s), first)
                 p.wait_reads(a_of(s), *both_b(s))
                 p.barrier()
                 p.phase = f"step {i} mfma"
                 p.setprio(1)
-                p.mma(mfma // 2, a_of(s), *both_b(s))
-                p.read(a_of(s), a_reads - a_reads // 2)
-                p.wait_reads(a_of(s))
-                p.mma(mfma - mfma // 2, a_of(s), *both_b(s))
+                if a_reads > first:
+                    p.mma(mfma // 2, a_of(s), *both_b(s))
+                    p.read(a_of(s), a_reads - first)
+                    p.wait_reads(a_of(s))
+                    p.mma(mfma - mfma // 2, a_of(s), *both_b(s))
+                else:  # a single read: nothing to split
+                    p.mma(mfma, a_of(s), *both_b(s))
                 p.setprio(0)
                 p.barrier()
                 p.phase = f"step {i} load"

@@ -39,7 +39,7 @@ def job(gemm=NT, target="gfx942", kernel=KERNEL):
     (job(NT.with_(m=320)), "needs M and N multiples of 256"),
     (job(NT.with_(batch=2)), "no batch"),
     (job(NT.with_(epilogue=Epilogue("bias-relu"))), "epilogues are not fused"),
-    (job(kernel=PingPong8(tile=(256, 256, 32), lds_stages=2)), "one LDS stage"),
+    (job(kernel=PingPong8(tile=(256, 256, 32), lds_stages=2)), "direct-to-LDS loads, which gfx942 does not have"),
 ])
 def test_refusals_are_one_sentence(request_, message):
     with pytest.raises(UkernelError, match=message):
