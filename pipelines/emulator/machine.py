@@ -239,6 +239,11 @@ def _signed32(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
+def _lshl_add(a: int, b: int, shift: int) -> tuple[int, bool]:
+    total = (a << shift) + b
+    return total & MASK32, total > MASK32
+
+
 _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_and_b32": (32, lambda a, b: (a & b, (a & b) != 0)),
     "s_or_b32": (32, lambda a, b: (a | b, (a | b) != 0)),
@@ -255,10 +260,18 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_add_u32": (32, lambda a, b: ((a + b) & MASK32, a + b > MASK32)),
     "s_sub_u32": (32, lambda a, b: ((a - b) & MASK32, b > a)),
     "s_min_u32": (32, lambda a, b: (min(a, b), a < b)),
-    "s_max_u32": (32, lambda a, b: (max(a, b), a > b)),
+    # SCC iff the first input is selected: "SCC = S0.u32 >= S1.u32" (AMD CDNA4 ISA, S_MAX_U32). tinygrad's
+    # emulator overrides this with a strict ">" for RDNA hardware; no CDNA hardware here settles ties.
+    "s_max_u32": (32, lambda a, b: (max(a, b), a >= b)),
+    "s_max_i32": (32, lambda a, b: (a if _signed32(a) >= _signed32(b) else b, _signed32(a) >= _signed32(b))),
+    "s_min_i32": (32, lambda a, b: (a if _signed32(a) < _signed32(b) else b, _signed32(a) < _signed32(b))),
     "s_mul_i32": (32, lambda a, b: ((_signed32(a) * _signed32(b)) & MASK32, None)),
-    "s_lshl1_add_u32": (32, lambda a, b: (((a << 1) + b) & MASK32, ((a << 1) & MASK32) + b > MASK32)),
-    "s_lshl2_add_u32": (32, lambda a, b: (((a << 2) + b) & MASK32, ((a << 2) & MASK32) + b > MASK32)),
+    # "tmp = (64'U(S0.u32) << 1U) + 64'U(S1.u32); SCC = tmp >= 0x100000000ULL" (CDNA4 ISA): bits shifted out of
+    # 32 count as overflow too
+    "s_lshl1_add_u32": (32, lambda a, b: _lshl_add(a, b, 1)),
+    "s_lshl2_add_u32": (32, lambda a, b: _lshl_add(a, b, 2)),
+    "s_lshl3_add_u32": (32, lambda a, b: _lshl_add(a, b, 3)),
+    "s_lshl4_add_u32": (32, lambda a, b: _lshl_add(a, b, 4)),
     # bit field extract: offset in bits 4:0 of the second operand, width in bits 22:16
     "s_bfe_u32": (32, lambda a, b: ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1),
                                     ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1)) != 0)),
@@ -333,7 +346,11 @@ def _scmp(inst, ctx):
     _, kind, cond, typ = inst.opcode.split("_")
     cmp = _SCMP[cond]
     a = scalar_reader(inst.operands[0])
-    b = scalar_reader(inst.operands[1] & 0xFFFF if kind == "cmpk" else inst.operands[1])
+    if kind == "cmpk":  # the 16-bit literal: "32'I(signext(S1.i16))" for _i32, "32'U(S1.u16)" for _u32 (CDNA4 ISA)
+        literal = inst.operands[1] & 0xFFFF
+        b = scalar_reader((literal ^ 0x8000) - 0x8000 & MASK32 if typ == "i32" else literal)
+    else:
+        b = scalar_reader(inst.operands[1])
     if typ == "i32":
         def run_signed(w):
             w.scc = int(cmp(_signed32(a(w)), _signed32(b(w))))
@@ -501,8 +518,12 @@ def _med3(a, b, c):
 
 
 def _bfe_i32(a, b, c):
+    """"tmp.i32 = ((S0.i32 >> S1[4 : 0].u32) & ((1 << S2[4 : 0].u32) - 1)); D0.i32 = signext_from_bit(tmp.i32,
+    S2[4 : 0].u32)" (CDNA4 ISA, V_BFE_I32): the shift is arithmetic, so a field reaching past bit 31 reads copies
+    of the sign bit."""
     offset, width = b & u32(31), c & u32(31)
-    field = (a >> offset) & ((u32(1) << width) - u32(1))
+    shifted = (_i32(a) >> np.asarray(offset, np.uint32).astype(np.int32)).view(np.uint32)
+    field = shifted & ((u32(1) << width) - u32(1))
     sign = (field >> np.maximum(width, u32(1)) - u32(1)) & u32(1)
     extended = np.where(sign.astype(bool), field | ~((u32(1) << width) - u32(1)), field)
     return np.where(width == 0, u32(0), extended).astype(np.uint32)

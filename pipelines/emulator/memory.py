@@ -35,6 +35,24 @@ class FlatMemory:
     def __init__(self):
         self.data = np.zeros(0, np.uint8)
         self.end = BASE_ADDRESS
+        self.watched: tuple[int, np.ndarray] | None = None  # (first byte index, writer per dword) of one range
+
+    def watch(self, address: int, nbytes: int) -> None:
+        """Remember who stores each dword of [address, address + nbytes): (workgroup, wave, pc) in `writers`."""
+        self.watched = (address - BASE_ADDRESS, np.full((nbytes // 4, 3), -1, np.int64))
+
+    def stored(self, targets: np.ndarray, w) -> None:
+        """Note wave `w`, at its current instruction, as the writer of the watched dwords among byte `targets`."""
+        if self.watched is None or not targets.size:
+            return
+        start, writers = self.watched
+        dwords = (targets[targets % 4 == 0] - start) // 4  # byte 0 of each dword written
+        dwords = dwords[(dwords >= 0) & (dwords < len(writers))]
+        writers[dwords] = (w.workgroup.id, w.id, w.cur)
+
+    @property
+    def writers(self) -> np.ndarray | None:
+        return None if self.watched is None else self.watched[1]
 
     def allocate(self, nbytes: int) -> int:
         address = (self.end + 255) // 256 * 256
@@ -254,6 +272,7 @@ def _buffer(inst, ctx):
             memory = w.workgroup.memory
             targets = memory.index(base + byte_offsets[inside], w.where())
             memory.data[targets] = data[inside]
+            memory.stored(targets, w)
             if counts_stores:
                 issue(w, w.vm, Pending(lambda w: None))
         return store
@@ -303,6 +322,7 @@ def _global(inst, ctx):
         targets = memory.index((addrs[:, None] + byte_range[None, :])[w.exec], w.where())
         if kind == "store":
             memory.data[targets] = _lanes_bytes(w, data_reg.kind, data_reg.index, size)[w.exec]
+            memory.stored(targets.reshape(-1), w)
             if ctx.gfx9:
                 issue(w, w.vm, Pending(lambda w: None))
             return

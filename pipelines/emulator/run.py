@@ -14,6 +14,7 @@ import itertools
 import math
 import re
 import time
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,8 @@ class EmulationResult:
     output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
     # recorded runs: per workgroup run, per wave, (executed pcs, LDS bank passes per access)
     traces: list | None = field(repr=False, compare=False, default=None)
+    wrong: int = 0  # outputs off by more than the tolerance or never written
+    mismatches: tuple[dict, ...] = ()  # the first wrong outputs: element, values, and who stored them (`Mismatch`)
 
     @property
     def matches(self) -> bool:
@@ -97,6 +100,9 @@ class EmulationResult:
                  + (": match" if self.matches else ": MISMATCH"),
                  f"  hazards: {len(self.hazards) or 'none'}"]
         lines += [f"    {h.kind}: {h.message}" for h in self.hazards]
+        if self.wrong:
+            lines.append(f"  {self.wrong} wrong output(s); the first {len(self.mismatches)}:")
+            lines += [f"    {describe_mismatch(m)}" for m in self.mismatches]
         lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
                   f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
                   f"  most executed by wave 0: {mix}",
@@ -116,8 +122,37 @@ class EmulationResult:
             "lds_conflict_cycles": self.lds_conflict_cycles,
             "lds_accesses": [dict(line=a.line, text=a.text, executions=a.executions, cycles=a.cycles,
                                   conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
-            "seconds": self.seconds,
+            "seconds": self.seconds, "wrong": self.wrong, "mismatches": list(self.mismatches),
         }
+
+
+def describe_mismatch(m: dict) -> str:
+    """One line: which element, what it holds against float64, and the store that put it there."""
+    element = "C[" + ", ".join(map(str, m["element"])) + "]"
+    value = "never written" if m["got"] is None else f"{m['got']:.6g} (float64 {m['want']:.6g})"
+    if m["workgroup"] is None:
+        return f"{element}: {value}"
+    return (f"{element}: {value}, stored by wave {m['wave']} of workgroup {m['workgroup']} at line {m['line']}: "
+            f"{m['instruction']}")
+
+
+def mismatches(got: np.ndarray, want: np.ndarray, wrong: np.ndarray, writers: np.ndarray | None, kernel: Kernel,
+               first: int = 8) -> tuple[dict, ...]:
+    """The first `first` wrong outputs in row-major order, each with the workgroup, wave and instruction that
+    stored it (from the memory's writer record of the output buffer)."""
+    found = []
+    for flat in np.flatnonzero(wrong.reshape(-1))[:first]:
+        element = tuple(int(i) for i in np.unravel_index(flat, got.shape))
+        stored = writers[flat] if writers is not None else (-1, -1, -1)
+        written = not np.isnan(got.reshape(-1)[flat])
+        entry: dict[str, Any] = {"element": list(element), "got": float(got.reshape(-1)[flat]) if written else None,
+                 "want": float(want.reshape(-1)[flat]), "workgroup": None, "wave": None, "line": None,
+                 "instruction": None}
+        if stored[0] >= 0:
+            inst = kernel.instructions[stored[2]]
+            entry.update(workgroup=int(stored[0]), wave=int(stored[1]), line=inst.line, instruction=inst.text)
+        found.append(entry)
+    return tuple(found)
 
 
 class Workgroup:
@@ -431,6 +466,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         for array, address in zip((a, b), pointers):
             memory.write(address, np.ascontiguousarray(array).view(np.uint8))
     memory.write(out_address, np.full(int(np.prod(out_shape)), 0x7FC00001, np.uint32))  # NaN: "never written"
+    if record is None:
+        memory.watch(out_address, out_bytes)  # who stores each output, for the mismatch report
     pointers.append(out_address)
     pointer_args = [arg for arg in kernel.args if arg.get("value_kind") == "global_buffer"]
     if len(pointer_args) != len(pointers) or len(kernel.args) != len(pointer_args):
@@ -465,6 +502,10 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     written = ~np.isnan(got)
     diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0
+    tolerance = relative_tolerance(problem["k"])
+    wrong = ~written | (diff / scale > tolerance)
+    if record is not None:
+        wrong[...] = False  # a recording runs on zeros and part of the grid: nothing to judge
     mix = _mix(kernel, dispatch.hits)
     per_wave = tuple(_mix(kernel, hits) for hits in dispatch.first_group_hits)
     accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
@@ -472,7 +513,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     return EmulationResult(
         kernel=kernel.name, target=target, problem=problem, seed=seed, workgroups=groups,
         waves_per_workgroup=dispatch.waves_per_group, wave_size=ctx.lanes, max_abs_error=float(diff.max()),
-        max_rel_error=float(diff.max()) / scale, tolerance=relative_tolerance(problem["k"]), unwritten=unwritten,
+        max_rel_error=float(diff.max()) / scale, tolerance=tolerance, unwritten=unwritten,
+        wrong=int(wrong.sum()), mismatches=mismatches(got, want, wrong, memory.writers, kernel),
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
         lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)

@@ -322,3 +322,21 @@ def test_loosened_wait_for_direct_to_lds_loads_is_a_race(compiled):
     assert result.hazards[0].kind == "lds-race"
     assert re.search(r"'ds_read_b64_tr_b16 .*' \(line \d+\) reads byte \d+ that wave \d+ 'buffer_load_dwordx4 v\d+, "
                      r"s\[\d+:\d+\], 0 offen lds'", result.hazards[0].message)
+
+
+def test_a_planted_wrong_opcode_is_localised(compiled):
+    """The first MFMA of IREE's gfx942 bf16 kernel read as f16: the report counts the wrong outputs and names, for
+    the first ones, the element, its value against float64, and the workgroup, wave and store instruction that
+    wrote it."""
+    folder = compiled("--target", "gfx942", "--shape", "256x256x256", "--layout", "nt")
+    text = next((folder / "dump").glob("*.rocmasm")).read_text()
+    faulty = text.replace("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x16_f16", 1)
+    assert faulty != text
+    result = emulate_gemm(folder, kernel_text=faulty)
+    assert not result.matches and 0 < result.wrong < 256 * 256
+    first = result.mismatches[0]
+    assert len(first["element"]) == 2 and first["got"] is not None and first["got"] != first["want"]
+    assert first["workgroup"] is not None and first["wave"] is not None and "store" in first["instruction"]
+    summary = result.summary()
+    assert f"{result.wrong} wrong output(s)" in summary and f"stored by wave {first['wave']} of workgroup" in summary
+    assert emulate_gemm(folder).wrong == 0

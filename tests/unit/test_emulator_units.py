@@ -437,3 +437,58 @@ def test_med3_clamps_signed_and_unsigned():
     assert list(w.v[12][:3]) == [0, 7, 32]
     run(w, "v_med3_u32 v13, v11, 0, 32")  # -5 is 0xFFFFFFFB unsigned: clamped to 32
     assert list(w.v[13][:3]) == [32, 7, 32]
+
+
+# The four semantics the AMD CDNA4 ISA pseudocode settles (section 12 of the instruction reference), each checked
+# at the inputs where the old emulator differed.
+
+def test_s_max_sets_scc_when_the_first_input_is_selected_including_ties():
+    """S_MAX_U32: "SCC = S0.u32 >= S1.u32; D0.u32 = SCC ? S0.u32 : S1.u32" (S_MAX_I32 likewise, signed)."""
+    w = new_wave()
+    w.s[1] = w.s[2] = 7
+    run(w, "s_max_u32 s3, s1, s2")
+    assert (w.s[3], w.scc) == (7, 1)  # equal inputs: the first is selected, SCC = 1
+    w.s[1], w.s[2] = 0xFFFFFFFF, 1  # -1 against 1
+    run(w, "s_max_i32 s3, s1, s2")
+    assert (w.s[3], w.scc) == (1, 0)
+    run(w, "s_max_u32 s3, s1, s2")
+    assert (w.s[3], w.scc) == (0xFFFFFFFF, 1)
+
+
+def test_s_lshl_add_counts_bits_shifted_out_as_overflow():
+    """S_LSHL1_ADD_U32: "tmp = (64'U(S0.u32) << 1U) + 64'U(S1.u32); SCC = tmp >= 0x100000000ULL"."""
+    w = new_wave()
+    w.s[1], w.s[2] = 0x80000000, 0
+    run(w, "s_lshl1_add_u32 s3, s1, s2")  # the shift alone leaves 32 bits: SCC = 1 although the add adds 0
+    assert (w.s[3], w.scc) == (0, 1)
+    w.s[1] = 0x40000000
+    run(w, "s_lshl2_add_u32 s3, s1, s2")
+    assert (w.s[3], w.scc) == (0, 1)
+    w.s[1], w.s[2] = 0x1000, 5
+    run(w, "s_lshl4_add_u32 s3, s1, s2")
+    assert (w.s[3], w.scc) == (0x10005, 0)
+
+
+def test_s_cmpk_i32_sign_extends_its_literal():
+    """S_CMPK_LT_I32: "SCC = S0.i32 < 32'I(signext(S1.i16))"; S_CMPK_LT_U32 zero-extends: "32'U(S1.u16)"."""
+    w = new_wave()
+    w.s[1] = 0xFFFFFFFE  # -2
+    run(w, "s_cmpk_lt_i32 s1, 0xffff")  # -2 < -1
+    assert w.scc == 1
+    run(w, "s_cmpk_eq_i32 s1, 0xfffe")
+    assert w.scc == 1
+    run(w, "s_cmpk_lt_u32 s1, 0xffff")  # 0xFFFFFFFE < 0x0000FFFF is false
+    assert w.scc == 0
+
+
+def test_v_bfe_i32_shifts_arithmetically():
+    """V_BFE_I32: "tmp.i32 = ((S0.i32 >> S1[4 : 0].u32) & ((1 << S2[4 : 0].u32) - 1)); D0.i32 =
+    signext_from_bit(tmp.i32, S2[4 : 0].u32)": a field past bit 31 is filled with the sign bit."""
+    w = new_wave()
+    w.write_mask(EXEC, np.ones(64, bool))
+    w.v[1][:] = 0x80000000
+    run(w, "v_bfe_i32 v2, v1, 28, 8")  # bits 28..35 of the sign-extended value: 0xF8, sign-extended
+    assert w.v[2][0] == 0xFFFFFFF8
+    w.v[1][:] = 0x70000000
+    run(w, "v_bfe_i32 v2, v1, 28, 8")  # positive: bits 28..35 are 0x07
+    assert w.v[2][0] == 0x7
