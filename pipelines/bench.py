@@ -27,7 +27,7 @@ from transforms.schedule import Schedule, ScheduleError
 
 from . import flow
 from .compiler import CompileError
-from .named import get_pipeline, is_codegen
+from .named import get_pipeline, is_codegen, uses_ukernels
 from .output import work_folder, write_atomic
 from .targets import Target, TargetError, check_dtype
 from .verify import FallbackError
@@ -101,7 +101,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
     (`timing.device.KEPT`); a case compiled without them is compiled again."""
     work_folder(plan, force)
     entries, seen_problems = [], set()
-    iree_kernels: dict[tuple[Gemm, int], dict] = {}  # the first case of each problem left to IREE's heuristic
+    iree_kernels: dict[tuple[Gemm, int, bool], dict] = {}  # the first case of each problem left to IREE's heuristic
     for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
         repeat = repeat_count(gemm, target)
         ident = case_id(target, gemm, pipeline, schedule, repeat)
@@ -118,7 +118,8 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
                  # one vendor-library timing per problem, attached to its first case
                  "vendor": gemm not in seen_problems}
         seen_problems.add(gemm)
-        first = iree_kernels.setdefault((gemm, repeat), entry) if schedule is None else entry
+        # IREE's own kernel, shared by the pipelines that leave the problem to it (with its ukernels: another kernel)
+        first = iree_kernels.setdefault((gemm, repeat, uses_ukernels(pipeline)), entry) if schedule is None else entry
         if isinstance(schedule, Refused):
             entry.update(status="refused", error=schedule.reason[:300], vmfb=None, schedule_fields=None)
         elif first is not entry:
@@ -128,7 +129,8 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
                          **({"error": first["error"]} if "error" in first else {}))
         elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
             try:
-                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline)))
+                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline),
+                                                 iree_ukernels=uses_ukernels(pipeline)))
                 # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
                 flow.compile_job(prepared, folder, force=True,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))

@@ -263,8 +263,9 @@ def _job(args) -> flow.Job:
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
-    codegen = get_pipeline(args.pipeline or "default").codegen
-    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=codegen)
+    named = get_pipeline(args.pipeline or "default")
+    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=named.codegen,
+                    iree_ukernels=named.ukernels)
 
 
 def cmd_compile(args) -> int:

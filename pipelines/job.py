@@ -21,6 +21,7 @@ class Job:
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
     ukernel: PingPong8 | DoubleBuffered | ProducerConsumer | None = None  # a generated kernel, as a ukernel
     codegen: bool = False  # the schedule becomes a whole transform-dialect library (the target's codegen route)
+    iree_ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled; every GEMM must be taken by one
 
 
 @dataclass(frozen=True)

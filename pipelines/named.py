@@ -47,6 +47,7 @@ class Pipeline:
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
     codegen: bool = False  # the schedule is delivered as a whole transform-dialect library (the codegen route)
     raster: bool = False  # needs a codegen route that builds the raster workgroup order
+    ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled (targets with `iree_ukernels`), verified used
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -204,11 +205,18 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit", _auto),
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
+    Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
+                        "verified to be used", lambda gemm, target: None, ukernels=True),
     Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync; ROCm: lane MMA)",
              _codegen, codegen=True),
     Pipeline("codegen-raster", "codegen in raster workgroup order (groups of up to 8 rows of tiles, for L2 reuse)",
              _codegen_raster, codegen=True, raster=True),
 )}
+
+
+def uses_ukernels(name: str) -> bool:
+    """Whether a pipeline compiles with IREE's tensor ukernels enabled."""
+    return name in PIPELINES and PIPELINES[name].ukernels
 
 
 def is_codegen(name: str) -> bool:
@@ -229,4 +237,5 @@ def pipelines_for(target: Target) -> list[str]:
         return ["default"]
     route = codegen_route(target)
     return [p.name for p in PIPELINES.values()
-            if not p.codegen or (route is not None and (route.raster or not p.raster))]
+            if (not p.codegen or (route is not None and (route.raster or not p.raster)))
+            and (not p.ukernels or target.iree_ukernels)]

@@ -144,6 +144,10 @@ class Target:
     lds_swizzle: bool = False
     waves_per_eu: bool = False
     emulated: bool = False  # the CPU emulator runs its ISA (`pipelines.emulator`)
+    # Buffer descriptors may set bit 14 of the stride field to turn on cache swizzling with that stride (gfx942
+    # and later CDNA; MLIR's AMDGPU-to-ROCDL lowering of `cacheSwizzleStride`): a caching mode, raw addressing.
+    buffer_cache_swizzle: bool = False
+    iree_ukernels: bool = False  # IREE 3.13 has ROCm tensor ukernels here (`--iree-rocm-enable-tensor-ukernels`)
     named: NamedRules = field(default_factory=NamedRules)
     timing: Timing | None = None  # AMD: what the timing model needs
     sources: tuple[str, ...] = ()
@@ -268,7 +272,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "gfx942", "rocm", "AMD CDNA3: MI300X / MI325X", _HIP + ("--iree-rocm-target=gfx942",),
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
         lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
-        peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS,
+        peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS, buffer_cache_swizzle=True,
+        iree_ukernels=True,
         timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
                       **_CDNA_TIMING, sources=_CDNA_SOURCES + (
                           "AMD MI300 architecture page (ROCm docs): 2048 FLOP/clk/CU 16-bit, 1307.4 TFLOP/s, so "
@@ -289,7 +294,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
-        peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM,
+        peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, buffer_cache_swizzle=True, iree_ukernels=True,
         kernels=_CDNA_KERNELS + ("double_buffered_dma", "pingpong8_dma"),
         timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
                       **_CDNA_TIMING, sources=_CDNA_SOURCES + (

@@ -41,6 +41,7 @@ class DecodeContext:
     arch: str  # 'gfx942', 'gfx950', 'gfx1151'
     lanes: int
     lds_banks: int
+    cache_swizzle: bool = False  # buffer descriptors may carry a cache-swizzle stride (`Target.buffer_cache_swizzle`)
 
     @property
     def gfx9(self) -> bool:

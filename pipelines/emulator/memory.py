@@ -221,11 +221,18 @@ def _lanes_bytes(w, kind: str, first: int, nbytes: int) -> np.ndarray:
     return np.ascontiguousarray(regs.T).view(np.uint8)[:, :nbytes].copy()
 
 
-def _buffer_descriptor(w, index: int):
+CACHE_SWIZZLE = 0x4000  # bit 14 of the descriptor's 16-bit stride field
+
+
+def _buffer_descriptor(w, index: int, cache_swizzle: bool):
+    """(base, num_records) of the V# in s[index:index + 4]. A stride with the cache-swizzle bit (gfx942 and later)
+    only changes how addresses map to cache lines: the access stays raw. Any other stride is a structured buffer,
+    which is not modelled."""
     s = w.s
     base = s[index] | ((s[index + 1] & 0xFFFF) << 32)
-    stride = (s[index + 1] >> 16) & 0x3FFF
-    if stride:
+    field = (s[index + 1] >> 16) & 0xFFFF
+    stride = field & 0x3FFF
+    if stride and not (cache_swizzle and field & CACHE_SWIZZLE):
         raise EmulatorError(f"{w.where()} uses a strided buffer descriptor (stride {stride}), which is not modelled.")
     return base, s[index + 2]
 
@@ -257,7 +264,7 @@ def _buffer(inst, ctx):
     counts_stores = ctx.gfx9  # gfx10+ count stores in vscnt, which this model never needs to wait for
 
     def addresses(w):
-        base, records = _buffer_descriptor(w, rsrc_index)
+        base, records = _buffer_descriptor(w, rsrc_index, ctx.cache_swizzle)
         # the hardware adds the offsets in 32 bits: LLVM folds a negative scalar into the VGPR offset and relies
         # on the wrap-around (gfx1151 K-tile-16 kernels read row 0 of A through such an offset)
         offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + sofs(w) + inst_offset) & 0xFFFFFFFF

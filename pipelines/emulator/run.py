@@ -448,7 +448,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         raise EmulatorError(f"the emulator's host side builds plain GEMMs; epilogue "
                             f"'{problem['epilogue']['kind']}' is not supported.")
     target = report["target"]
-    ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target))
+    ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target),
+                        TARGETS[target].buffer_cache_swizzle)
     shapes = _shapes(problem)
     rng = np.random.default_rng(seed)
     dtype = NUMPY_TYPES[problem["dtype"]]

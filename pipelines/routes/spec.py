@@ -13,6 +13,7 @@ Ops with no schedule (None) are left to IREE's heuristic on every route: that is
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 from iree.compiler import ir
@@ -106,7 +107,35 @@ class TuningSpecRoute(ScheduleRoute):
 
     def flags(self, prepared: Prepared, spec_file: Path) -> Flags:
         scheduled = prepared.spec is not None
-        return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled)
+        ukernels = ("--iree-rocm-enable-tensor-ukernels",) if prepared.job.iree_ukernels else ()
+        return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled, extra=ukernels)
+
+    def verified(self, job: Job) -> bool:
+        return job.iree_ukernels or super().verified(job)
+
+    def summary(self, job: Job) -> list[str]:
+        if job.iree_ukernels:
+            return ["IREE default heuristic with IREE's ROCm tensor ukernels"]
+        return super().summary(job)
+
+    def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+        super().verify(prepared, dump, stats)
+        if prepared.job.iree_ukernels:
+            verify_iree_ukernel(prepared.job, dump, stats)
+
+
+UKERNEL = re.compile(r'iree_codegen\.ukernel_descriptor<"([\w.]+)"')
+
+
+def verify_iree_ukernel(job: Job, dump: Path, stats: list[KernelStats]) -> None:
+    """With IREE's tensor ukernels asked for, the dispatch computing the GEMM carries one of IREE's ukernel
+    descriptors in its configured IR; else the request silently fell back to IREE's codegen, which is an error."""
+    gemm = job.gemms[0]
+    found = [m for kernel in stats for m in UKERNEL.findall((dump / f"configured_{kernel.dispatch}.mlir").read_text())]
+    if not found:
+        raise FallbackError(f"IREE 3.13 compiled GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} for "
+                            f"{job.target.name} without any of its tensor ukernels (pipeline 'ukernel'); they take "
+                            "only some shapes and types (e.g. bf16 NT 1024x1024x256); use 'default'.")
 
 
 class OpAttributeRoute(ScheduleRoute):

@@ -46,8 +46,9 @@ VARIANTS: dict[str, tuple[str, ...] | None] = {
     "dma_off": ("--iree-llvmgpu-use-direct-load=false",),
     "dma_on": ("--iree-llvmgpu-use-direct-load=true",),
     "iree_default": (),
-    "iree_builtin_pingpong_ukernel": None,
+    "iree_builtin_pingpong_ukernel": (),  # the `ukernel` pipeline: IREE's tensor ukernels on, verified used
 }
+UKERNEL_VARIANTS = {"iree_builtin_pingpong_ukernel"}
 # "addmm" adds a bias vector of N elements in the dispatch; the emulator builds plain GEMMs, so it is predicted as
 # the matmul alone (the bias is N reads against M×N×K multiply-adds).
 OPS = {"mm": "", "addmm": "bias add not modelled"}
@@ -162,7 +163,8 @@ def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
     try:
         gemm = Gemm(base.m, base.n, base.k, base.dtype, base.layout)
         folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
-        job = Job(target, "default", (gemm,), (None,))
+        ukernel = base.variant in UKERNEL_VARIANTS
+        job = Job(target, "ukernel" if ukernel else "default", (gemm,), (None,), iree_ukernels=ukernel)
         if not (folder / "report.json").is_file():
             flow.compile_job(flow.prepare(job), folder, extra_flags=flags)
         if base.variant == "dma_on" and not dma_loads(folder):

@@ -340,7 +340,7 @@ CASES = [
      "only the 'default' pipeline"),
     ("bench --target gfx942 --shape 64x64x64 --pipelines tuned,,auto --compile-only -o {OUT}", "unknown pipeline ''"),
     ("bench --target gfx942 --shape 64x64x64 --pipelines codegen-raster --compile-only -o {OUT}",
-     "choose one of default, tuned, auto, searched, codegen"),
+     "choose one of default, tuned, auto, searched, ukernel, codegen"),
     ("bench --target gfx942 --shape 64x64x64 --device local-task -o {OUT}", "use --device hip"),
     ("bench --target sm_80 --shape 64x64x64 --device hip -o {OUT}", "use --device cuda"),
     ("bench --target cpu --shape 64x64x64 --device cuda -o {OUT}", "use --device local-task or local-sync"),

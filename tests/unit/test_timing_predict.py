@@ -64,12 +64,14 @@ def test_calibrate_predicts_published_rows_and_pairs_dma(tmp_path, capsys):
     csv.write_text("# a published pair\nsource,gpu,target,op,M,N,K,layout,dtype,variant,time_us\n"
                    "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,dma_off,11.6\n"
                    "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,dma_on,8.4\n"
-                   "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,iree_builtin_pingpong_ukernel,9.0\n")
+                   "pr,MI355X,gfx950,mm,1280,2304,576,NT,bf16,vendor_library,9.0\n"
+                   "pr,MI355X,gfx950,mm,1024,1024,256,NT,bf16,iree_builtin_pingpong_ukernel,9.0\n")
     assert cli.main(["calibrate", "--csv", str(csv), "--json", "--keep", str(tmp_path / "keep")]) == 0
     rows = json.loads(capsys.readouterr().out)
-    off, on, ukernel = rows
-    assert off["predicted"] and on["predicted"] and not ukernel["predicted"]
-    assert "no iree-compile recipe" in ukernel["note"]
+    off, on, vendor, ukernel = rows
+    assert off["predicted"] and on["predicted"] and not vendor["predicted"]
+    assert "no iree-compile recipe" in vendor["note"]
+    assert ukernel["predicted"]  # IREE's built-in ping-pong, compiled by the `ukernel` pipeline (verified used)
     assert off["error"] == pytest.approx((off["predicted_us"] - 11.6) / 11.6)
     dumps = {v: next((tmp_path / "keep").glob(f"*_{v}")) / "report.json" for v in ("dma_off", "dma_on")}
     loads = {v: json.loads(p.read_text())["dispatches"][0]["dma_loads"] for v, p in dumps.items()}

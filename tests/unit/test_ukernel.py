@@ -3,6 +3,7 @@ on all three): what it
 refuses (one sentence each), what the compiled kernels show, and that verification cannot be fooled by a kernel
 that is not the injected one or does not follow its schedule."""
 
+import json
 import pytest
 from iree.compiler import ir
 
@@ -233,3 +234,29 @@ def test_gfx950_two_stage_pingpong8(tmp_path):
         flow.prepare(job(gemm.with_(layout="nn"), "gfx950", kernel))
     with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
         check_kernel_target("pingpong8_dma", TARGETS["gfx942"])
+
+
+def test_iree_builtin_ukernel_pipeline(tmp_path, capsys):
+    """`--pipeline ukernel`: IREE's default with its ROCm tensor ukernels. At bf16 NT 1024x1024x256 IREE takes the
+    GEMM with its built-in ping-pong (the descriptor is in the configured IR), and the emulator runs it (its
+    buffer descriptors carry a cache-swizzle stride) to a match; a shape none of its ukernels takes is an error,
+    not a silent fall back to IREE's codegen; gfx1151 has no such pipeline."""
+    from pipelines import cli
+    from pipelines.emulator import emulate_gemm
+
+    folder = tmp_path / "uk"
+    assert cli.main(["compile", "--target", "gfx942", "--shape", "1024x1024x256", "--layout", "nt", "--pipeline",
+                     "ukernel", "-o", str(folder)]) == 0
+    report = json.loads((folder / "report.json").read_text())
+    assert report["verified"] and "--iree-rocm-enable-tensor-ukernels" in report["command"]
+    configured = next((folder / "dump").glob("configured_*.mlir")).read_text()
+    assert 'iree_codegen.ukernel_descriptor<"pingpong_large_bf16"' in configured
+    assert emulate_gemm(folder).passed
+    capsys.readouterr()
+    assert cli.main(["compile", "--target", "gfx942", "--shape", "256x256x256", "--layout", "nt", "--pipeline",
+                     "ukernel", "-o", str(tmp_path / "small")]) == 2
+    assert "without any of its tensor ukernels (pipeline 'ukernel')" in capsys.readouterr().err
+    assert not (tmp_path / "small").exists()
+    assert cli.main(["compile", "--target", "gfx1151", "--shape", "1024x1024x256", "--layout", "nt", "--pipeline",
+                     "ukernel", "-o", str(tmp_path / "rdna")]) == 2
+    assert "does not run on gfx1151" in capsys.readouterr().err
