@@ -536,7 +536,8 @@ def cmd_explain(args) -> int:
 
 def cmd_emulate(args) -> int:
     read_report(args.folder / flow.REPORT_FILE)
-    result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"))
+    result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"),
+                          workgroups=args.workgroups)
     print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())
     return 0 if result.passed else 1
 
@@ -667,6 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", type=Path, help="a folder written by `pipelines compile`")
     p.add_argument("--shape", help="MxNxK the kernel must have been compiled for (kernels are static)")
     p.add_argument("--seed", type=_at_least(0), default=0, help="seeds the inputs and the wave interleaving")
+    p.add_argument("--workgroups", type=_at_least(1), help="run this many workgroups drawn at random (seeded) and "
+                   "check what they store; for large problems")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_emulate)
     p = sub.add_parser("predict", help="PREDICTED time of a compiled AMD GEMM: the emulator's instruction streams "

@@ -72,6 +72,7 @@ class EmulationResult:
     output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
     # recorded runs: per workgroup run, per wave, (executed pcs, LDS bank passes per access)
     traces: list | None = field(repr=False, compare=False, default=None)
+    sampled: int | None = None  # workgroups run when sampling (`workgroups`), else None (all of them)
     wrong: int = 0  # outputs off by more than the tolerance or never written
     mismatches: tuple[dict, ...] = ()  # the first wrong outputs: element, values, and who stored them (`Mismatch`)
 
@@ -93,7 +94,8 @@ class EmulationResult:
         shape = "x".join(str(p[k]) for k in ("batch", "m", "n", "k") if p.get(k))
         lds_cycles = sum(a.cycles for a in self.lds_accesses)
         mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave[0].items(), key=lambda kv: -kv[1])[:top])
-        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {self.workgroups} "
+        ran = f"{self.sampled} sampled of " if self.sampled is not None else ""
+        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {ran}{self.workgroups} "
                  f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
                  f"  max error {self.max_rel_error:.2e} of max |C| (absolute {self.max_abs_error:.2e}), tolerance "
                  f"{self.tolerance:.1e}" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
@@ -122,7 +124,8 @@ class EmulationResult:
             "lds_conflict_cycles": self.lds_conflict_cycles,
             "lds_accesses": [dict(line=a.line, text=a.text, executions=a.executions, cycles=a.cycles,
                                   conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
-            "seconds": self.seconds, "wrong": self.wrong, "mismatches": list(self.mismatches),
+            "seconds": self.seconds, "sampled": self.sampled, "wrong": self.wrong,
+            "mismatches": list(self.mismatches),
         }
 
 
@@ -426,14 +429,16 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
                  shape: tuple[int, ...] | None = None, record: int | None = None,
-                 window: tuple[int, int] | None = None) -> EmulationResult:
+                 window: tuple[int, int] | None = None, workgroups: int | None = None) -> EmulationResult:
     """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
     given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static. `record`
     runs only the first `record` workgroups and keeps each wave's executed instructions (`traces`, for the timing
     model); the comparison then covers only what those workgroups wrote. `window` = (pc, n): recording waves stop
-    once they have executed the instruction at `pc` (a loop's back-edge) n times."""
+    once they have executed the instruction at `pc` (a loop's back-edge) n times. `workgroups` = N runs N
+    workgroups drawn at random (seeded) and checks every output they stored against float64 computed for those
+    outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles)."""
     started = time.perf_counter()
     folder = Path(folder)
     report, kernel, configured = load_kernel(folder)
@@ -491,16 +496,33 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
             raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
         grid = (workgroup_count(configured, problem), 1, 1)
     groups = math.prod(grid)
+    sample = None
+    if workgroups is not None:
+        if problem.get("batch"):
+            raise EmulatorError("--workgroups samples plain GEMMs; a batched one is emulated whole.")
+        sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups), replace=False).tolist())
     for wg_id, (z, y, x) in enumerate(itertools.product(*(range(n) for n in reversed(grid)))):
         if record is not None and wg_id >= record:
             break
+        if sample is not None and wg_id not in sample:
+            continue
         dispatch.run_workgroup(wg_id, (x, y, z))
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
-    unwritten = int(np.isnan(got).sum())
-    want = (float64_result(problem, [a.astype(np.float64), b.astype(np.float64)], lambda x: np.swapaxes(x, -1, -2),
-                           np.maximum, None, 0.0) if record is None else np.zeros(out_shape))
     written = ~np.isnan(got)
+    if sample is not None:
+        # the sampled workgroups' outputs only: each must be right, and together they must be whole tiles
+        tile = _output_tile_elements(configured, problem)
+        expected = len(sample) * tile if tile else int(written.sum())
+        unwritten = max(0, expected - int(written.sum()))
+        want = _sampled_reference(problem, a, b, written)
+        got = np.where(written, got, np.float32(0))
+        written = np.ones_like(written)
+    else:
+        unwritten = int(np.isnan(got).sum())
+        want = (float64_result(problem, [a.astype(np.float64), b.astype(np.float64)],
+                               lambda x: np.swapaxes(x, -1, -2), np.maximum, None, 0.0)
+                if record is None else np.zeros(out_shape))
     diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0
     tolerance = relative_tolerance(problem["k"])
@@ -515,10 +537,32 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         kernel=kernel.name, target=target, problem=problem, seed=seed, workgroups=groups,
         waves_per_workgroup=dispatch.waves_per_group, wave_size=ctx.lanes, max_abs_error=float(diff.max()),
         max_rel_error=float(diff.max()) / scale, tolerance=tolerance, unwritten=unwritten,
+        sampled=len(sample) if sample is not None else None,
         wrong=int(wrong.sum()), mismatches=mismatches(got, want, wrong, memory.writers, kernel),
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
         lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)
+
+
+def _output_tile_elements(configured: str, problem: dict) -> int | None:
+    """Outputs one workgroup stores when the problem is a whole number of configured workgroup tiles, else None
+    (edge tiles store less, so the count says nothing)."""
+    tiles = workgroup_tile(configured) or []
+    if len(tiles) < 3 or not tiles[-3] or not tiles[-2]:
+        return None
+    m, n = tiles[-3], tiles[-2]
+    return m * n if problem["m"] % m == 0 and problem["n"] % n == 0 else None
+
+
+def _sampled_reference(problem: dict, a: np.ndarray, b: np.ndarray, written: np.ndarray) -> np.ndarray:
+    """float64 C at the `written` outputs (zero elsewhere): rows of A times columns of B for the rows and columns
+    that hold a written output, so a few sampled tiles cost a few tiles' worth of multiply-adds."""
+    rows, cols = np.flatnonzero(written.any(axis=1)), np.flatnonzero(written.any(axis=0))
+    a64 = (a.T if problem["layout"] == "tn" else a)[rows].astype(np.float64)
+    b64 = (b.T if problem["layout"] == "nt" else b)[:, cols].astype(np.float64)
+    want = np.zeros(written.shape)
+    want[np.ix_(rows, cols)] = a64 @ b64
+    return np.where(written, want, 0.0)
 
 
 def _mix(kernel: Kernel, hits: np.ndarray) -> dict:

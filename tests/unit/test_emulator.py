@@ -340,3 +340,19 @@ def test_a_planted_wrong_opcode_is_localised(compiled):
     summary = result.summary()
     assert f"{result.wrong} wrong output(s)" in summary and f"stored by wave {first['wave']} of workgroup" in summary
     assert emulate_gemm(folder).wrong == 0
+
+
+def test_sampled_workgroups_check_what_they_store(compiled):
+    """--workgroups 3 of IREE's 8: only those run; their outputs are checked against float64 computed for them
+    alone, and a deleted store (a tile left partly unwritten) or a wrong MFMA opcode still fails."""
+    folder = compiled("--target", "gfx942", "--shape", "256x256x256", "--layout", "nt")
+    result = emulate_gemm(folder, workgroups=3)
+    assert result.passed and result.sampled == 3 and result.workgroups == 8
+    text = next((folder / "dump").glob("*.rocmasm")).read_text()
+    lines = text.splitlines(keepends=True)
+    last_store = max(i for i, line in enumerate(lines) if line.lstrip().startswith("buffer_store_dword"))
+    dropped = emulate_gemm(folder, workgroups=3, kernel_text="".join(lines[:last_store] + lines[last_store + 1:]))
+    assert dropped.unwritten > 0 and not dropped.matches
+    wrong = emulate_gemm(folder, workgroups=3,
+                         kernel_text=text.replace("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x16_f16", 1))
+    assert wrong.wrong > 0 and not wrong.matches
