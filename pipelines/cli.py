@@ -254,7 +254,8 @@ def _job(args) -> flow.Job:
             gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
-        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text)
+        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text,
+                        iree_ukernels=get_pipeline(args.pipeline or "default").ukernels)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):

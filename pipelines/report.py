@@ -14,7 +14,7 @@ from numbers import Real
 from pathlib import Path
 
 from .output import output_folder
-from .runner import RunError, read_results
+from .runner import RunError, read_results, row_kinds
 
 # What every row needs (tune's ranking reads these too); a row whose status is "ok" also needs a positive number
 # for "tflops". Rendering a table also needs the problem.
@@ -96,6 +96,10 @@ def provenance(rows: list[dict]) -> str:
 
 
 SHARED_MARK = "*"  # a row that shares another case's kernel and measurement (runner.run_case)
+SHARED_NOTE = {  # what the mark means, in a measured and in a predicted (`--device model`) report
+    False: "IREE's own kernel, as in `default` (the pipeline leaves the problem to IREE's heuristic): compiled and "
+           "timed once, in the row's first pipeline that runs it.",
+    True: "the same kernel (ISA and configuration) as another case: predicted once."}
 
 
 def _cell(row: dict | None) -> str:
@@ -163,9 +167,9 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
     if not rows:
         raise RunError(f"{results} holds no results yet; run the plan first (`pipelines bench` or "
                        "`python -m pipelines.runner`).")
-    ran = [r for r in rows if r["status"] not in ("compile-failed", "refused")]
-    predicted = any(r.get("predicted") for r in ran)
-    if predicted and not all(r.get("predicted") for r in ran):
+    kinds = row_kinds(rows)
+    predicted = True in kinds
+    if len(kinds) > 1:
         raise RunError(f"{results} mixes predicted and measured rows; a report never puts them in one ratio. Keep "
                        "each kind in a plan folder of its own.")
     header, body = tables(rows)
@@ -182,11 +186,8 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
         lines = [f"# {title}" + (" (PREDICTED)" if predicted else ""), "", provenance(rows), "", *kind,
                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(line) + " |" for line in body]
-        if any(row.get("measured_as") for row in rows) and predicted:
-            lines += ["", f"{SHARED_MARK} the same kernel (ISA and configuration) as another case: predicted once."]
-        elif any(row.get("measured_as") for row in rows):
-            lines += ["", f"{SHARED_MARK} IREE's own kernel, as in `default` (the pipeline leaves the problem to "
-                      "IREE's heuristic): compiled and timed once, in the row's first pipeline that runs it."]
+        if any(row.get("measured_as") for row in rows):
+            lines += ["", f"{SHARED_MARK} {SHARED_NOTE[predicted]}"]
         md_path.write_text("\n".join(lines) + "\n")
         _plot(rows, png_path, f"{title}{' (PREDICTED, not measured)' if predicted else ''}\n{provenance(rows)}")
     return [out / name for name in names]

@@ -204,15 +204,23 @@ SHARED_MEASUREMENT = ("status", "error", "correct", "max_rel_error", "tolerance"
                       "samples", "tflops", "pct_peak")
 
 
+def case_row(case: dict, env: dict) -> dict:
+    """The row of `case` before it is run (or predicted): its plan fields, `env`, and the status the planner
+    recorded when that was a failure to compile or a refusal."""
+    row = {k: case[k] for k in ("id", "label", "problem", "pipeline", "schedule", "target", "flops", "repeat")}
+    row.update(env, status="ok", error=None)
+    if case.get("status", "ok") != "ok":
+        row.update(status=case["status"], error=case.get("error"))
+    return row
+
+
 def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, data: ProblemData,
              measured: dict[str, dict] | None = None) -> dict:
     """One row for `case`. A case whose plan entry names `same_kernel_as` (the planner found it compiles the same
     kernel as an earlier case) takes that case's measurement from `measured` (rows by id), marked `measured_as`,
     rather than timing the same kernel twice; it is timed itself when that row is missing or not a success."""
-    row = {k: case[k] for k in ("id", "label", "problem", "pipeline", "schedule", "target", "flops", "repeat")}
-    row.update(env, status="ok", error=None)
-    if case.get("status", "ok") != "ok":  # compile failures recorded by the planner
-        row.update(status=case["status"], error=case.get("error"))
+    row = case_row(case, env)
+    if row["status"] != "ok":  # compile failures recorded by the planner
         return row
     shared = (measured or {}).get(case.get("same_kernel_as"))
     if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:
@@ -319,23 +327,29 @@ def _drop_torn_line(results: Path) -> None:
             handle.write(b"\n")
 
 
+NOT_RUN = ("compile-failed", "refused")  # statuses of cases neither run nor predicted
+
+
+def row_kinds(rows: list[dict]) -> set[bool]:
+    """Whether the rows that ran are predictions (`--device model`): {True}, {False}, both, or none."""
+    return {bool(row.get("predicted")) for row in rows if row.get("status") not in NOT_RUN}
+
+
 def check_results_kind(results: Path, predicted: bool) -> None:
     """A results file keeps one kind of row: predicted rows (`--device model`) are not appended to measured ones,
     nor the reverse, so that no ratio ever divides a prediction by a measurement."""
-    for row in read_results(results):
-        if row.get("status") in ("compile-failed", "refused"):
-            continue  # nothing was run or predicted
-        if bool(row.get("predicted")) != predicted:
-            have, want = ("measured", "predicted") if predicted else ("predicted", "measured")
-            raise RunError(f"{results} holds {have} rows; {want} rows go to a plan folder of their own (give another "
-                           "-o), so that no ratio mixes a prediction with a measurement.")
+    if (not predicted) in row_kinds(read_results(results)):
+        have, want = ("measured", "predicted") if predicted else ("predicted", "measured")
+        raise RunError(f"{results} holds {have} rows; {want} rows go to a plan folder of their own (give another "
+                       "-o), so that no ratio mixes a prediction with a measurement.")
 
 
 def settled(row: dict, case: dict) -> bool:
-    """Whether `row` settles `case`: measured correct, or the compile failure the plan recorded for it."""
+    """Whether `row` settles `case`: measured correct, predicted (a results file holds one kind, see
+    `check_results_kind`), or the compile failure the plan recorded for it."""
     if case.get("status", "ok") != "ok":
         return row.get("status") == case["status"]
-    return row.get("status") == "ok" and row.get("correct") is True
+    return row.get("status") == "ok" and (row.get("correct") is True or row.get("predicted") is True)
 
 
 def _progress(done: int, total: int, label: str) -> None:

@@ -124,15 +124,23 @@ class TuningSpecRoute(ScheduleRoute):
             verify_iree_ukernel(prepared.job, dump, stats)
 
 
-UKERNEL = re.compile(r'iree_codegen\.ukernel_descriptor<"([\w.]+)"')
+UKERNEL = re.compile(r'iree_codegen\.ukernel_descriptor<"[\w.]+"')
 
 
 def verify_iree_ukernel(job: Job, dump: Path, stats: list[KernelStats]) -> None:
-    """With IREE's tensor ukernels asked for, the dispatch computing the GEMM carries one of IREE's ukernel
+    """With IREE's tensor ukernels asked for, the dispatch computing each GEMM carries one of IREE's ukernel
     descriptors in its configured IR; else the request silently fell back to IREE's codegen, which is an error."""
-    gemm = job.gemms[0]
-    found = [m for kernel in stats for m in UKERNEL.findall((dump / f"configured_{kernel.dispatch}.mlir").read_text())]
-    if not found:
+    taken = set()
+    with ir.Context(), ir.Location.unknown():
+        for kernel in stats:
+            configured = dump / f"configured_{kernel.dispatch}.mlir"
+            text = configured.read_text()
+            module = parse_module(text, configured.name)
+            if UKERNEL.search(text) and contraction_ops(module):
+                taken |= {contraction_key(g) for _, g in gemms_from_mlir(module, configured.name)}
+    missing = [g for g in job.gemms if contraction_key(g) not in taken]
+    if missing:
+        gemm = missing[0]
         raise FallbackError(f"IREE 3.13 compiled GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} for "
                             f"{job.target.name} without any of its tensor ukernels (pipeline 'ukernel'); they take "
                             "only some shapes and types (e.g. bf16 NT 1024x1024x256); use 'default'.")

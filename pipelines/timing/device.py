@@ -25,7 +25,8 @@ from pathlib import Path
 from transforms.errors import UserError
 
 from ..compiler import DUMP_DIR
-from ..runner import RunError, append_line, check_results_kind, read_results, _drop_torn_line, _progress
+from ..runner import RunError, append_line, case_row, check_results_kind, read_results, settled, _drop_torn_line, \
+    _progress
 from ..targets import TARGETS
 
 MODEL = "model"
@@ -80,12 +81,6 @@ def _predict(folder: str) -> dict:
                            "hbm_us": p.hbm_us, "launch_us": p.launch_us, "seconds": p.seconds}}
 
 
-def settled(row: dict, case: dict) -> bool:
-    if case.get("status", "ok") != "ok":
-        return row.get("status") == case["status"]
-    return row.get("status") == "ok" and row.get("predicted") is True
-
-
 def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> Path:
     """Predict every case of `plan` not yet predicted in `results`, one row per case (resumable like the runner)."""
     meta = json.loads((plan / "plan.json").read_text())
@@ -104,11 +99,8 @@ def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> P
     folders: dict[str, Path] = {}
     done = 0
     for case in todo:
-        row = {k: case[k] for k in ("id", "label", "problem", "pipeline", "schedule", "target", "flops", "repeat")}
-        row.update(env, status="ok", error=None)
-        if case.get("status", "ok") != "ok":
-            row.update(status=case["status"], error=case.get("error"))
-        else:
+        row = case_row(case, env)
+        if row["status"] == "ok":
             folder = plan / Path(case["vmfb"]).parent
             key = kernel_key(folder)
             if key is not None:

@@ -260,3 +260,30 @@ def test_iree_builtin_ukernel_pipeline(tmp_path, capsys):
     assert cli.main(["compile", "--target", "gfx1151", "--shape", "1024x1024x256", "--layout", "nt", "--pipeline",
                      "ukernel", "-o", str(tmp_path / "rdna")]) == 2
     assert "does not run on gfx1151" in capsys.readouterr().err
+
+
+def test_iree_ukernel_pipeline_checks_every_gemm_of_an_input_file(tmp_path, capsys):
+    """`--input` with two GEMMs under `--pipeline ukernel`: IREE's ping-pong takes the 1024x1024x256 one, none takes
+    the 256³ one, and that one is named (the pipeline once compiled such a file without its ukernels at all)."""
+    from pipelines import cli
+
+    maps = ("#a = affine_map<(d0, d1, d2) -> (d0, d2)>\n#b = affine_map<(d0, d1, d2) -> (d1, d2)>\n"
+            "#c = affine_map<(d0, d1, d2) -> (d0, d1)>\n")
+
+    def matmul(n: int, m: int, k: int, a: str, b: str) -> str:
+        return (f"    %e{n} = tensor.empty() : tensor<{m}x{m}xf32>\n"
+                f"    %f{n} = linalg.fill ins(%cst : f32) outs(%e{n} : tensor<{m}x{m}xf32>) -> tensor<{m}x{m}xf32>\n"
+                f"    %r{n} = linalg.matmul indexing_maps = [#a, #b, #c] ins({a}, {b} : tensor<{m}x{k}xbf16>, "
+                f"tensor<{m}x{k}xbf16>) outs(%f{n} : tensor<{m}x{m}xf32>) -> tensor<{m}x{m}xf32>\n")
+
+    source = tmp_path / "two.mlir"
+    source.write_text(maps + "module {\n  func.func @two(%a0: tensor<1024x256xbf16>, %b0: tensor<1024x256xbf16>, "
+                      "%a1: tensor<256x256xbf16>, %b1: tensor<256x256xbf16>) -> (tensor<1024x1024xf32>, "
+                      "tensor<256x256xf32>) {\n    %cst = arith.constant 0.000000e+00 : f32\n"
+                      + matmul(0, 1024, 256, "%a0", "%b0") + matmul(1, 256, 256, "%a1", "%b1")
+                      + "    return %r0, %r1 : tensor<1024x1024xf32>, tensor<256x256xf32>\n  }\n}\n")
+    assert cli.main(["compile", "--target", "gfx942", "--input", str(source), "--pipeline", "ukernel", "-o",
+                     str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "GEMM 256x256x256 nt bf16 for gfx942 without any of its tensor ukernels" in err
+    assert not (tmp_path / "out").exists()
