@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pipelines import flow
 from pipelines.job import Job
+from pipelines.output import write_atomic
 from pipelines.targets import TARGETS
 from pipelines.timing.predict import predict
 from transforms.errors import UserError
@@ -120,6 +121,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
+    if args.output.exists():
+        print(f"{args.output} exists; give a new file name.", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="questions-") as root:
         jobs = [(*v, shape, root) for shape in args.shapes for v in VARIANTS]
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -128,10 +132,7 @@ def main() -> int:
              "| model s |", "|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     text = "\n".join(lines) + "\n"
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(args.output)
+    write_atomic(args.output, text)
     sys.stdout.write(text)
     return 0
 

@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from pipelines import cli
+from pipelines.output import write_atomic
 from pipelines.targets import TARGETS
 from pipelines.timing.predict import predict
 from transforms.errors import UserError
@@ -70,8 +71,7 @@ def main() -> int:
             lines = list(pool.map(_one, todo, [root] * len(todo)))
     head = ["| target | shape | layout | pipeline / kernel | PREDICTED µs | PREDICTED TFLOP/s | of peak | bound "
             "(prediction time) |", "|---|---|---|---|---|---|---|---|"]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(head + lines) + "\n")
+    write_atomic(args.output, "\n".join(head + lines) + "\n")
     print("\n".join(head + lines))
     return 0
 

@@ -144,7 +144,11 @@ class KernelBuilder:
     def barrier(self) -> None:
         """A workgroup barrier with LDS fence, and a scheduling fence so LLVM keeps the phases apart."""
         gpu.BarrierOp(address_spaces=ir.Attribute.parse("[#gpu.address_space<workgroup>]"))
-        rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+        fence()
+
+    def stage_of(self, k: ir.Value, k_tile: int) -> ir.Value:
+        """The LDS stage (of two) that holds the K tile starting at offset `k`."""
+        return arith.RemUIOp(arith.DivUIOp(k, self.c(k_tile)).result, self.c(2)).result
 
     def priority(self, level: int) -> None:
         op = rocdl.SetPrioOp(level)
@@ -294,15 +298,10 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
 def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch, store, fragments, cluster,
                              k_size: ir.Value, acc_type: ir.Type) -> list[ir.Value]:
     """The one-stage K loop (`PingPong8(lds_stages=1).program`); returns the upper and lower accumulators."""
-    f32 = ir.F32Type.get()
     # Prologue: fill the LDS tile, then stagger the second group by one barrier.
     store(fetch(b.c(0)))
-    leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
-    lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
-    conditional_barrier(lagging)
-    b.barrier()
-    zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(
-        acc_type, ir.FloatAttr.get(f32, 0.0))).result
+    leading = _stagger(b, tid)
+    zeros = acc_zero(acc_type)
     loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zeros, zeros])
     with ir.InsertionPoint(loop.body):
         upper_acc, lower_acc = loop.inner_iter_args
@@ -336,13 +335,12 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
     `rows` whole LDS rows, lane after lane, so the XOR swizzle is applied to the column each lane fetches (XOR is
     its own inverse). Returns the upper and lower accumulators."""
     k_tile = schedule.tile[2]
-    f32 = ir.F32Type.get()
     chunks = k_tile // copy  # 16-byte pieces per LDS row
     rows = 64 // chunks  # LDS rows one wave's copy fills
     copies = 128 // (4 * rows)  # copies per wave and operand: a group's 4 waves move its 128 rows
     wave, lane = b.delinearize(tid, [2, 4, 64])[1:]
     row_in_copy, slot = b.delinearize(lane, [rows, chunks])
-    acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
+    acc_type = ir.VectorType.get([4, 4, 1, 4], ir.F32Type.get())
 
     def refill(k_base: ir.Value, stage: ir.Value) -> None:
         for op in ("b", "a"):  # B first: the wait after a refill leaves the A copies in flight
@@ -352,18 +350,15 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
                 amdgpu.GatherToLDSOp(sources[op], [row, b.add(k_base, column(row, b.mul(slot, copy)))], lds[op],
                                      [stage, first, b.c(0)], ir.VectorType.get([copy], element))
 
-    def stage_of(k: ir.Value) -> ir.Value:
-        return arith.RemUIOp(arith.DivUIOp(k, b.c(k_tile)).result, b.c(2)).result
-
     def step(accs: list[ir.Value], k: ir.Value, refill_wait: int | None) -> list[ir.Value]:
         """One K step on the stage holding K offset `k`; `refill_wait`: the load count to wait for after the
         refill of that stage with K offset k + 2 tiles (None: no refill; 0 then waits for every copy)."""
-        stage = stage_of(k)
+        stage = b.stage_of(k, k_tile)
         current = fragments(stage, "ub")  # phase 1: B (shared: refilled by the other group next) and upper A
         b.barrier()
         b.priority(1)  # phase 2: the lower A half is read under the upper cluster, so one half is live at a time
         upper = cluster(accs[0], current, 0)
-        rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+        fence()
         lower = fragments(stage, "l")
         accs = [upper, cluster(accs[1], [(None, low, bt) for (_, low, _), (_, _, bt) in zip(lower, current)], 1)]
         b.priority(0)
@@ -374,17 +369,14 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
             amdgpu.MemoryCounterWaitOp(load=refill_wait)
         # A bare s_barrier: a workgroup-fenced barrier would wait for every copy in flight (vmcnt(0)), A's too.
         rocdl.SBarrierOp()
-        rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+        fence()
         return accs
 
     refill(b.c(0), b.c(0))  # prologue: both stages, all landed before the stagger
     refill(b.c(k_tile), b.c(1))
     amdgpu.MemoryCounterWaitOp(load=0)
-    leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
-    lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
-    conditional_barrier(lagging)
-    b.barrier()
-    zeros = arith.ConstantOp(acc_type, ir.DenseElementsAttr.get_splat(acc_type, ir.FloatAttr.get(f32, 0.0))).result
+    leading = _stagger(b, tid)
+    zeros = acc_zero(acc_type)
     last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
     loop = scf.ForOp(b.c(0), last_refill, b.c(k_tile), [zeros, zeros])
     with ir.InsertionPoint(loop.body):
@@ -426,6 +418,27 @@ def inner_tiled(mma: str, acc: ir.Value, operands: tuple[ir.Value, ir.Value], ac
         ir.Attribute.parse(layout),
         ir.Attribute.parse("#iree_gpu.mma_semantics<distributed = true, opaque = false>"),
         results=[acc_type]).results[0]
+
+
+def fence() -> None:
+    """A scheduling barrier LLVM moves no instruction across."""
+    rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
+
+
+def acc_zero(vec_type: ir.Type) -> ir.Value:
+    """An f32 accumulator vector of zeros."""
+    f32 = ir.F32Type.get()
+    return arith.ConstantOp(vec_type, ir.DenseElementsAttr.get_splat(vec_type, ir.FloatAttr.get(f32, 0.0))).result
+
+
+def _stagger(b: KernelBuilder, tid: ir.Value) -> ir.Value:
+    """The lagging group (waves 4-7) meets one barrier more before the K loop; returns the condition "in the
+    leading group", for the barrier that re-aligns the groups after it."""
+    leading = arith.CmpIOp(arith.CmpIPredicate.slt, tid, b.c(THREADS // 2)).result
+    lagging = arith.CmpIOp(arith.CmpIPredicate.sge, tid, b.c(THREADS // 2)).result
+    conditional_barrier(lagging)
+    b.barrier()
+    return leading
 
 
 def conditional_barrier(condition: ir.Value) -> None:

@@ -33,7 +33,7 @@ from iree.compiler.dialects import amdgpu, arith, memref, rocdl, scf, tensor, ut
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
-from .ukernel import KernelBuilder, fat_buffer, inner_tiled
+from .ukernel import KernelBuilder, acc_zero, fat_buffer, fence, inner_tiled
 from .warpgroups import DoubleBuffered, ProducerConsumer
 
 FRAGMENT = 16  # M = N of every intrinsic used here
@@ -73,10 +73,6 @@ def pc_schedule(dtype: str, mma_k: int, lds_banks: int) -> ProducerConsumer:
     k = 64 // eb
     return ProducerConsumer(tile=(128, 256, k), element_bytes=eb, wave_size=64, register_prefetch=True,
                             mma_k=mma_k, xor_rows=xor_rows(lds_banks, k, eb))
-
-
-def _acc_zero(vec_type: ir.Type, f32: ir.Type) -> ir.Value:
-    return arith.ConstantOp(vec_type, ir.DenseElementsAttr.get_splat(vec_type, ir.FloatAttr.get(f32, 0.0))).result
 
 
 class _Tiles:
@@ -266,7 +262,7 @@ class _Tiles:
         """This lane's accumulators as one slice of the output (`out_shape`): value, offsets, sizes."""
         b, f32 = self.b, ir.F32Type.get()
         tile_type = ir.VectorType.get([self.tiles_m, self.tiles_n, self.acc_elements], f32)
-        whole = _acc_zero(tile_type, f32)
+        whole = acc_zero(tile_type)
         for j, acc in enumerate(accs):
             whole = vector.InsertStridedSliceOp(acc, whole, [0, j, 0], [1, 1, 1]).result
         if self.shape.wmma:  # (M tile, N tile, e) -> (1, M tile, e, 1, 1, N tile, 1)
@@ -345,7 +341,7 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
             t.set_copier(tid, threads)
             t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))  # prologue: K tile 0 into stage 0
             b.barrier()
-            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [_acc_zero(t.column_type, ir.F32Type.get())] * t.tiles_n)
+            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [acc_zero(t.column_type)] * t.tiles_n)
             with ir.InsertionPoint(loop.body):
                 upcoming, current = _stages(b, loop.induction_variable, k_tile)
                 plan = t.fetches(loop.induction_variable)
@@ -355,11 +351,11 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
                     # the loads to their stores or hoisting the stores above the MMAs
                     fetched = t.issue(plan)
                     frags = t.fragments(current, lds)
-                    _fence()
+                    fence()
                     accs, _ = t.multiply(accs, frags, [])
                 else:
                     accs, fetched = t.multiply(accs, t.fragments(current, lds), plan)
-                _fence()
+                fence()
                 t.store(upcoming, lds, fetched)
                 b.barrier()
                 scf.YieldOp(accs)
@@ -382,14 +378,14 @@ def _build_dma_body(schedule: DoubleBuffered, t: _Tiles, b: KernelBuilder, lds: 
         t.dma(b.c(0), b.c(0), lds)  # prologue: K tile 0 into stage 0
         amdgpu.MemoryCounterWaitOp(load=0)
         b.barrier()
-        loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [_acc_zero(t.column_type, f32)] * t.tiles_n)
+        loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [acc_zero(t.column_type)] * t.tiles_n)
         with ir.InsertionPoint(loop.body):
             upcoming, current = _stages(b, loop.induction_variable, k_tile)
             t.dma(loop.induction_variable, upcoming, lds)  # the next tile into the other stage, in flight ...
             frags = t.fragments(current, lds)
-            _fence()
+            fence()
             accs, _ = t.multiply(list(loop.inner_iter_args), frags, [])  # ... under this one's MMAs
-            _fence()
+            fence()
             amdgpu.MemoryCounterWaitOp(load=0)
             b.barrier()
             scf.YieldOp(accs)
@@ -426,7 +422,7 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
                 t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))
                 scf.YieldOp([])
             b.barrier()
-            zeros = _acc_zero(t.column_type, f32)
+            zeros = acc_zero(t.column_type)
             roles = scf.IfOp(producer, [t.column_type] * t.tiles_n, has_else=True)
             with ir.InsertionPoint(roles.then_block):  # producers: load the next tile into the other stage
                 loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile))
@@ -441,7 +437,7 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
                 with ir.InsertionPoint(loop.body):
                     _, current = _stages(b, loop.induction_variable, k_tile)
                     accs, _ = t.multiply(list(loop.inner_iter_args), t.fragments(current, lds), [])
-                    _fence()  # the step's MMAs stay in its barrier phase
+                    fence()  # the step's MMAs stay in its barrier phase
                     b.barrier()
                     scf.YieldOp(accs)
                 finals, _ = t.multiply(list(loop.results), t.fragments(_last_stage(b, k_size, k_tile), lds), [])
@@ -454,7 +450,7 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
 
 def _stages(b: KernelBuilder, k: ir.Value, k_tile: int) -> tuple[ir.Value, ir.Value]:
     """(the stage K tile k / k_tile goes to, the stage of the tile before it)."""
-    upcoming = arith.RemUIOp(arith.DivUIOp(k, b.c(k_tile)).result, b.c(2)).result
+    upcoming = b.stage_of(k, k_tile)
     return upcoming, arith.SubIOp(b.c(1), upcoming).result
 
 
@@ -471,11 +467,6 @@ def write_column(b: KernelBuilder, swizzle: XorSwizzle, row: ir.Value, k: ir.Val
 def read_column(b: KernelBuilder, swizzle: XorSwizzle, row: ir.Value, k: ir.Value) -> ir.Value:
     """Where a fragment read finds logical column `k` of `row` (the reader's side: the same XOR)."""
     return swizzle.emit(b, row, k)
-
-
-def _fence() -> None:
-    """Nothing moves across this point when LLVM schedules the loop body."""
-    rocdl.SchedBarrier(_mask("none"))
 
 
 def _mask(kind: str) -> ir.Attribute:

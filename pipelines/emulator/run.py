@@ -385,6 +385,12 @@ def workgroup_tile(configured: str) -> list[int] | None:
     return [int(t) for t in match[1].split(",")] if match else None
 
 
+def output_tile(configured: str) -> tuple[int, int] | None:
+    """M×N of the configured workgroup tile (None when it has none or does not tile M and N)."""
+    tiles = workgroup_tile(configured) or []
+    return (tiles[-3], tiles[-2]) if len(tiles) >= 3 and tiles[-3] and tiles[-2] else None
+
+
 def workgroup_count(configured: str, problem: dict) -> int:
     """Workgroups of the dispatch: the problem's parallel sizes divided by the `workgroup` tile, rounded up."""
     tiles = workgroup_tile(configured)
@@ -547,11 +553,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
 def _output_tile_elements(configured: str, problem: dict) -> int | None:
     """Outputs one workgroup stores when the problem is a whole number of configured workgroup tiles, else None
     (edge tiles store less, so the count says nothing)."""
-    tiles = workgroup_tile(configured) or []
-    if len(tiles) < 3 or not tiles[-3] or not tiles[-2]:
-        return None
-    m, n = tiles[-3], tiles[-2]
-    return m * n if problem["m"] % m == 0 and problem["n"] % n == 0 else None
+    tile = output_tile(configured)
+    return tile[0] * tile[1] if tile and problem["m"] % tile[0] == 0 and problem["n"] % tile[1] == 0 else None
 
 
 def _sampled_reference(problem: dict, a: np.ndarray, b: np.ndarray, written: np.ndarray) -> np.ndarray:

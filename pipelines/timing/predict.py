@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..emulator.isa import Kernel
-from ..emulator.run import emulate_gemm, load_kernel, workgroup_count, workgroup_tile
+from ..emulator.run import emulate_gemm, load_kernel, output_tile, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS
 from transforms.schedule import element_bytes, mma_shape
@@ -285,10 +285,8 @@ def _extrapolate(cu, mark_work: list[list[int]], configured: str, problem: dict,
 
 def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
     """Elements of C one workgroup computes: the configured workgroup tile's M×N, else M×N over the workgroups."""
-    tiles = workgroup_tile(configured) or []
-    if len(tiles) >= 3 and tiles[-3] and tiles[-2]:
-        return tiles[-3] * tiles[-2]
-    return problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
+    tile = output_tile(configured)
+    return tile[0] * tile[1] if tile else problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
 
 
 def _hbm_bytes(problem: dict) -> int:
