@@ -126,14 +126,11 @@ class CuModel:
         return len(queue)
 
     def _sources_ready(self, w: _Wave, op: Op, t: int) -> bool:
-        for reg in op.reads:
+        for reg in op.awaits:  # sources, and writes after an in-flight load or MFMA into the same registers
             if w.reg_ready.get(reg, 0) > t:
                 return False
         for reg in op.accumulates:
             if w.acc_ready.get(reg, w.reg_ready.get(reg, 0)) > t:
-                return False
-        for reg in op.writes - op.accumulates:  # write after an in-flight load or MFMA into the same registers
-            if w.reg_ready.get(reg, 0) > t:
                 return False
         return True
 
@@ -303,7 +300,7 @@ class CuModel:
                     if limit is not None and len(queue) > limit:
                         events.append(queue[len(queue) - limit - 1])
                 continue
-            ready = [w.reg_ready.get(r, 0) for r in op.reads | (op.writes - op.accumulates)]
+            ready = [w.reg_ready.get(r, 0) for r in op.awaits]
             ready += [w.acc_ready.get(r, w.reg_ready.get(r, 0)) for r in op.accumulates]
             simd = self.simds[w.simd]
             if op.category == VALU:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from transforms.errors import UserError
 
@@ -68,6 +69,12 @@ class Op:
     wait_lgkm: int | None = None
     value: int = 0  # s_setprio priority, s_nop wait states, s_sleep units
     bytes: int = 0  # vmem: bytes the wave moves (all lanes)
+
+    @cached_property
+    def awaits(self) -> frozenset:
+        """Registers whose in-flight results the op waits for: its sources, and the destinations it overwrites
+        (not its accumulator, which an MFMA reads in pipe order). Derived once: the CU model asks on every visit."""
+        return self.reads | (self.writes - self.accumulates)
 
 
 def _regs(operand) -> frozenset:
