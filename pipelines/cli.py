@@ -240,6 +240,7 @@ def _job(args) -> flow.Job:
     pipeline = args.pipeline or "default"
     if any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
         pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
+    named = get_pipeline(args.pipeline or "default")
     if args.input is not None:
         if args.shape is not None:
             raise UsageError("give either --shape or --input, not both.")
@@ -254,8 +255,8 @@ def _job(args) -> flow.Job:
             gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
-        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text,
-                        iree_ukernels=get_pipeline(args.pipeline or "default").ukernels)
+        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text, codegen=named.codegen,
+                        iree_ukernels=named.ukernels)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
         if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
@@ -264,7 +265,6 @@ def _job(args) -> flow.Job:
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
-    named = get_pipeline(args.pipeline or "default")
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=named.codegen,
                     iree_ukernels=named.ukernels)
 

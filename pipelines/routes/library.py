@@ -24,10 +24,10 @@ class LibraryRoute(Route):
         raise NotImplementedError
 
     def job_gemm(self, job: Job) -> tuple[Gemm, sched.Schedule]:
-        (gemm,), (schedule,) = job.gemms, job.schedules
-        if job.user_source is not None or schedule is None:
+        if job.user_source is not None or len(job.gemms) != 1 or job.schedules[0] is None:
             raise sched.ScheduleError("the codegen pipeline compiles one GEMM given with --shape and a schedule, "
                                       "not an input file.")
+        gemm, schedule = job.gemms[0], job.schedules[0]
         check_problem(job.target, gemm)
         self.check(schedule, gemm, job.target)
         return gemm, schedule

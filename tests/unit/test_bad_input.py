@@ -83,6 +83,7 @@ FILES = {
 }
 """,
     "f32in.mlir": MATMUL.format(a="64x64xf32", b="64x64xf32", c="64x64xf32"),
+    "ok.mlir": MATMUL.format(a="64x64xbf16", b="64x64xbf16", c="64x64xf32"),
     "i8.mlir": MATMUL.format(a="64x64xi8", b="64x64xi8", c="64x64xi32").replace("0.0 : f32", "0 : i32").replace(
         ": f32", ": i32"),
     # tune output folders left in odd states
@@ -211,6 +212,8 @@ CASES = [
     ("compile --target gfx942 --input {F}/dynamic.mlir -o {OUT}", "dynamic sizes"),
     ("compile --target gfx942 --input {F}/mixed.mlir -o {OUT}", "mixes element types"),
     ("compile --target gfx942 --input {F}/f16acc.mlir -o {OUT}", "only f32 is supported"),
+    # the codegen route takes no input file: said, not compiled through the tuning spec instead
+    ("compile --target gfx942 --input {F}/ok.mlir --pipeline codegen -o {OUT}", "not an input file"),
     ("compile --target gfx942 --input {F}/huge.mlir -o {OUT}", "no target has more than"),
     ("compile --target gfx942 --input {F}/memref.mlir -o {OUT}", "only ranked tensors are supported"),
     ("compile --target gfx942 --input {F}/matvec.mlir -o {OUT}", "not a single-M, single-N, single-K"),
