@@ -58,20 +58,36 @@ class Pending:
     pc: int = 0
 
 
-class Wave:
-    """The state of one wave; `workgroup` gives access to LDS, global memory and the hazard detector."""
+class Divergence(Exception):
+    """The workgroups of a batch disagree on a scalar branch; `taken` says, per workgroup, which took it."""
 
-    def __init__(self, wave_id: int, workgroup, lanes: int, vgprs: int, agprs: int):
+    def __init__(self, taken: np.ndarray, pc: int):
+        super().__init__(f"workgroups of one batch diverge at instruction {pc}")
+        self.taken = taken
+        self.pc = pc
+
+
+class Wave:
+    """The state of one wave in each of `batch` workgroups that run in lockstep; `workgroup` gives access to LDS,
+    global memory and the hazard detector.
+
+    Every vector register holds `lanes` = batch × wave-size values, workgroup after workgroup; every scalar register
+    holds `batch` values (`s` is a [128, batch] uint64 array), as does SCC. A batch of one is a plain wave."""
+
+    def __init__(self, wave_id: int, workgroup, lanes: int, vgprs: int, agprs: int, batch: int = 1):
         self.id = wave_id
         self.workgroup = workgroup
-        self.lanes = lanes
-        self.s = [0] * 128
-        self.v = np.zeros((vgprs, lanes), np.uint32)
-        self.a = np.zeros((max(agprs, 1), lanes), np.uint32)
-        self.scc = 0
+        self.batch = batch
+        self.wave_lanes = lanes  # the hardware's wave size
+        self.lanes = lanes * batch
+        self.lane_batch = np.repeat(np.arange(batch), lanes)  # which workgroup of the batch each lane belongs to
+        self.s = np.zeros((128, batch), np.uint64)
+        self.v = np.zeros((vgprs, self.lanes), np.uint32)
+        self.a = np.zeros((max(agprs, 1), self.lanes), np.uint32)
+        self.scc = np.zeros(batch, np.uint64)
         self.pc = 0
         self.cur = 0  # index of the instruction executing now, for messages
-        self.exec = np.ones(lanes, bool)
+        self.exec = np.ones(self.lanes, bool)
         self.exec_all = True
         self.vm: deque[Pending] = deque()
         self.lgkm: deque[Pending] = deque()
@@ -83,23 +99,30 @@ class Wave:
         self.trace: list[int] | None = None  # the pcs it executed, in order, when the dispatch records traces
         self.lds_trace: list[int] | None = None  # bank passes of each LDS access it made, in order
         self.private = None  # scratch bytes [lanes, size], allocated on first use
+        self.executed = 0  # instructions run, to catch a wave stuck in a loop
+
+    def spread(self, value) -> np.ndarray:
+        """A per-workgroup scalar ([batch] or [1]) as one value per lane."""
+        return np.broadcast_to(value, (self.batch,)).repeat(self.wave_lanes)
 
     # Lane masks live in SGPR pairs (wave64) or single SGPRs (wave32).
+    def mask_bits(self, index: int) -> np.ndarray:
+        """The [batch] lane mask in s[index] (and s[index + 1] for wave64) as uint64."""
+        return self.s[index] | (self.s[index + 1] << np.uint64(32)) if self.wave_lanes == 64 else self.s[index]
+
     def read_mask(self, index: int) -> np.ndarray:
-        bits = self.s[index] | ((self.s[index + 1] << 32) if self.lanes == 64 else 0)
-        return lanes_of(bits, self.lanes)
+        return lanes_of(self.mask_bits(index), self.wave_lanes)
 
     def write_mask(self, index: int, mask: np.ndarray) -> None:
-        bits = bits_of(mask)
-        self.s[index] = bits & MASK32
-        if self.lanes == 64:
-            self.s[index + 1] = bits >> 32
+        bits = bits_of(mask, self.wave_lanes)
+        self.s[index] = bits & np.uint64(MASK32)
+        if self.wave_lanes == 64:
+            self.s[index + 1] = bits >> np.uint64(32)
         if index == EXEC:
             self.sync_exec()
 
     def sync_exec(self) -> None:
-        bits = self.s[EXEC] | ((self.s[EXEC + 1] << 32) if self.lanes == 64 else 0)
-        self.exec = lanes_of(bits, self.lanes)
+        self.exec = lanes_of(self.mask_bits(EXEC), self.wave_lanes)
         self.exec_all = bool(self.exec.all())
 
     def hazard(self, kind: str, message: str) -> None:
@@ -110,15 +133,18 @@ class Wave:
         return f"'{inst.text}' (line {inst.line}) in wave {self.id} of workgroup {self.workgroup.id}"
 
 
-_LANE_BITS = 1 << np.arange(64, dtype=np.uint64)
+_LANE_BITS = np.uint64(1) << np.arange(64, dtype=np.uint64)
 
 
-def lanes_of(bits: int, lanes: int) -> np.ndarray:
-    return (np.uint64(bits) & _LANE_BITS[:lanes]) != 0
+def lanes_of(bits, lanes: int) -> np.ndarray:
+    """[batch] masks (uint64 bits) as one flag per lane, workgroup after workgroup."""
+    return ((np.atleast_1d(np.asarray(bits, np.uint64))[:, None] & _LANE_BITS[None, :lanes]) != 0).reshape(-1)
 
 
-def bits_of(mask: np.ndarray) -> int:
-    return int(np.bitwise_or.reduce(_LANE_BITS[:len(mask)][mask])) if mask.any() else 0
+def bits_of(mask: np.ndarray, lanes: int) -> np.ndarray:
+    """One flag per lane as [batch] uint64 masks."""
+    packed = np.packbits(mask.reshape(-1, lanes), axis=1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8" if lanes == 64 else "<u4").reshape(-1).astype(np.uint64)
 
 
 # ---------------------------------------------------------------------------------------------------- operands
@@ -131,48 +157,52 @@ def sreg_index(op) -> int:
 
 
 def scalar_reader(op, bits: int = 32):
-    """Closure reading a scalar operand as an unsigned int of `bits` bits."""
+    """Closure reading a scalar operand as unsigned `bits`-bit values: a [batch] (or, for constants, [1]) uint64
+    array that nothing writes through."""
     if isinstance(op, int):
-        value = op & (MASK64 if bits == 64 else MASK32)
+        value = np.array([op & (MASK64 if bits == 64 else MASK32)], np.uint64)
         return lambda w: value
     if isinstance(op, Reg) and op.kind == "s":
         i = op.index
         if i == NULL:
-            return lambda w: 0
+            zero = np.zeros(1, np.uint64)
+            return lambda w: zero
         if bits == 64:
-            return lambda w: w.s[i] | (w.s[i + 1] << 32)
-        return lambda w: w.s[i]
+            return lambda w: w.s[i] | (w.s[i + 1] << np.uint64(32))
+        return lambda w: w.s[i].copy()
     raise EmulatorError(f"unsupported scalar operand {op!r}.")
 
 
 def scalar_writer(op, bits: int = 32):
+    """Closure writing [batch] (or broadcastable) values, bool, int or uint64, to a scalar register (pair)."""
     i = sreg_index(op)
     if i == NULL:
         return lambda w, value: None
     touches_exec = i <= EXEC + 1 and i + bits // 32 > EXEC
     if bits == 64:
         def write64(w, value):
-            w.s[i] = value & MASK32
-            w.s[i + 1] = (value >> 32) & MASK32
+            value = np.asarray(value).astype(np.uint64)
+            w.s[i] = value & np.uint64(MASK32)
+            w.s[i + 1] = value >> np.uint64(32)
             if touches_exec:
                 w.sync_exec()
         return write64
 
     def write32(w, value):
-        w.s[i] = value & MASK32
+        w.s[i] = np.asarray(value).astype(np.uint64) & np.uint64(MASK32)
         if touches_exec:
             w.sync_exec()
     return write32
 
 
 def vector_reader(op, ctx: DecodeContext):
-    """Closure reading a 32-bit VALU source: a [lanes] uint32 array, or a uint32 scalar that broadcasts."""
+    """Closure reading a 32-bit VALU source: a [lanes] uint32 array, or a uint32 constant that broadcasts."""
     if isinstance(op, int):
         value = np.uint32(op & MASK32)
         return lambda w: value
     if isinstance(op, Reg) and op.kind == "s":
         i = op.index
-        return lambda w: np.uint32(w.s[i])
+        return lambda w: w.s[i].astype(np.uint32).repeat(w.wave_lanes)
     if isinstance(op, Reg) and op.kind in "va":
         i, kind = op.index, op.kind
 
@@ -191,7 +221,7 @@ def vector_reader64(op, ctx: DecodeContext):
         return lambda w: value
     if isinstance(op, Reg) and op.kind == "s":
         i = op.index
-        return lambda w: np.uint64(w.s[i] | (w.s[i + 1] << 32))
+        return lambda w: (w.s[i] | (w.s[i + 1] << np.uint64(32))).repeat(w.wave_lanes)
     lo, hi = vector_reader(Reg(op.kind, op.index), ctx), vector_reader(Reg(op.kind, op.index + 1), ctx)
     return lambda w: lo(w).astype(np.uint64) | (hi(w).astype(np.uint64) << np.uint64(32))
 
@@ -236,15 +266,32 @@ def decoder(*names):
     return register
 
 
-def _signed32(x: int) -> int:
-    return x - (1 << 32) if x & 0x80000000 else x
+def _signed32(x) -> np.ndarray:
+    """32-bit values (uint64 arrays) read as signed, in int64."""
+    return (np.asarray(x).astype(np.int64) ^ 0x80000000) - 0x80000000
 
 
-def _lshl_add(a: int, b: int, shift: int) -> tuple[int, bool]:
-    total = (a << shift) + b
+def _lshl_add(a, b, shift: int):
+    total = (a << np.uint64(shift)) + b
     return total & MASK32, total > MASK32
 
 
+def _low_bits(width):
+    """(1 << width) - 1 for widths 0-64 (uint64)."""
+    width = np.asarray(width).astype(np.uint64)
+    return np.where(width >= 64, np.uint64(MASK64), (np.uint64(1) << np.minimum(width, np.uint64(63))) - np.uint64(1))
+
+
+def _overflows32(total) -> np.ndarray:
+    return (total < -2**31) | (total >= 2**31)
+
+
+def _bfe_u32_scalar(a, b):
+    field = (a >> (b & np.uint64(31))) & _low_bits((b >> np.uint64(16)) & np.uint64(0x7F))
+    return field, field != 0
+
+
+# Scalar operands arrive as [batch] (or [1]) uint64 arrays; results may be any integer array (the writer masks).
 _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_and_b32": (32, lambda a, b: (a & b, (a & b) != 0)),
     "s_or_b32": (32, lambda a, b: (a | b, (a | b) != 0)),
@@ -252,20 +299,20 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_and_b64": (64, lambda a, b: (a & b, (a & b) != 0)),
     "s_or_b64": (64, lambda a, b: (a | b, (a | b) != 0)),
     "s_xor_b64": (64, lambda a, b: (a ^ b, (a ^ b) != 0)),
-    "s_andn2_b64": (64, lambda a, b: (a & ~b & MASK64, (a & ~b & MASK64) != 0)),
+    "s_andn2_b64": (64, lambda a, b: (a & ~b, (a & ~b) != 0)),
     "s_andn2_b32": (32, lambda a, b: (a & ~b & MASK32, (a & ~b & MASK32) != 0)),
     "s_lshl_b32": (32, lambda a, b: ((a << (b & 31)) & MASK32, ((a << (b & 31)) & MASK32) != 0)),
     "s_lshr_b32": (32, lambda a, b: (a >> (b & 31), (a >> (b & 31)) != 0)),
-    "s_add_i32": (32, lambda a, b: ((a + b) & MASK32, not -2**31 <= _signed32(a) + _signed32(b) < 2**31)),
-    "s_sub_i32": (32, lambda a, b: ((a - b) & MASK32, not -2**31 <= _signed32(a) - _signed32(b) < 2**31)),
+    "s_add_i32": (32, lambda a, b: ((a + b) & MASK32, _overflows32(_signed32(a) + _signed32(b)))),
+    "s_sub_i32": (32, lambda a, b: ((a - b) & MASK32, _overflows32(_signed32(a) - _signed32(b)))),
     "s_add_u32": (32, lambda a, b: ((a + b) & MASK32, a + b > MASK32)),
     "s_sub_u32": (32, lambda a, b: ((a - b) & MASK32, b > a)),
-    "s_min_u32": (32, lambda a, b: (min(a, b), a < b)),
+    "s_min_u32": (32, lambda a, b: (np.minimum(a, b), a < b)),
     # SCC iff the first input is selected: "SCC = S0.u32 >= S1.u32" (AMD CDNA4 ISA, S_MAX_U32). tinygrad's
     # emulator overrides this with a strict ">" for RDNA hardware; no CDNA hardware here settles ties.
-    "s_max_u32": (32, lambda a, b: (max(a, b), a >= b)),
-    "s_max_i32": (32, lambda a, b: (a if _signed32(a) >= _signed32(b) else b, _signed32(a) >= _signed32(b))),
-    "s_min_i32": (32, lambda a, b: (a if _signed32(a) < _signed32(b) else b, _signed32(a) < _signed32(b))),
+    "s_max_u32": (32, lambda a, b: (np.maximum(a, b), a >= b)),
+    "s_max_i32": (32, lambda a, b: (np.where(_signed32(a) >= _signed32(b), a, b), _signed32(a) >= _signed32(b))),
+    "s_min_i32": (32, lambda a, b: (np.where(_signed32(a) < _signed32(b), a, b), _signed32(a) < _signed32(b))),
     "s_mul_i32": (32, lambda a, b: ((_signed32(a) * _signed32(b)) & MASK32, None)),
     # "tmp = (64'U(S0.u32) << 1U) + 64'U(S1.u32); SCC = tmp >= 0x100000000ULL" (CDNA4 ISA): bits shifted out of
     # 32 count as overflow too
@@ -274,8 +321,7 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_lshl3_add_u32": (32, lambda a, b: _lshl_add(a, b, 3)),
     "s_lshl4_add_u32": (32, lambda a, b: _lshl_add(a, b, 4)),
     # bit field extract: offset in bits 4:0 of the second operand, width in bits 22:16
-    "s_bfe_u32": (32, lambda a, b: ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1),
-                                    ((a >> (b & 31)) & ((1 << ((b >> 16) & 0x7F)) - 1)) != 0)),
+    "s_bfe_u32": (32, _bfe_u32_scalar),
 }
 
 
@@ -287,10 +333,10 @@ def _sop2_carry(inst: Instruction, ctx):
     add = inst.opcode == "s_addc_u32"
 
     def run(w):
-        x, y, carry = a(w), b(w), w.scc
+        x, y, carry = a(w).astype(np.int64), b(w).astype(np.int64), np.asarray(w.scc).astype(np.int64)
         total = x + y + carry if add else x - y - carry
         write(w, total & MASK32)
-        w.scc = int(total > MASK32 if add else total < 0)
+        w.scc = (total > MASK32 if add else total < 0).astype(np.uint64)
     return run
 
 
@@ -304,8 +350,13 @@ def _sop2(inst: Instruction, ctx):
         value, scc = fn(a(w), b(w))
         write(w, value)
         if scc is not None:
-            w.scc = int(scc)
+            w.scc = np.asarray(scc).astype(np.uint64)
     return run
+
+
+def _bit_reverse32(x) -> np.ndarray:
+    bits = (np.asarray(x, np.uint64)[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+    return (bits << np.arange(31, -1, -1, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
 
 
 @decoder("s_mov_b32", "s_mov_b64", "s_movk_i32", "s_brev_b32", "s_not_b32")
@@ -321,10 +372,10 @@ def _sop1(inst, ctx):
         def run_not(w):
             value = ~read(w) & MASK32
             write(w, value)
-            w.scc = int(value != 0)
+            w.scc = (value != 0).astype(np.uint64)
         return run_not
     if inst.opcode == "s_brev_b32":
-        return lambda w: write(w, int(f"{read(w):032b}"[::-1], 2))
+        return lambda w: write(w, _bit_reverse32(read(w)))
     return lambda w: write(w, read(w))
 
 
@@ -334,8 +385,8 @@ def _bitset(inst, ctx):
     write, keep = scalar_writer(inst.operands[0], 32), scalar_reader(inst.operands[0], 32)
     bit = scalar_reader(inst.operands[1], 32)
     if inst.opcode == "s_bitset1_b32":
-        return lambda w: write(w, keep(w) | (1 << (bit(w) & 31)))
-    return lambda w: write(w, keep(w) & ~(1 << (bit(w) & 31)) & MASK32)
+        return lambda w: write(w, keep(w) | (np.uint64(1) << (bit(w) & np.uint64(31))))
+    return lambda w: write(w, keep(w) & ~(np.uint64(1) << (bit(w) & np.uint64(31))) & MASK32)
 
 
 _SCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
@@ -354,11 +405,11 @@ def _scmp(inst, ctx):
         b = scalar_reader(inst.operands[1])
     if typ == "i32":
         def run_signed(w):
-            w.scc = int(cmp(_signed32(a(w)), _signed32(b(w))))
+            w.scc = cmp(_signed32(a(w)), _signed32(b(w))).astype(np.uint64)
         return run_signed
 
     def run(w):
-        w.scc = int(cmp(a(w), b(w)))
+        w.scc = cmp(a(w), b(w)).astype(np.uint64)
     return run
 
 
@@ -372,7 +423,7 @@ def _saveexec(inst, ctx):
     src = scalar_reader(inst.operands[1], bits)
     exec_read = scalar_reader(Reg("s", EXEC), bits)
     exec_write = scalar_writer(Reg("s", EXEC), bits)
-    mask = (1 << bits) - 1
+    mask = np.uint64((1 << bits) - 1)
     op = {"s_and": lambda a, b: a & b, "s_or": lambda a, b: a | b,
           "s_andn2": lambda a, b: a & ~b & mask}[inst.opcode.split("_saveexec")[0]]  # EXEC = S0 op EXEC
 
@@ -381,7 +432,7 @@ def _saveexec(inst, ctx):
         new = op(src(w), old)
         write(w, old)  # SDST gets the old EXEC before EXEC changes (the source is read first)
         exec_write(w, new)
-        w.scc = int(new != 0)
+        w.scc = (new != 0).astype(np.uint64)
     return run
 
 
@@ -401,24 +452,24 @@ def _branch(inst, ctx):
     return run
 
 
-def _mask_nonzero(w, index):
-    return w.s[index] != 0 or (w.lanes == 64 and w.s[index + 1] != 0)
-
-
-_CONDITIONS = {
-    "s_cbranch_scc0": lambda w: w.scc == 0, "s_cbranch_scc1": lambda w: w.scc == 1,
-    "s_cbranch_vccz": lambda w: not _mask_nonzero(w, VCC), "s_cbranch_vccnz": lambda w: _mask_nonzero(w, VCC),
-    "s_cbranch_execz": lambda w: not _mask_nonzero(w, EXEC), "s_cbranch_execnz": lambda w: _mask_nonzero(w, EXEC),
+_CONDITIONS = {  # -> [batch] (or [1]) flags: take the branch
+    "s_cbranch_scc0": lambda w: np.asarray(w.scc) == 0, "s_cbranch_scc1": lambda w: np.asarray(w.scc) == 1,
+    "s_cbranch_vccz": lambda w: w.mask_bits(VCC) == 0, "s_cbranch_vccnz": lambda w: w.mask_bits(VCC) != 0,
+    "s_cbranch_execz": lambda w: w.mask_bits(EXEC) == 0, "s_cbranch_execnz": lambda w: w.mask_bits(EXEC) != 0,
 }
 
 
 @decoder(*_CONDITIONS)
 def _cbranch(inst, ctx):
+    """A scalar branch; the workgroups of a batch must agree on it, or the batch is split (`Divergence`)."""
     target, cond = _branch_target(inst, ctx), _CONDITIONS[inst.opcode]
 
     def run(w):
-        if cond(w):
+        taken = np.atleast_1d(cond(w))
+        if taken.all():
             w.pc = target
+        elif taken.any():
+            raise Divergence(np.broadcast_to(taken, (w.batch,)).copy(), w.cur)
     return run
 
 
@@ -735,7 +786,7 @@ def _sopk_arith(inst, ctx):
         total = old + imm if add else old * imm
         write(w, total & MASK32)
         if add:
-            w.scc = int(not -2**31 <= total < 2**31)
+            w.scc = _overflows32(total).astype(np.uint64)
     return run
 
 
@@ -744,9 +795,9 @@ def _readfirstlane(inst, ctx):
     write, read = scalar_writer(inst.operands[0]), vector_reader(inst.operands[1], ctx)
 
     def run(w):
-        values = np.broadcast_to(read(w), (w.lanes,))
-        active = np.flatnonzero(w.exec)
-        write(w, int(values[active[0] if len(active) else 0]))
+        values = np.broadcast_to(read(w), (w.lanes,)).reshape(w.batch, w.wave_lanes)
+        first = np.argmax(w.exec.reshape(w.batch, w.wave_lanes), axis=1)  # lane 0 where none is active
+        write(w, values[np.arange(w.batch), first])
     return run
 
 
@@ -877,7 +928,8 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
     return code
 
 
-__all__ = ["Wave", "DecodeContext", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode", "M0"]
+__all__ = ["Wave", "DecodeContext", "Divergence", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode",
+           "M0"]
 
 
 # ---------------------------------------------------------------------------------------------------- gfx11 true16

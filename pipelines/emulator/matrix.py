@@ -64,6 +64,20 @@ def _numpy_type(kind: str, arch: str):
             ("fp8", True): ml_dtypes.float8_e4m3fn, ("bf8", True): ml_dtypes.float8_e5m2}[(kind, ocp)]
 
 
+_TABLES: dict = {}
+
+
+def _decode_table(dtype) -> np.ndarray:
+    """float64 value of every encoding of a 16- or 8-bit input type: decoding is one gather."""
+    key = np.dtype(dtype).name
+    if key not in _TABLES:
+        bits = np.dtype(dtype).itemsize * 8
+        with np.errstate(invalid="ignore"):  # NaN encodings stay NaN
+            codes = np.arange(1 << bits, dtype=np.uint16 if bits == 16 else np.uint8)
+            _TABLES[key] = codes.view(dtype).astype(np.float64)
+    return _TABLES[key]
+
+
 def operand_layout(shape: MatrixShape) -> tuple[np.ndarray, np.ndarray]:
     """(row-or-column, k) of every [lane, element] of the A (or B) operand."""
     lanes, e = np.arange(shape.lanes)[:, None], np.arange(shape.per_lane)[None, :]
@@ -141,34 +155,44 @@ def _matrix(inst, ctx):
     c_zero = isinstance(c_op, int)
     if c_zero and c_op != 0:
         raise EmulatorError(f"'{inst.text}' (line {inst.line}): only 0 is modelled as an immediate accumulator.")
+    # The layouts as gathers: position in the [lanes × per_lane] operand (or [registers × lanes] result) of every
+    # element of row-major A, B and C. Where lanes repeat (WMMA), the highest lane is read, as a scatter would.
+    lane_elems = np.arange(shape.lanes * shape.per_lane).reshape(shape.lanes, shape.per_lane)
+    take_a = np.zeros(shape.m * shape.k, np.int64)
+    take_a[a_rows * shape.k + a_k] = lane_elems
+    take_b = np.zeros(shape.k * shape.n, np.int64)
+    take_b[a_k * shape.n + a_rows] = lane_elems
+    put_c = (c_rows * shape.n + c_cols).reshape(-1)  # [registers × lanes] -> element of row-major C
+    take_c = np.zeros(shape.m * shape.n, np.int64)
+    take_c[put_c] = np.arange(put_c.size)
+    a_table, b_table = _decode_table(a_type), _decode_table(b_type)
+    wide = np.uint16 if elem_bytes == 2 else np.uint8
 
-    def elements(w, op, dtype):
-        rows = read_rows(w, op.kind, op.index, op.count)  # [regs, lanes]
-        raw = np.ascontiguousarray(rows.T).view(dtype)  # [lanes, per_lane]
-        return raw.astype(np.float64)
+    def elements(w, op, table):
+        rows = read_rows(w, op.kind, op.index, op.count)  # [regs, batch × lanes]
+        raw = np.ascontiguousarray(rows.T).view(wide)  # [batch × lanes, per_lane] encodings
+        return table[raw.reshape(w.batch, shape.lanes * shape.per_lane)]
 
     def run(w):
-        a_vals, b_vals = elements(w, a_op, a_type), elements(w, b_op, b_type)
+        batch = w.batch
+        a_vals, b_vals = elements(w, a_op, a_table), elements(w, b_op, b_table)
         if shape.wmma:  # RDNA3 WMMA requires lanes 16-31 to repeat lanes 0-15 in A and B
             for name, vals in (("A", a_vals), ("B", b_vals)):
-                differ = np.flatnonzero(np.any((vals[:16] != vals[16:]) & ~(np.isnan(vals[:16]) & np.isnan(vals[16:])),
-                                               axis=1))
+                low, high = vals.reshape(batch, 2, 16, -1)[:, 0], vals.reshape(batch, 2, 16, -1)[:, 1]
+                differ = np.flatnonzero(np.any((low != high) & ~(np.isnan(low) & np.isnan(high)), axis=(0, 2)))
                 if len(differ):
                     w.hazard("wmma-replication", f"{w.where()}: lanes 16-31 of operand {name} do not repeat lanes "
                              f"0-15 (lane {differ[0]} differs from lane {differ[0] + 16}); the hardware requires it.")
-        a = np.zeros((shape.m, shape.k))
-        b = np.zeros((shape.k, shape.n))
-        a[a_rows, a_k] = a_vals
-        b[a_k, a_rows] = b_vals
-        if c_zero:
-            acc = np.zeros((shape.m, shape.n))
-        else:
-            c = read_rows(w, c_op.kind, c_op.index, c_op.count).view(np.float32)
-            acc = np.zeros((shape.m, shape.n))
-            acc[c_rows, c_cols] = c
-        d = (acc + a @ b).astype(np.float32)
-        result = d[c_rows, c_cols].view(np.uint32)
+        a = a_vals[:, take_a].reshape(batch, shape.m, shape.k)
+        b = b_vals[:, take_b].reshape(batch, shape.k, shape.n)
+        d = a @ b
+        if not c_zero:
+            c = read_rows(w, c_op.kind, c_op.index, c_op.count).view(np.float32)  # [regs, batch × lanes]
+            c = c.reshape(shape.c_regs, batch, shape.lanes).transpose(1, 0, 2).reshape(batch, -1)
+            d += c[:, take_c].reshape(batch, shape.m, shape.n)
+        result = d.astype(np.float32).reshape(batch, -1)[:, put_c].reshape(batch, shape.c_regs, shape.lanes)
+        result = result.transpose(1, 0, 2).reshape(shape.c_regs, w.lanes).view(np.uint32)
         for r, write in enumerate(writers):
             write(w, result[r])
-        w.workgroup.mma += 1
+        w.workgroup.mma += 1  # per workgroup of the batch
     return run

@@ -39,16 +39,20 @@ class FlatMemory:
 
     def watch(self, address: int, nbytes: int) -> None:
         """Remember who stores each dword of [address, address + nbytes): (workgroup, wave, pc) in `writers`."""
-        self.watched = (address - BASE_ADDRESS, np.full((nbytes // 4, 3), -1, np.int64))
+        self.watched = (address - BASE_ADDRESS, np.full((nbytes // 4, 3), -1, np.int32))
 
-    def stored(self, targets: np.ndarray, w) -> None:
-        """Note wave `w`, at its current instruction, as the writer of the watched dwords among byte `targets`."""
+    def stored(self, targets: np.ndarray, w, lanes) -> None:
+        """Note wave `w`, at its current instruction, as the writer of the watched dwords among byte `targets`;
+        `lanes()` gives the lane that stored each target (which says the workgroup of a batch)."""
         if self.watched is None or not targets.size:
             return
         start, writers = self.watched
-        dwords = (targets[targets % 4 == 0] - start) // 4  # byte 0 of each dword written
-        dwords = dwords[(dwords >= 0) & (dwords < len(writers))]
-        writers[dwords] = (w.workgroup.id, w.id, w.cur)
+        first = targets % 4 == 0  # byte 0 of each dword written
+        dwords = (targets[first] - start) // 4
+        groups = w.workgroup.ids[w.lane_batch[lanes()[first]]]
+        inside = (dwords >= 0) & (dwords < len(writers))
+        writers[dwords[inside], 0] = groups[inside]
+        writers[dwords[inside], 1:] = (w.id, w.cur)
 
     @property
     def writers(self) -> np.ndarray | None:
@@ -182,14 +186,14 @@ def _s_load(inst, ctx):
     offset = scalar_reader(inst.operands[2])
 
     def run(w):
-        address = base(w) + offset(w)
+        address = base(w) + offset(w)  # [batch]
         memory = w.workgroup.memory
-        memory.index(np.array([address, address + size - 1], np.uint64), w.where())
-        data = memory.read(address, size).copy().view(np.uint32)
+        index = memory.index(address[:, None] + np.arange(size, dtype=np.uint64)[None, :], w.where())
+        data = memory.data[index].view("<u4").reshape(len(address), size // 4)  # [batch, dwords]
 
         def land(w):
-            for i, value in enumerate(data):
-                w.s[dst.index + i] = int(value)
+            for i in range(size // 4):
+                w.s[dst.index + i] = data[:, i]
         issue(w, w.lgkm, Pending(land, (("s", dst.index, size // 4),)))
     return run
 
@@ -212,7 +216,10 @@ def _store_lanes(w, kind: str, first: int, data: np.ndarray, mask: np.ndarray):
         data = padded
     values = np.ascontiguousarray(data).view(np.uint32).T  # [regs, lanes]
     rows = regs[first:first + values.shape[0]]
-    rows[:, mask] = values[:, mask]
+    if mask.all():
+        rows[...] = values
+    else:
+        rows[:, mask] = values[:, mask]
 
 
 def _lanes_bytes(w, kind: str, first: int, nbytes: int) -> np.ndarray:
@@ -225,16 +232,18 @@ CACHE_SWIZZLE = 0x4000  # bit 14 of the descriptor's 16-bit stride field
 
 
 def _buffer_descriptor(w, index: int, cache_swizzle: bool):
-    """(base, num_records) of the V# in s[index:index + 4]. A stride with the cache-swizzle bit (gfx942 and later)
-    only changes how addresses map to cache lines: the access stays raw. Any other stride is a structured buffer,
-    which is not modelled."""
+    """(base, num_records) per lane of the V# in s[index:index + 4]. A stride with the cache-swizzle bit (gfx942 and
+    later) only changes how addresses map to cache lines: the access stays raw. Any other stride is a structured
+    buffer, which is not modelled."""
     s = w.s
-    base = s[index] | ((s[index + 1] & 0xFFFF) << 32)
-    field = (s[index + 1] >> 16) & 0xFFFF
-    stride = field & 0x3FFF
-    if stride and not (cache_swizzle and field & CACHE_SWIZZLE):
-        raise EmulatorError(f"{w.where()} uses a strided buffer descriptor (stride {stride}), which is not modelled.")
-    return base, s[index + 2]
+    base = s[index] | ((s[index + 1] & np.uint64(0xFFFF)) << np.uint64(32))
+    field = (s[index + 1] >> np.uint64(16)) & np.uint64(0xFFFF)
+    stride = field & np.uint64(0x3FFF)
+    structured = (stride != 0) & ~(cache_swizzle & ((field & np.uint64(CACHE_SWIZZLE)) != 0))
+    if structured.any():
+        raise EmulatorError(f"{w.where()} uses a strided buffer descriptor (stride {int(stride[structured][0])}), "
+                            "which is not modelled.")
+    return w.spread(base), w.spread(s[index + 2]).astype(np.int64)
 
 
 _BUFFER = re.compile(r"buffer_(load|store)_(?:(dword\w*|b\d+|ubyte|ushort|u8|u16|sbyte|sshort|short_d16_hi|short_d16|"
@@ -267,9 +276,10 @@ def _buffer(inst, ctx):
         base, records = _buffer_descriptor(w, rsrc_index, ctx.cache_swizzle)
         # the hardware adds the offsets in 32 bits: LLVM folds a negative scalar into the VGPR offset and relies
         # on the wrap-around (gfx1151 K-tile-16 kernels read row 0 of A through such an offset)
-        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + sofs(w) + inst_offset) & 0xFFFFFFFF
+        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + w.spread(sofs(w)).astype(np.int64)
+                  + inst_offset) & 0xFFFFFFFF
         byte_offsets = offset[:, None] + byte_range[None, :]
-        inside = (byte_offsets < records) & w.exec[:, None]
+        inside = (byte_offsets < records[:, None]) & w.exec[:, None]
         return base, byte_offsets, inside
 
     if kind == "store":
@@ -277,9 +287,9 @@ def _buffer(inst, ctx):
             base, byte_offsets, inside = addresses(w)
             data = _lanes_bytes(w, data_reg.kind, data_reg.index, size)
             memory = w.workgroup.memory
-            targets = memory.index(base + byte_offsets[inside], w.where())
+            targets = memory.index((base[:, None] + byte_offsets.astype(np.uint64))[inside], w.where())
             memory.data[targets] = data[inside]
-            memory.stored(targets, w)
+            memory.stored(targets, w, lambda: np.nonzero(inside)[0])
             if counts_stores:
                 issue(w, w.vm, Pending(lambda w: None))
         return store
@@ -288,17 +298,20 @@ def _buffer(inst, ctx):
         base, byte_offsets, inside = addresses(w)
         memory = w.workgroup.memory
         data = np.zeros(byte_offsets.shape, np.uint8)
-        data[inside] = memory.data[memory.index(base + byte_offsets[inside], w.where())]
+        data[inside] = memory.data[memory.index((base[:, None] + byte_offsets.astype(np.uint64))[inside], w.where())]
         mask = w.exec.copy()
         if to_lds:
             # Direct-to-LDS: lane i's bytes go to M0 + inst_offset + i * size (the M0-based LDS destination).
-            lds_base = (w.s[M0] & 0x3FFFF) + inst_offset
-            lds_index = (lds_base + np.arange(w.lanes)[:, None] * size + byte_range[None, :])[mask].reshape(-1)
-            payload = data[mask].reshape(-1)
+            lds_base = w.spread(w.s[M0] & np.uint64(0x3FFFF)).astype(np.int64) + inst_offset
+            lane = np.arange(w.lanes) % w.wave_lanes
+            starts = (lds_base + lane * size)[mask]
+            rows = w.lane_batch[mask]
+            payload = data[mask]
+            first = (starts[rows == 0][:, None] + byte_range[None, :]).reshape(-1)
 
             def land_lds(w):
-                w.workgroup.lds_write(w, lds_index, payload)
-            issue(w, w.vm, Pending(land_lds, lds=(lds_index, True)))
+                w.workgroup.lds_write(w, rows, starts, size, payload)
+            issue(w, w.vm, Pending(land_lds, lds=(first, True)))
             return
 
         def land(w):
@@ -320,7 +333,7 @@ def _global(inst, ctx):
         address = lambda w: lo(w).astype(np.uint64) | (hi(w).astype(np.uint64) << np.uint64(32))  # noqa: E731
     else:
         vofs, sbase = vector_reader(vaddr, ctx), scalar_reader(saddr, 64)
-        address = lambda w: np.uint64(sbase(w)) + vofs(w).astype(np.uint64)  # noqa: E731
+        address = lambda w: w.spread(sbase(w)) + vofs(w).astype(np.uint64)  # noqa: E731
     byte_range = np.arange(size, dtype=np.uint64)
 
     def run(w):
@@ -329,7 +342,7 @@ def _global(inst, ctx):
         targets = memory.index((addrs[:, None] + byte_range[None, :])[w.exec], w.where())
         if kind == "store":
             memory.data[targets] = _lanes_bytes(w, data_reg.kind, data_reg.index, size)[w.exec]
-            memory.stored(targets.reshape(-1), w)
+            memory.stored(targets.reshape(-1), w, lambda: np.repeat(np.flatnonzero(w.exec), size))
             if ctx.gfx9:
                 issue(w, w.vm, Pending(lambda w: None))
             return
@@ -435,16 +448,23 @@ def _ds(inst, ctx):
         base = np.broadcast_to(address(w), (w.lanes,)).astype(np.int64)
         mask = w.exec.copy()
         wg = w.workgroup
-        starts = [np.where(mask, base + off, -1) for off in offsets]
-        for start in starts:
-            wg.count_banks(w, start, size)
-        index = np.concatenate([(s[mask][:, None] + byte_range[None, :]).reshape(-1) for s in starts])
+        for off in offsets:  # bank passes and races are followed in the batch's first workgroup
+            wg.count_banks(w, np.where(mask[:w.wave_lanes], base[:w.wave_lanes] + off, -1), size)
+        rows = w.lane_batch[mask]
+        starts = np.concatenate([base[mask] + off for off in offsets])
+        all_rows = np.tile(rows, len(offsets))
+        first = (starts[all_rows == 0][:, None] + byte_range[None, :]).reshape(-1)
+        active = len(rows)
         if read:
             def land(w):
-                parts = [wg.lds_read(w, (s[mask][:, None] + byte_range[None, :]).reshape(-1)).reshape(-1, size)
-                         for s in starts]
-                data = np.zeros((w.lanes, size * len(parts)), np.uint8)
-                data[mask] = np.concatenate(parts, axis=1)
+                raw = wg.lds_read(w, all_rows, starts, size)
+                if len(offsets) > 1:
+                    raw = raw.reshape(len(offsets), active, size).transpose(1, 0, 2).reshape(active, -1)
+                if active == w.lanes:
+                    data = raw
+                else:
+                    data = np.zeros((w.lanes, raw.shape[1]), np.uint8)
+                    data[mask] = raw
                 if size >= 4:
                     _store_lanes(w, dst.kind, dst.index, data, mask)
                     return
@@ -460,16 +480,16 @@ def _ds(inst, ctx):
                 elif d16 == "_d16_hi":
                     value = (old & np.uint32(0xFFFF)) | (value << np.uint32(16))
                 regs[dst.index] = np.where(mask, value, old)
-            nregs = max(1, size * len(starts) // 4)
-            issue(w, w.lgkm, Pending(land, ((dst.kind, dst.index, nregs),), lds=(index, False)))
+            nregs = max(1, size * len(offsets) // 4)
+            issue(w, w.lgkm, Pending(land, ((dst.kind, dst.index, nregs),), lds=(first, False)))
             return
         payload = []
         for src in sources:
             data = _lanes_bytes(w, src.kind, src.index, size + src_shift)[:, src_shift:]
-            payload.append(data[mask].reshape(-1, size))
-        payload = np.concatenate(payload, axis=0).reshape(-1) if len(payload) > 1 else payload[0].reshape(-1)
-        # Interleave per start: all lanes of the first address, then of the second (matches `index`).
-        issue(w, w.lgkm, Pending(lambda w: wg.lds_write(w, index, payload), lds=(index, True)))
+            payload.append(data[mask])
+        # One row per access, all lanes of the first address, then of the second (matches `starts`).
+        payload = np.concatenate(payload, axis=0) if len(payload) > 1 else payload[0]
+        issue(w, w.lgkm, Pending(lambda w: wg.lds_write(w, all_rows, starts, size, payload), lds=(first, True)))
     return run
 
 
@@ -498,12 +518,12 @@ def _ds_transpose(inst, ctx):
         if not mask.all():
             raise EmulatorError(f"{w.where()}: transposing LDS read with inactive lanes is not modelled.")
         wg = w.workgroup
-        wg.count_banks(w, base, 8)
-        index = (base[:, None] + byte_range[None, :]).reshape(-1)
+        wg.count_banks(w, base[:w.wave_lanes], 8)
+        first = (base[:w.wave_lanes, None] + byte_range[None, :]).reshape(-1)
 
         def land(w):
-            raw = wg.lds_read(w, index).reshape(w.lanes // 16, 16, n, ebytes)
+            raw = wg.lds_read(w, w.lane_batch, base, 8).reshape(w.lanes // 16, 16, n, ebytes)
             out = raw[:, src_lane, src_elem, :]  # [blocks, 16, n, ebytes]
             _store_lanes(w, dst.kind, dst.index, out.reshape(w.lanes, 8), mask)
-        issue(w, w.lgkm, Pending(land, ((dst.kind, dst.index, 2),), lds=(index, False)))
+        issue(w, w.lgkm, Pending(land, ((dst.kind, dst.index, 2),), lds=(first, False)))
     return run

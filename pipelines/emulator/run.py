@@ -10,8 +10,10 @@ barrier, which then opens a new epoch for the race detector.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
+from collections import deque
 import re
 import time
 from typing import Any
@@ -25,11 +27,12 @@ from ..reference import NUMPY_TYPES, float64_result, relative_tolerance
 from ..targets import TARGETS
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
-from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
-from .memory import FlatMemory, bank_cycles
+from .machine import DecodeContext, Divergence, EmulatorError, Hazard, Wave, decode
+from .memory import FlatMemory, bank_cycles, retire_all
 
 MAX_INSTRUCTIONS_PER_WAVE = 5_000_000  # a wave running longer than this is stuck in a loop
 MAX_HAZARD_REPORTS = 50
+BATCH = 64  # workgroups run together in lockstep
 
 
 @dataclass(frozen=True)
@@ -159,19 +162,28 @@ def mismatches(got: np.ndarray, want: np.ndarray, wrong: np.ndarray, writers: np
 
 
 class Workgroup:
-    """LDS, barrier epochs, the race detector and the counters shared by the waves of one workgroup."""
+    """LDS, barrier epochs, the race detector and the counters shared by the waves of a batch of workgroups that run
+    in lockstep (`ids`; a batch of one is one workgroup). The race detector and the LDS bank model follow the
+    batch's first workgroup: the waves of a batch execute the same instructions in the same order."""
 
-    def __init__(self, wg_id: int, dispatch: "Dispatch"):
-        self.id = wg_id
+    def __init__(self, ids: list[int], dispatch: "Dispatch"):
+        self.ids = np.asarray(ids)
+        self.id = int(self.ids[0])
+        self.batch = len(ids)
         self.dispatch = dispatch
         self.code = dispatch.kernel
         self.memory = dispatch.memory
-        self.lds = np.zeros(dispatch.kernel.lds_bytes, np.uint8)
-        self.detector = dispatch.detector
-        self.detector.reset()
+        self.lds_bytes = dispatch.kernel.lds_bytes
+        self.row_bytes = -(-self.lds_bytes // 4) * 4  # each workgroup's LDS, in one flat array
+        self.row_words = self.row_bytes // 4
+        self.lds = np.zeros(self.batch * self.row_bytes, np.uint8)
+        self.lds32 = self.lds.view(np.uint32)
+        self.detector = LdsRaceDetector(dispatch.kernel.lds_bytes, dispatch.waves_per_group)
         self.epoch = 0
+        self.epochs = 0  # barrier epochs opened
         self.barriers = 0
         self.mma = 0
+        self.banks: dict[int, list[int]] = {}  # pc -> [executions, cycles, conflict-free cycles] per workgroup
         self.waves: list[Wave] = []
 
     def report(self, hazard: Hazard) -> None:
@@ -190,22 +202,43 @@ class Workgroup:
                 if op.lds is not None:
                     self.open_window(w, op)
 
-    def _in_range(self, w: Wave, index: np.ndarray, verb: str) -> np.ndarray:
-        inside = (index >= 0) & (index < len(self.lds))
-        if not inside.all():
-            w.hazard("lds-out-of-range", f"{w.where()} {verb} LDS byte {int(index[~inside][0])}, beyond the "
-                                         f"{len(self.lds)} bytes allocated.")
+    def _inside(self, w: Wave, starts: np.ndarray, size: int, verb: str) -> np.ndarray | None:
+        """None when every access [start, start + size) lies in the allocation; else which bytes of them do (and
+        the first byte outside is reported)."""
+        if not starts.size or (starts.min() >= 0 and starts.max() + size <= self.lds_bytes):
+            return None
+        index = starts[:, None] + np.arange(size)[None, :]
+        inside = (index >= 0) & (index < self.lds_bytes)
+        w.hazard("lds-out-of-range", f"{w.where()} {verb} LDS byte {int(index[~inside][0])}, beyond the "
+                                     f"{self.lds_bytes} bytes allocated.")
         return inside
 
-    def lds_read(self, w: Wave, index: np.ndarray) -> np.ndarray:
-        inside = self._in_range(w, index, "reads")
+    def lds_read(self, w: Wave, rows: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
+        """[accesses, size] bytes from `starts` in the LDS of workgroups `rows` (positions in the batch); bytes
+        outside the allocation read 0."""
+        inside = self._inside(w, starts, size, "reads")
+        if inside is None and size % 4 == 0 and not (starts & 3).any():  # whole dwords: gather words, not bytes
+            words = (rows * self.row_words + (starts >> 2))[:, None] + np.arange(size // 4)[None, :]
+            return self.lds32[words].view(np.uint8).reshape(len(starts), size)
+        index = (rows * self.row_bytes + starts)[:, None] + np.arange(size)[None, :]
+        if inside is None:
+            return self.lds[index]
         data = np.zeros(index.shape, np.uint8)
         data[inside] = self.lds[index[inside]]
         return data
 
-    def lds_write(self, w: Wave, index: np.ndarray, payload: np.ndarray) -> None:
-        inside = self._in_range(w, index, "writes")
-        self.lds[index[inside]] = payload[inside]
+    def lds_write(self, w: Wave, rows: np.ndarray, starts: np.ndarray, size: int, payload: np.ndarray) -> None:
+        """Write [accesses, size] bytes `payload` from `starts` into the LDS of workgroups `rows`."""
+        inside = self._inside(w, starts, size, "writes")
+        if inside is None and size % 4 == 0 and not (starts & 3).any():
+            words = (rows * self.row_words + (starts >> 2))[:, None] + np.arange(size // 4)[None, :]
+            self.lds32[words] = np.ascontiguousarray(payload).view(np.uint32).reshape(words.shape)
+            return
+        index = (rows * self.row_bytes + starts)[:, None] + np.arange(size)[None, :]
+        if inside is None:
+            self.lds[index] = payload
+        else:
+            self.lds[index[inside]] = payload[inside]
 
     def count_banks(self, w: Wave, starts: np.ndarray, size: int) -> None:
         banks = self.dispatch.ctx.lds_banks
@@ -217,11 +250,11 @@ class Workgroup:
         key = (size, np.where(active, starts - base, -1).tobytes())
         cached = self.dispatch.bank_cache.get(key)
         if cached is None:
-            cached = self.dispatch.bank_cache[key] = bank_cycles(starts, size, banks, w.lanes)
+            cached = self.dispatch.bank_cache[key] = bank_cycles(starts, size, banks, w.wave_lanes)
         cycles, ideal = cached
         if w.lds_trace is not None:
             w.lds_trace.append(cycles)
-        entry = self.dispatch.banks.setdefault(w.cur, [0, 0, 0])
+        entry = self.banks.setdefault(w.cur, [0, 0, 0])
         entry[0] += 1
         entry[1] += cycles
         entry[2] += ideal
@@ -249,7 +282,6 @@ class Dispatch:
         self.window: tuple[int, int] | None = None  # (back-edge pc, passes): a recording wave stops after them
         threads = math.prod(kernel.workgroup_size)
         self.waves_per_group = -(-threads // ctx.lanes)
-        self.detector = LdsRaceDetector(kernel.lds_bytes, self.waves_per_group)
 
     def report(self, hazard: Hazard) -> None:
         key = (hazard.kind, hazard.message)
@@ -272,7 +304,9 @@ class Dispatch:
         if len(self.hazards) < MAX_HAZARD_REPORTS:
             self.hazards.append(Hazard("lds-race", message))
 
-    def initial_state(self, w: Wave, wg_id: tuple[int, int, int]) -> None:
+    def initial_state(self, w: Wave, grid_ids: np.ndarray) -> None:
+        """Registers at launch for wave `w` of the batch whose (x, y, z) workgroup ids are the rows of
+        `grid_ids`."""
         d, s = self.kernel.descriptor, w.s
         index = 0
         for name, count in (("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2)):
@@ -292,62 +326,86 @@ class Dispatch:
                 s[index + i] = int(word)
             index += preload
         index = d.get("user_sgpr_count", index)
-        for axis, value in zip("xyz", wg_id):
+        for axis, column in zip("xyz", grid_ids.T):
             if d.get(f"system_sgpr_workgroup_id_{axis}"):
-                s[index] = value
+                s[index] = column
                 index += 1
         if d.get("system_sgpr_workgroup_info"):
             raise EmulatorError("kernels that read the workgroup info SGPR are not modelled.")
         sx, sy, _ = self.kernel.workgroup_size
-        flat = w.id * w.lanes + np.arange(w.lanes)
+        flat = w.id * w.wave_lanes + np.arange(w.wave_lanes)
         tid_x, tid_y, tid_z = flat % sx, (flat // sx) % sy, flat // (sx * sy)
         # Work-item ids arrive packed in v0 (x bits 0-9, y 10-19, z 20-29) on gfx90a+, gfx940+ and gfx11.
-        w.v[0] = (tid_x | (tid_y << 10) | (tid_z << 20)).astype(np.uint32)
+        w.v[0] = np.tile((tid_x | (tid_y << 10) | (tid_z << 20)).astype(np.uint32), w.batch)
         threads = math.prod(self.kernel.workgroup_size)
-        active = flat < threads
-        bits = int(sum(1 << int(i) for i in np.flatnonzero(active)))
-        s[EXEC] = bits & 0xFFFFFFFF
-        if w.lanes == 64:
-            s[EXEC + 1] = bits >> 32
-        w.sync_exec()
+        w.write_mask(EXEC, np.tile(flat < threads, w.batch))
+
+    def run_batch(self, wg_ids: list[int], grid_ids: list[tuple[int, int, int]]) -> None:
+        """Run workgroups `wg_ids` (with (x, y, z) ids `grid_ids`) together. Where they disagree on a scalar branch,
+        the batch forks into the workgroups that take it and those that do not, each going on from there."""
+        batches = [self._start_batch(wg_ids, grid_ids)]
+        while batches:
+            wg = batches.pop()
+            try:
+                self._advance(wg)
+            except Divergence as split:
+                batches += [fork(wg, split.taken), fork(wg, ~split.taken)]
+                continue
+            self._commit(wg)
 
     def run_workgroup(self, wg_id: int, grid_id: tuple[int, int, int] | None = None) -> None:
         """Run workgroup number `wg_id`, whose (x, y, z) id is `grid_id` ((wg_id, 0, 0) on a 1-D grid)."""
-        wg = Workgroup(wg_id, self)
+        self.run_batch([wg_id], [grid_id or (wg_id, 0, 0)])
+
+    def _start_batch(self, wg_ids: list[int], grid_ids: list[tuple[int, int, int]]) -> Workgroup:
+        wg = Workgroup(wg_ids, self)
         for i in range(self.waves_per_group):
-            w = Wave(i, wg, self.ctx.lanes, 512, 256)
+            w = Wave(i, wg, self.ctx.lanes, 512, 256, wg.batch)
             w.hits = [0] * len(self.code)
             if self.traces is not None:
                 w.trace, w.lds_trace = [], []
             w.pc = self.kernel.entry
-            self.initial_state(w, grid_id or (wg_id, 0, 0))
+            self.initial_state(w, np.asarray(grid_ids, np.uint64).reshape(wg.batch, 3))
             wg.waves.append(w)
+        return wg
+
+    def _advance(self, wg: Workgroup) -> None:
+        """Run the waves of `wg` in a seeded random interleaving until all have ended."""
         rng, code = self.rng, self.code
-        executed = [0] * len(wg.waves)
         while True:
             runnable = [w for w in wg.waves if not w.done and not w.at_barrier]
             if not runnable:
                 waiting = [w for w in wg.waves if w.at_barrier]
                 if not waiting:
-                    break
+                    return
                 for w in waiting:
                     w.at_barrier = False
                 wg.new_epoch()
-                self.barriers += 1
+                wg.epochs += 1
                 continue
             w = runnable[int(rng.integers(len(runnable)))]
             budget = int(rng.integers(1, 33))
-            executed[w.id] += self._slice(w, code, budget)
-            if executed[w.id] > MAX_INSTRUCTIONS_PER_WAVE:
-                raise EmulatorError(f"wave {w.id} of workgroup {wg_id} ran {MAX_INSTRUCTIONS_PER_WAVE} "
+            w.executed += self._slice(w, code, budget)
+            if w.executed > MAX_INSTRUCTIONS_PER_WAVE:
+                raise EmulatorError(f"wave {w.id} of workgroup {wg.id} ran {MAX_INSTRUCTIONS_PER_WAVE} "
                                     "instructions without ending; the kernel seems stuck in a loop.")
+
+    def _commit(self, wg: Workgroup) -> None:
+        """Count a batch that ran to its end once per workgroup."""
+        batch = wg.batch
         for w in wg.waves:
-            self.hits += np.asarray(w.hits)
+            self.hits += np.asarray(w.hits) * batch
         if self.traces is not None:
-            self.traces.append([(w.trace, w.lds_trace) for w in wg.waves])
+            self.traces.extend([(w.trace, w.lds_trace) for w in wg.waves] for _ in range(batch))
         if self.first_group_hits is None:
             self.first_group_hits = [np.asarray(w.hits) for w in wg.waves]
-        self.mma += wg.mma
+        self.mma += wg.mma * batch
+        self.barriers += wg.epochs * batch
+        for pc, (executions, cycles, ideal) in wg.banks.items():
+            entry = self.banks.setdefault(pc, [0, 0, 0])
+            entry[0] += executions * batch
+            entry[1] += cycles * batch
+            entry[2] += ideal * batch
 
     def _slice(self, w: Wave, code: list, budget: int) -> int:
         w.stop = False
@@ -371,7 +429,47 @@ class Dispatch:
             if w.cur >= len(code):
                 raise EmulatorError(f"wave {w.id} ran past the last instruction without s_endpgm.") from None
             raise
+        except Divergence:  # the branch runs again in each part of the batch
+            hits[w.cur] -= 1
+            if trace is not None:
+                trace.pop()
+            w.pc = w.cur
+            w.executed += done
+            raise
         return done
+
+
+def fork(wg: Workgroup, chosen: np.ndarray) -> Workgroup:
+    """The workgroups `chosen` (flags over the batch) of `wg` as a batch of their own, in the state they are in.
+    Memory operations still in flight complete first: their records hold the whole batch's data. For a kernel
+    that waits before it reads, as hardware requires, completing a load early changes no value."""
+    for w in wg.waves:
+        retire_all(w)
+    rows = np.flatnonzero(chosen)
+    part = copy.copy(wg)
+    part.ids, part.batch, part.id = wg.ids[rows], len(rows), int(wg.ids[rows[0]])
+    part.lds = wg.lds.reshape(wg.batch, -1)[rows].reshape(-1)
+    part.lds32 = part.lds.view(np.uint32)
+    part.detector = copy.deepcopy(wg.detector)
+    part.banks = {pc: list(entry) for pc, entry in wg.banks.items()}
+    part.waves = []
+    for w in wg.waves:
+        twin = copy.copy(w)
+        twin.workgroup, twin.batch, twin.lanes = part, len(rows), len(rows) * w.wave_lanes
+        lanes = (rows[:, None] * w.wave_lanes + np.arange(w.wave_lanes)[None, :]).reshape(-1)
+        twin.lane_batch = np.repeat(np.arange(len(rows)), w.wave_lanes)
+        twin.s = w.s[:, rows]
+        twin.scc = np.broadcast_to(np.asarray(w.scc, np.uint64), (wg.batch,))[rows]
+        twin.v, twin.a = w.v[:, lanes], w.a[:, lanes]
+        twin.private = None if w.private is None else w.private[lanes]
+        twin.vm, twin.lgkm = deque(), deque()
+        twin.pending = {kind: list(counts) for kind, counts in w.pending.items()}
+        twin.hits = list(w.hits)
+        twin.trace = None if w.trace is None else list(w.trace)
+        twin.lds_trace = None if w.lds_trace is None else list(w.lds_trace)
+        twin.sync_exec()
+        part.waves.append(twin)
+    return part
 
 
 def _configured_ir(dump: Path) -> str:
@@ -435,7 +533,8 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
                  shape: tuple[int, ...] | None = None, record: int | None = None,
-                 window: tuple[int, int] | None = None, workgroups: int | None = None) -> EmulationResult:
+                 window: tuple[int, int] | None = None, workgroups: int | None = None,
+                 batch: int = BATCH) -> EmulationResult:
     """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
@@ -444,7 +543,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     model); the comparison then covers only what those workgroups wrote. `window` = (pc, n): recording waves stop
     once they have executed the instruction at `pc` (a loop's back-edge) n times. `workgroups` = N runs N
     workgroups drawn at random (seeded) and checks every output they stored against float64 computed for those
-    outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles)."""
+    outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles).
+    `batch` workgroups run together in lockstep (one wave's instruction moves all of them); 1 runs them one by
+    one."""
     started = time.perf_counter()
     folder = Path(folder)
     report, kernel, configured = load_kernel(folder)
@@ -507,12 +608,12 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         if problem.get("batch"):
             raise EmulatorError("--workgroups samples plain GEMMs; a batched one is emulated whole.")
         sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups), replace=False).tolist())
-    for wg_id, (z, y, x) in enumerate(itertools.product(*(range(n) for n in reversed(grid)))):
-        if record is not None and wg_id >= record:
-            break
-        if sample is not None and wg_id not in sample:
-            continue
-        dispatch.run_workgroup(wg_id, (x, y, z))
+    chosen = [(wg_id, (x, y, z)) for wg_id, (z, y, x) in
+              enumerate(itertools.product(*(range(n) for n in reversed(grid))))
+              if (record is None or wg_id < record) and (sample is None or wg_id in sample)]
+    for first in range(0, len(chosen), batch):
+        part = chosen[first:first + batch]
+        dispatch.run_batch([wg_id for wg_id, _ in part], [grid_id for _, grid_id in part])
 
     got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
     written = ~np.isnan(got)

@@ -288,9 +288,10 @@ def buffer_wave(records: int):
     code = SimpleNamespace(instructions=[SimpleNamespace(text="buffer_load", line=1)])  # for messages
     workgroup = SimpleNamespace(mma=0, id=0, code=code, memory=memory, open_window=lambda w, op: None,
                                 close_window=lambda w, op: None,
-                                lds_write=lambda w, index, payload: lds.update(index=index, payload=payload))
+                                lds_write=lambda w, rows, starts, size, payload: lds.update(
+                                    index=(starts[:, None] + np.arange(size)).reshape(-1), payload=payload.reshape(-1)))
     wave = Wave(0, workgroup, 64, 32, 0)
-    wave.s[4:8] = [base & 0xFFFFFFFF, base >> 32, records, 0]
+    wave.s[4:8, 0] = [base & 0xFFFFFFFF, base >> 32, records, 0]
     wave.v[0] = np.arange(64, dtype=np.uint32) * 4
     return wave, lds
 
