@@ -14,7 +14,9 @@ Every table below is transcribed from a named source, never computed from `pipel
   e·bits % 32 (LLVM's vector-to-VGPR packing; the calculator's GPR_bits terms say the same for CDNA3).
 - gfx950, a second, AMD-authored source for three instructions: the HIP kernels of "Matrix Core Programming on AMD
   CDNA3 and CDNA4 architecture" (ROCm Blogs, rocm.blogs.amd.com/software-tools-optimization/matrix-cores-cdna,
-  2025; its sections 5.2, 5.3 and 5.4), whose load and store index expressions are kept verbatim.
+  2025; its sections 5.2, 5.3 and 5.4; read from github.com/salykova/salykova.github.io at 4febbddb,
+  _posts/2025-10-01-matrix-cores-cdna.markdown), whose load and store index expressions are kept verbatim. Its
+  32x32x64 kernel calls the block-scaled form with unit scales; its layout is applied to the unscaled opcode.
 
 A test places small integers of A, B and C in the lanes and registers the source names, runs the instruction
 through the emulator's decoder and compares every element of D, read back where the source says it lies, with
@@ -183,7 +185,7 @@ def iree_case(intrinsic: str) -> Case:
     a_type, b_type = (_IREE_ELEMENT[t] for t in (types * 2)[:2])
     lhs, rhs = (mfma_lhs_16xk(k), mfma_rhs_kx16(k)) if m == 16 else (mfma_lhs_32xk(k), mfma_rhs_kx32(k))
     acc = MFMA_ACC_16X16 if m == 16 else MFMA_ACC_32X32
-    if k in (128, 64):  # LLVM selects the non-scaled f8f6f4 form; cbsz / blgp name the formats
+    if k in (128, 64):  # IREE's kernels carry these as the f8f6f4 opcodes (targets.py); cbsz / blgp name the types
         opcode = f"v_mfma_f32_{shape}_f8f6f4"
         modifiers = f"cbsz:{_F8F6F4_FORMAT[a_type]} blgp:{_F8F6F4_FORMAT[b_type]}"
     else:
@@ -205,7 +207,7 @@ BLOG = [
         lambda t, v: (t // 32) * 8 + (t % 32) * 16 + v,
         lambda t, v: v * 32 + t % 32 + (t // 32) * 8 * 32,
         lambda t, v: t % 32 + (t // 32) * 4 * 32 + 32 * (v % 4) + (v // 4) * 32 * 8)),  # c_reg[i * 4 + j]
-    ("v_mfma_f32_32x32x64_f8f6f4", 32, 32, 64, "fp8", (  # 5.4, the scaled form with unit scales
+    ("v_mfma_f32_32x32x64_f8f6f4", 32, 32, 64, "fp8", (  # 5.4 (block-scaled form, unit scales)
         lambda t, v: (t % 32) * 64 + (t // 32) * 16 + (v // 16) * 32 + v % 16,     # a_reg[i*16 + j]
         lambda t, v: t % 32 + 32 * 16 * (t // 32) + 32 * (v % 16) + (v // 16) * 32 * 32,
         lambda t, v: t % 32 + (t // 32) * 4 * 32 + 32 * (v % 4) + (v // 4) * 32 * 8)),
