@@ -26,6 +26,7 @@ from ..targets import TARGETS
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
 from .machine import DecodeContext, EmulatorError, Hazard, Wave, decode
+from .waitstates import WaitStateChecker, mma_passes
 from .memory import FlatMemory, bank_cycles
 
 MAX_INSTRUCTIONS_PER_WAVE = 5_000_000  # a wave running longer than this is stuck in a loop
@@ -250,6 +251,9 @@ class Dispatch:
         threads = math.prod(kernel.workgroup_size)
         self.waves_per_group = -(-threads // ctx.lanes)
         self.detector = LdsRaceDetector(kernel.lds_bytes, self.waves_per_group)
+        # wait states are checked on the waves of the first workgroup run (their executed pcs, exact per path)
+        self.waitstates = WaitStateChecker(kernel.instructions, ctx.arch, mma_passes(ctx.arch))
+        self.wait_violations: dict | None = None
 
     def report(self, hazard: Hazard) -> None:
         key = (hazard.kind, hazard.message)
@@ -319,6 +323,8 @@ class Dispatch:
             w.hits = [0] * len(self.code)
             if self.traces is not None:
                 w.trace, w.lds_trace = [], []
+            elif self.wait_violations is None:
+                w.trace = []
             w.pc = self.kernel.entry
             self.initial_state(w, grid_id or (wg_id, 0, 0))
             wg.waves.append(w)
@@ -343,6 +349,12 @@ class Dispatch:
                                     "instructions without ending; the kernel seems stuck in a loop.")
         for w in wg.waves:
             self.hits += np.asarray(w.hits)
+        if self.wait_violations is None:
+            self.wait_violations = {}
+            for w in wg.waves:
+                self.waitstates.check(w.trace, self.wait_violations)
+            for violation in self.wait_violations.values():
+                self.report(Hazard("wait-states", self.waitstates.describe(violation)))
         if self.traces is not None:
             self.traces.append([(w.trace, w.lds_trace) for w in wg.waves])
         if self.first_group_hits is None:
