@@ -199,6 +199,14 @@ RULES: tuple[Rule, ...] = (
          "independent VALU, e.g. v_nop); GCNHazardRecognizer.cpp fixWMMAHazards",
          consumer_regs=lambda c: c.roles[:2], unit="VALU instructions"),
 )
+# XNACK soft clauses (CDNA: XNACK is on or 'any' in these kernels): consecutive VMEM (or SMEM) instructions form a
+# clause the hardware may replay after a page fault, so no instruction of a clause may write a register that one of
+# the clause reads or writes, and a store may not follow loads in one; a non-memory instruction (LLVM: s_nop 0) ends
+# the clause (GCNHazardRecognizer.cpp checkSoftClauseHazards, called from checkVMEMHazards and checkSMRDHazards).
+_is_clause_mem = lambda op: op.kind in ("vmem", "smem")  # noqa: E731
+SOFT_CLAUSE = Rule("xnack-soft-clause", CDNA, _is_clause_mem, _is_clause_mem, "clause", lambda p, c, a, r: 1,
+                   "GCNHazardRecognizer.cpp checkSoftClauseHazards (XNACK replay of a VMEM/SMEM soft clause); CDNA3 "
+                   "ISA guide, XNACK / memory clauses", unit="instructions breaking the clause")
 MAX_WAIT_STATES = 20  # the largest requirement of the table (16-pass XDL + 3 + 1 on CDNA4 = 20)
 
 
@@ -313,6 +321,32 @@ class WaitStateChecker:
                 from .machine import EmulatorError
                 raise EmulatorError(f"the wait-state table has no pass count for '{inst.opcode}' (line {inst.line}).")
         self._pairs = lru_cache(maxsize=None)(self._pair_hazards)
+        self.soft_clauses = arch in SOFT_CLAUSE.targets
+
+    def _soft_clause(self, cpc: int, window: list, found: dict) -> None:
+        """The XNACK soft-clause rule for memory instruction `cpc` after the clause that ends the window."""
+        ops, c = self.ops, self.ops[cpc]
+        clause = []
+        for ppc, _ in reversed(window):
+            if ops[ppc].kind != c.kind:
+                break
+            clause.append(ppc)
+        defs = [(ppc, w) for ppc in clause for w in ops[ppc].writes]
+        if not defs:
+            return
+        uses = [(ppc, r) for ppc in clause for r in ops[ppc].reads + ops[ppc].writes]
+        hit = None
+        if not c.writes and c.kind == "vmem":  # a store (or LDS DMA) after loads in one clause
+            hit = defs[0]
+        for reg in c.writes:  # the new instruction overwrites what the clause reads or writes
+            hit = hit or next(((ppc, r) for ppc, r in uses if overlap(r, reg)), None)
+        for ppc, w in defs:  # or reads what the clause writes
+            if hit is None and any(overlap(w, r) for r in c.reads):
+                hit = (ppc, w)
+        if hit is not None:
+            key = (hit[0], cpc, SOFT_CLAUSE.name)
+            found.setdefault(key, Violation(SOFT_CLAUSE.name, hit[0], cpc, reg_text(hit[1]), 1, 0,
+                                            SOFT_CLAUSE.source))
 
     def _pair_hazards(self, ppc: int, cpc: int) -> tuple:
         p, c = self.ops[ppc], self.ops[cpc]
@@ -352,6 +386,8 @@ class WaitStateChecker:
                                                    required, have, rule.source)
                 present += provided
                 valus += ops[ppc].kind == "valu"
+            if c.kind in ("vmem", "smem") and self.soft_clauses:
+                self._soft_clause(cpc, window, found)
             window.append((cpc, c.wait_states))
             if len(window) > 2 * MAX_WAIT_STATES:
                 del window[:MAX_WAIT_STATES]
@@ -359,7 +395,7 @@ class WaitStateChecker:
 
     def describe(self, v: Violation) -> str:
         p, c = self.instructions[v.producer], self.instructions[v.consumer]
-        rule = next(r for r in RULES if r.name == v.rule)
+        rule = next(r for r in RULES + (SOFT_CLAUSE,) if r.name == v.rule)
         what = f" ({v.register})" if v.register else ""
         return (f"missing wait states ({v.rule}): '{p.text}' (line {p.line}) then '{c.text}' (line {c.line}){what} "
                 f"with {v.present} {rule.unit} between them; {self.arch} requires {v.required} ({v.source}).")
