@@ -76,6 +76,9 @@ class EmulationResult:
     sampled: int | None = None  # workgroups run when sampling (`workgroups`), else None (all of them)
     wrong: int = 0  # outputs off by more than the tolerance or never written
     mismatches: tuple[dict, ...] = ()  # the first wrong outputs: element, values, and who stored them (`Mismatch`)
+    # buffer loads that read past their descriptor's num_records (hardware returns 0; IREE's edge tiles rely on it):
+    # each {line, instruction, executions, lanes}; the summary names them when the result is wrong
+    out_of_range_reads: tuple[dict, ...] = ()
 
     @property
     def matches(self) -> bool:
@@ -106,6 +109,10 @@ class EmulationResult:
         if self.wrong:
             lines.append(f"  {self.wrong} wrong output(s); the first {len(self.mismatches)}:")
             lines += [f"    {describe_mismatch(m)}" for m in self.mismatches]
+        if self.out_of_range_reads and not self.matches:
+            lines.append(f"  {len(self.out_of_range_reads)} buffer load(s) read past num_records (0 on hardware):")
+            lines += [f"    line {r['line']}: '{r['instruction']}', {r['lanes']} lanes in {r['executions']} "
+                      "executions" for r in self.out_of_range_reads]
         lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
                   f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
                   f"  most executed by wave 0: {mix}",
@@ -126,7 +133,7 @@ class EmulationResult:
             "lds_accesses": [dict(line=a.line, text=a.text, executions=a.executions, cycles=a.cycles,
                                   conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
             "seconds": self.seconds, "sampled": self.sampled, "wrong": self.wrong,
-            "mismatches": list(self.mismatches),
+            "mismatches": list(self.mismatches), "out_of_range_reads": list(self.out_of_range_reads),
         }
 
 
@@ -557,6 +564,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         max_rel_error=float(diff.max()) / scale, tolerance=tolerance, unwritten=unwritten,
         sampled=len(sample) if sample is not None else None,
         wrong=int(wrong.sum()), mismatches=mismatches(got, want, wrong, memory.writers, kernel),
+        out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
+                                  "executions": n, "lanes": lanes}
+                                 for pc, (n, lanes) in sorted(memory.out_of_range.items())),
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
         lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)
