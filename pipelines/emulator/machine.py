@@ -31,7 +31,7 @@ class EmulatorError(UserError, RuntimeError):
 class Hazard:
     """A concurrency defect found while running: a race on LDS or a register read before its load landed."""
 
-    kind: str  # 'lds-race', 'pending-read', 'pending-write', 'lds-out-of-range', 'wmma-replication'
+    kind: str  # 'lds-race', 'pending-read', 'pending-write', 'lds-out-of-range', 'wmma-replication', 'wait-states'
     message: str
 
 

@@ -36,6 +36,7 @@ class FlatMemory:
         self.data = np.zeros(0, np.uint8)
         self.end = BASE_ADDRESS
         self.watched: tuple[int, np.ndarray] | None = None  # (first byte index, writer per dword) of one range
+        self.out_of_range: dict[int, list[int]] = {}  # buffer load pc -> [executions, lanes] reading past the V#
 
     def watch(self, address: int, nbytes: int) -> None:
         """Remember who stores each dword of [address, address + nbytes): (workgroup, wave, pc) in `writers`."""
@@ -53,6 +54,13 @@ class FlatMemory:
         inside = (dwords >= 0) & (dwords < len(writers))
         writers[dwords[inside], 0] = groups[inside]
         writers[dwords[inside], 1:] = (w.id, w.cur)
+
+    def read_out_of_range(self, pc: int, lanes: int, executions: int = 1) -> None:
+        """Note `lanes` lanes of the buffer load at `pc`, run by `executions` waves (one per workgroup of a batch),
+        reading past num_records (they read 0, as on hardware)."""
+        entry = self.out_of_range.setdefault(pc, [0, 0])
+        entry[0] += executions
+        entry[1] += lanes
 
     @property
     def writers(self) -> np.ndarray | None:
@@ -297,6 +305,9 @@ def _buffer(inst, ctx):
     def load(w):
         base, byte_offsets, inside = addresses(w)
         memory = w.workgroup.memory
+        outside = w.exec & ~inside.all(axis=1)
+        if outside.any():
+            memory.read_out_of_range(w.cur, int(outside.sum()), len(np.unique(w.lane_batch[outside])))
         data = np.zeros(byte_offsets.shape, np.uint8)
         data[inside] = memory.data[memory.index((base[:, None] + byte_offsets.astype(np.uint64))[inside], w.where())]
         mask = w.exec.copy()

@@ -29,6 +29,7 @@ from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
 from .machine import DecodeContext, Divergence, EmulatorError, Hazard, Wave, decode
 from .memory import FlatMemory, bank_cycles, retire_all
+from .waitstates import WaitStateChecker, mma_passes
 
 MAX_INSTRUCTIONS_PER_WAVE = 5_000_000  # a wave running longer than this is stuck in a loop
 MAX_HAZARD_REPORTS = 50
@@ -78,6 +79,9 @@ class EmulationResult:
     sampled: int | None = None  # workgroups run when sampling (`workgroups`), else None (all of them)
     wrong: int = 0  # outputs off by more than the tolerance or never written
     mismatches: tuple[dict, ...] = ()  # the first wrong outputs: element, values, and who stored them (`Mismatch`)
+    # buffer loads that read past their descriptor's num_records (hardware returns 0; IREE's edge tiles rely on it):
+    # each {line, instruction, executions, lanes}; the summary names them when the result is wrong
+    out_of_range_reads: tuple[dict, ...] = ()
 
     @property
     def matches(self) -> bool:
@@ -108,6 +112,10 @@ class EmulationResult:
         if self.wrong:
             lines.append(f"  {self.wrong} wrong output(s); the first {len(self.mismatches)}:")
             lines += [f"    {describe_mismatch(m)}" for m in self.mismatches]
+        if self.out_of_range_reads and not self.matches:
+            lines.append(f"  {len(self.out_of_range_reads)} buffer load(s) read past num_records (0 on hardware):")
+            lines += [f"    line {r['line']}: '{r['instruction']}', {r['lanes']} lanes in {r['executions']} "
+                      "executions" for r in self.out_of_range_reads]
         lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
                   f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
                   f"  most executed by wave 0: {mix}",
@@ -128,7 +136,7 @@ class EmulationResult:
             "lds_accesses": [dict(line=a.line, text=a.text, executions=a.executions, cycles=a.cycles,
                                   conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
             "seconds": self.seconds, "sampled": self.sampled, "wrong": self.wrong,
-            "mismatches": list(self.mismatches),
+            "mismatches": list(self.mismatches), "out_of_range_reads": list(self.out_of_range_reads),
         }
 
 
@@ -282,6 +290,9 @@ class Dispatch:
         self.window: tuple[int, int] | None = None  # (back-edge pc, passes): a recording wave stops after them
         threads = math.prod(kernel.workgroup_size)
         self.waves_per_group = -(-threads // ctx.lanes)
+        # wait states are checked on the waves of the first workgroup run (their executed pcs, exact per path)
+        self.waitstates = WaitStateChecker(kernel.instructions, ctx.arch, mma_passes(ctx.arch))
+        self.wait_violations: dict | None = None
 
     def report(self, hazard: Hazard) -> None:
         key = (hazard.kind, hazard.message)
@@ -364,6 +375,8 @@ class Dispatch:
             w.hits = [0] * len(self.code)
             if self.traces is not None:
                 w.trace, w.lds_trace = [], []
+            elif self.wait_violations is None:
+                w.trace = []
             w.pc = self.kernel.entry
             self.initial_state(w, np.asarray(grid_ids, np.uint64).reshape(wg.batch, 3))
             wg.waves.append(w)
@@ -395,6 +408,12 @@ class Dispatch:
         batch = wg.batch
         for w in wg.waves:
             self.hits += np.asarray(w.hits) * batch
+        if self.wait_violations is None:
+            self.wait_violations = {}
+            for w in wg.waves:
+                self.waitstates.check(w.trace, self.wait_violations)
+            for violation in self.wait_violations.values():
+                self.report(Hazard("wait-states", self.waitstates.describe(violation)))
         if self.traces is not None:
             self.traces.extend([(w.trace, w.lds_trace) for w in wg.waves] for _ in range(batch))
         if self.first_group_hits is None:
@@ -646,6 +665,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         max_rel_error=float(diff.max()) / scale, tolerance=tolerance, unwritten=unwritten,
         sampled=len(sample) if sample is not None else None,
         wrong=int(wrong.sum()), mismatches=mismatches(got, want, wrong, memory.writers, kernel),
+        out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
+                                  "executions": n, "lanes": lanes}
+                                 for pc, (n, lanes) in sorted(memory.out_of_range.items())),
         hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
         barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
         lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)
