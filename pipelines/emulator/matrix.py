@@ -190,7 +190,9 @@ def _matrix(inst, ctx):
             c = read_rows(w, c_op.kind, c_op.index, c_op.count).view(np.float32)  # [regs, batch × lanes]
             c = c.reshape(shape.c_regs, batch, shape.lanes).transpose(1, 0, 2).reshape(batch, -1)
             d += c[:, take_c].reshape(batch, shape.m, shape.n)
-        result = d.astype(np.float32).reshape(batch, -1)[:, put_c].reshape(batch, shape.c_regs, shape.lanes)
+        with np.errstate(over="ignore"):  # beyond f32 range rounds to infinity, as on the hardware
+            d = d.astype(np.float32)
+        result = d.reshape(batch, -1)[:, put_c].reshape(batch, shape.c_regs, shape.lanes)
         result = result.transpose(1, 0, 2).reshape(shape.c_regs, w.lanes).view(np.uint32)
         for r, write in enumerate(writers):
             write(w, result[r])

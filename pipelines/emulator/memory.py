@@ -281,14 +281,16 @@ def _buffer(inst, ctx):
     counts_stores = ctx.gfx9  # gfx10+ count stores in vscnt, which this model never needs to wait for
 
     def addresses(w):
+        """(base + soffset, the range-checked byte offsets, which bytes are in range) per lane."""
         base, records = _buffer_descriptor(w, rsrc_index, ctx.cache_swizzle)
-        # the hardware adds the offsets in 32 bits: LLVM folds a negative scalar into the VGPR offset and relies
-        # on the wrap-around (gfx1151 K-tile-16 kernels read row 0 of A through such an offset)
-        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + w.spread(sofs(w)).astype(np.int64)
-                  + inst_offset) & 0xFFFFFFFF
+        # The VGPR offset and the instruction offset are "included in bounds checking and swizzling", the SGPR
+        # offset is "excluded from bounds checking and swizzling" (LLVM, SIISelLowering.h, on the raw buffer
+        # intrinsics' two offsets). They add in 32 bits: LLVM folds a negative scalar into the VGPR offset and
+        # relies on the wrap-around (gfx1151 K-tile-16 kernels read row 0 of A through such an offset).
+        offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + inst_offset) & 0xFFFFFFFF
         byte_offsets = offset[:, None] + byte_range[None, :]
         inside = (byte_offsets < records[:, None]) & w.exec[:, None]
-        return base, byte_offsets, inside
+        return base + w.spread(sofs(w)), byte_offsets, inside
 
     if kind == "store":
         def store(w):

@@ -303,6 +303,21 @@ def test_buffer_load_past_num_records_reads_zero():
     assert list(wave.v[1][:5]) == [1, 2, 3, 4, 0] and not wave.v[1][4:].any()
 
 
+def test_buffer_soffset_moves_the_address_but_not_the_range_check():
+    """soffset is "excluded from bounds checking and swizzling", voffset and the instruction offset are "included"
+    (LLVM SIISelLowering.h, raw buffer offsets): with num_records 16 and soffset 32, lanes 0-3 (voffset 0-12) are
+    in range and read dwords 8-11 of memory (values 9-12); lane 4 (voffset 16) is out of range and reads 0, though
+    its address lies inside the allocation. A check that counted soffset would make every lane read 0."""
+    wave, _ = buffer_wave(records=16)
+    wave.s[8] = 32
+    run(wave, "buffer_load_dword v1, v0, s[4:7], s8 offen")
+    run(wave, "s_waitcnt vmcnt(0)")
+    assert list(wave.v[1][:6]) == [9, 10, 11, 12, 0, 0]
+    run(wave, "buffer_load_dword v2, v0, s[4:7], s8 offen offset:12")  # the instruction offset is checked
+    run(wave, "s_waitcnt vmcnt(0)")
+    assert list(wave.v[2][:3]) == [12, 0, 0]
+
+
 def test_direct_to_lds_load_adds_the_instruction_offset_to_m0():
     from pipelines.emulator.isa import M0
 
