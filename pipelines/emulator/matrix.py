@@ -67,15 +67,19 @@ def _numpy_type(kind: str, arch: str):
 _TABLES: dict = {}
 
 
-def _decode_table(dtype) -> np.ndarray:
-    """float64 value of every encoding of a 16- or 8-bit input type: decoding is one gather."""
+def _decoder(dtype):
+    """A function from raw encodings (uint16 or uint8 arrays) of an input type to float64 values. bf16 is the high
+    half of an f32 and f16 is native to numpy; the fp8 types decode through a 256-entry table."""
+    if dtype == ml_dtypes.bfloat16:
+        return lambda raw: (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if dtype == np.float16:
+        return lambda raw: raw.view(np.float16).astype(np.float64)
     key = np.dtype(dtype).name
     if key not in _TABLES:
-        bits = np.dtype(dtype).itemsize * 8
         with np.errstate(invalid="ignore"):  # NaN encodings stay NaN
-            codes = np.arange(1 << bits, dtype=np.uint16 if bits == 16 else np.uint8)
-            _TABLES[key] = codes.view(dtype).astype(np.float64)
-    return _TABLES[key]
+            _TABLES[key] = np.arange(256, dtype=np.uint8).view(dtype).astype(np.float64)
+    table = _TABLES[key]
+    return lambda raw: table[raw]
 
 
 def operand_layout(shape: MatrixShape) -> tuple[np.ndarray, np.ndarray]:
@@ -165,17 +169,17 @@ def _matrix(inst, ctx):
     put_c = (c_rows * shape.n + c_cols).reshape(-1)  # [registers × lanes] -> element of row-major C
     take_c = np.zeros(shape.m * shape.n, np.int64)
     take_c[put_c] = np.arange(put_c.size)
-    a_table, b_table = _decode_table(a_type), _decode_table(b_type)
+    a_decode, b_decode = _decoder(a_type), _decoder(b_type)
     wide = np.uint16 if elem_bytes == 2 else np.uint8
 
-    def elements(w, op, table):
+    def elements(w, op, decode):
         rows = read_rows(w, op.kind, op.index, op.count)  # [regs, batch × lanes]
         raw = np.ascontiguousarray(rows.T).view(wide)  # [batch × lanes, per_lane] encodings
-        return table[raw.reshape(w.batch, shape.lanes * shape.per_lane)]
+        return decode(raw.reshape(w.batch, shape.lanes * shape.per_lane))
 
     def run(w):
         batch = w.batch
-        a_vals, b_vals = elements(w, a_op, a_table), elements(w, b_op, b_table)
+        a_vals, b_vals = elements(w, a_op, a_decode), elements(w, b_op, b_decode)
         if shape.wmma:  # RDNA3 WMMA requires lanes 16-31 to repeat lanes 0-15 in A and B
             for name, vals in (("A", a_vals), ("B", b_vals)):
                 low, high = vals.reshape(batch, 2, 16, -1)[:, 0], vals.reshape(batch, 2, 16, -1)[:, 1]

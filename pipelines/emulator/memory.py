@@ -94,6 +94,17 @@ class FlatMemory:
     def read(self, address: int, nbytes: int) -> np.ndarray:
         return self.data[address - BASE_ADDRESS:address - BASE_ADDRESS + nbytes]
 
+    def gather(self, addresses: np.ndarray, size: int, where: str) -> np.ndarray:
+        """[accesses, size] bytes from each 64-bit address; whole aligned dwords are gathered as words."""
+        offsets = self.index(addresses, where)
+        if offsets.size and offsets.max() + size > len(self.data):
+            self.index(addresses + np.uint64(size - 1), where)  # names the unmapped address
+        if size % 4 == 0 and not (offsets & 3).any():
+            words = self.data[:len(self.data) // 4 * 4].view(np.uint32)
+            index = (offsets >> 2)[:, None] + np.arange(size // 4)[None, :]
+            return words[index].view(np.uint8).reshape(len(offsets), size)
+        return self.data[offsets[:, None] + np.arange(size)[None, :]]
+
     def index(self, addresses: np.ndarray, where: str) -> np.ndarray:
         """Byte indices into `data` for 64-bit addresses; an address outside every allocation is an error."""
         offsets = addresses.astype(np.int64) - BASE_ADDRESS
@@ -310,8 +321,17 @@ def _buffer(inst, ctx):
         outside = w.exec & ~inside.all(axis=1)
         if outside.any():
             memory.read_out_of_range(w.cur, int(outside.sum()), len(np.unique(w.lane_batch[outside])))
-        data = np.zeros(byte_offsets.shape, np.uint8)
-        data[inside] = memory.data[memory.index((base[:, None] + byte_offsets.astype(np.uint64))[inside], w.where())]
+        whole = inside.all(axis=1)
+        starts = base + byte_offsets[:, 0].astype(np.uint64)
+        if whole.all():
+            data = memory.gather(starts, size, w.where())
+        else:
+            data = np.zeros(byte_offsets.shape, np.uint8)
+            data[whole] = memory.gather(starts[whole], size, w.where())
+            partial = inside & ~whole[:, None]
+            if partial.any():
+                data[partial] = memory.data[memory.index((base[:, None] + byte_offsets.astype(np.uint64))[partial],
+                                                         w.where())]
         mask = w.exec.copy()
         if to_lds:
             # Direct-to-LDS: lane i's bytes go to M0 + inst_offset + i * size (the M0-based LDS destination).

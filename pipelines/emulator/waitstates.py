@@ -322,13 +322,19 @@ class WaitStateChecker:
                 raise EmulatorError(f"the wait-state table has no pass count for '{inst.opcode}' (line {inst.line}).")
         self._pairs = lru_cache(maxsize=None)(self._pair_hazards)
         self.soft_clauses = arch in SOFT_CLAUSE.targets
+        # LLVM looks for a soft clause among the last MaxLookAhead wait states it emitted: 19 where the function
+        # uses a0, else 5 (GCNHazardRecognizer constructor); a conflict further back is not a hazard it breaks.
+        uses_a0 = any(r.kind == "a" and r.index == 0 for op in self.ops for r in op.reads + op.writes)
+        self.clause_lookahead = 19 if uses_a0 else 5
 
     def _soft_clause(self, cpc: int, window: list, found: dict) -> None:
         """The XNACK soft-clause rule for memory instruction `cpc` after the clause that ends the window."""
         ops, c = self.ops, self.ops[cpc]
         clause = []
-        for ppc, _ in reversed(window):
-            if ops[ppc].kind != c.kind:
+        looked = 0
+        for ppc, provided in reversed(window):
+            looked += provided
+            if ops[ppc].kind != c.kind or looked > self.clause_lookahead:
                 break
             clause.append(ppc)
         defs = [(ppc, w) for ppc in clause for w in ops[ppc].writes]
