@@ -10,7 +10,8 @@ it. The bound starts at zero on the inputs (they are exact in their element type
   tolerance a plain GEMM has always been checked with), plus its operands' bounds carried through the products;
 - an elementwise f32 op adds half an ulp of its result (four for erf/exp/tanh, computed by approximations on the
   GPU) to its operands' bounds scaled by the op's slope there: |a|·e_b + |b|·e_a for a product, the sum for a
-  sum, 2/√π ≈ 1.13 for erf, at most 1 for max (relu). So gelu's slope and alpha's scale enter the tolerance;
+  sum, erf's steepest slope over [x - e, x + e] (at most 2/√π ≈ 1.13), at most 1 for max (relu). So gelu's
+  slope and alpha's scale enter the tolerance;
 - a rounding to a narrower type (arith.truncf to bf16 say) is exact on both sides unless the interval
   [x - e, x + e] straddles a rounding boundary; then the GPU may round the other way, and the bound becomes the
   distance to that other neighbour (one ulp of the narrow type) on those elements only.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from iree.compiler import ir
@@ -44,7 +46,7 @@ def numpy_type(name: str, where: str):
 
 
 def unit_roundoff(name: str) -> float:
-    return float(np.finfo(NUMPY_TYPES.get(name, np.float32)).eps) / 2
+    return float(ml_dtypes.finfo(NUMPY_TYPES.get(name, np.float32)).eps) / 2
 
 
 def round_to(values: np.ndarray, name: str) -> np.ndarray:
@@ -255,11 +257,15 @@ def scalar_op(op: ir.Operation, operands: list) -> tuple[np.ndarray, np.ndarray]
     if name == "arith.truncf":
         x, e = values[0], bounds[0]
         nearest = round_to(x, result_type)
-        other = np.maximum(np.abs(round_to(x + e, result_type) - nearest), np.abs(nearest - round_to(x - e, result_type)))
+        other = np.maximum(np.abs(round_to(x + e, result_type) - nearest),
+                           np.abs(nearest - round_to(x - e, result_type)))
         return nearest, other
     if name == "math.erf":
         erf = np.vectorize(math.erf, otypes=[np.float64])
-        return erf(values[0]), 2 / math.sqrt(math.pi) * bounds[0] + TRANSCENDENTAL_ULPS * u
+        # the steepest slope of erf over [x - e, x + e]: 2/√π·exp(-t²) at the t of least magnitude there
+        nearest = np.maximum(np.abs(values[0]) - bounds[0], 0.0)
+        slope = 2 / math.sqrt(math.pi) * np.exp(-nearest ** 2)
+        return erf(values[0]), slope * bounds[0] + TRANSCENDENTAL_ULPS * u
     if name == "math.tanh":
         value = np.tanh(values[0])
         return value, bounds[0] + TRANSCENDENTAL_ULPS * u * np.abs(value)
