@@ -7,7 +7,8 @@ matrix (MFMA/WMMA), hazards (race detector), run (dispatch and host).
 """
 
 from .machine import EmulatorError, Hazard
-from . import matrix, memory  # noqa: F401  (each instruction family registers its decoders with the machine)
-from .run import EmulationResult, emulate_gemm
+from . import float32, matrix, memory  # noqa: F401  (each instruction family registers its decoders with the machine)
+from .host import emulate_gemm
+from .run import EmulationResult
 
 __all__ = ["EmulationResult", "EmulatorError", "Hazard", "emulate_gemm"]

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..emulator.isa import Kernel
-from ..emulator.run import emulate_gemm, load_kernel, output_tile, workgroup_count
+from ..emulator.host import emulate_gemm
+from ..emulator.run import load_kernel, output_tile, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS
 from transforms.schedule import element_bytes, mma_shape
