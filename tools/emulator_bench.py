@@ -29,7 +29,7 @@ CASES = {
 
 _TIME_ONE = """
 import json, sys, time
-from pipelines.emulator.run import emulate_gemm
+from pipelines.emulator import emulate_gemm
 started = time.perf_counter()
 r = emulate_gemm(sys.argv[1], workgroups=None if sys.argv[2] == "-" else int(sys.argv[2]))
 print(json.dumps({"seconds": time.perf_counter() - started, "passed": r.passed, "workgroups": r.workgroups,

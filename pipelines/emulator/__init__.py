@@ -1,9 +1,11 @@
 """A CPU functional emulator for the AMD GEMM kernels this project compiles (gfx942, gfx950, gfx1151).
 
-It runs the `.rocmasm` of a compiled dispatch wave by wave with numpy, checks the result against float64, reports
-LDS races and registers read before their loads landed, and counts LDS bank conflicts, instructions, MFMAs and
-barriers. Modules: isa (parsing), machine (wave state, scalar/vector ALU), memory (global, buffer, LDS, waits),
-matrix (MFMA/WMMA), hazards (race detector), run (dispatch and host).
+It runs the `.rocmasm` of compiled dispatches with numpy, many workgroups at once, checks the result against a
+float64 reference of the same program, reports LDS races, registers read before their loads landed and missing
+wait states, and counts LDS bank conflicts, instructions, MFMAs and barriers. Modules: isa (parsing), machine (wave
+state, scalar/vector ALU), float32 (f32 VALU), memory (global, buffer, LDS, waits), matrix (MFMA/WMMA), hazards
+(race detector), waitstates (wait-state table), run (dispatch), host (inputs, dispatch order, reference), interpret
+(float64 reference of a linalg program).
 """
 
 from .machine import EmulatorError, Hazard

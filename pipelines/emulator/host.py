@@ -37,7 +37,7 @@ from .isa import parse_kernel
 from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
-from .run import (Dispatch, EmulationResult, LdsAccessStats, _mix, _output_tile_elements, _sampled_reference,
+from .run import (BATCH, Dispatch, EmulationResult, LdsAccessStats, _mix, _output_tile_elements, _sampled_reference,
                   bank_count, mismatches, workgroup_count)
 
 # Flags of the compile command that shape the program before codegen (the rest choose kernels, not dispatches).
@@ -272,7 +272,8 @@ def _inputs(program: Program, folder: Path, report: dict, rng, zeros: bool) -> t
 
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
                  shape: tuple[int, ...] | None = None, record: int | None = None,
-                 window: tuple[int, int] | None = None, workgroups: int | None = None) -> EmulationResult:
+                 window: tuple[int, int] | None = None, workgroups: int | None = None,
+                 batch: int = BATCH) -> EmulationResult:
     """Run the program compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
@@ -282,7 +283,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     once they have executed the instruction at `pc` (a loop's back-edge) n times. `workgroups` = N runs N
     workgroups drawn at random (seeded) and checks every output they stored against float64 computed for those
     outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles).
-    `record` and `workgroups` take programs of one plain GEMM dispatch."""
+    `record` and `workgroups` take programs of one plain GEMM dispatch. `batch` workgroups run together in
+    lockstep (one wave's instruction moves all of them); 1 runs them one by one."""
     started = time.perf_counter()
     folder = Path(folder)
     report, program, listings = load_program(folder, kernel_text)
@@ -349,12 +351,12 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         if workgroups is not None:
             sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups),
                                                             replace=False).tolist())
-        for wg_id, (z, y, x) in enumerate(itertools.product(*(range(n) for n in reversed(launch_grid)))):
-            if record is not None and wg_id >= record:
-                break
-            if sample is not None and wg_id not in sample:
-                continue
-            dispatch.run_workgroup(wg_id, (x, y, z))
+        chosen = [(wg_id, (x, y, z)) for wg_id, (z, y, x) in
+                  enumerate(itertools.product(*(range(n) for n in reversed(launch_grid))))
+                  if (record is None or wg_id < record) and (sample is None or wg_id in sample)]
+        for first in range(0, len(chosen), batch):
+            part = chosen[first:first + batch]
+            dispatch.run_batch([wg_id for wg_id, _ in part], [grid_id for _, grid_id in part])
         runs.append((kernel, dispatch, ctx, groups, configured))
 
     result = program.result
@@ -397,6 +399,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         sampled=len(sample) if sample is not None else None,
         wrong=int(wrong.sum()),
         mismatches=mismatches(got, want, wrong, memory.writers, writer_kernel or first_kernel),
+        out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
+                                  "executions": n, "lanes": lanes}
+                                 for pc, (n, lanes) in sorted(memory.out_of_range.items())),
         hazards=tuple(h for _, dispatch, *_ in runs for h in dispatch.hazards),
         instructions=sum(int(dispatch.hits.sum()) for _, dispatch, *_ in runs),
         mma_count=sum(dispatch.mma for _, dispatch, *_ in runs),

@@ -1,21 +1,21 @@
-"""Running a compiled GEMM on the emulator: the dispatch (workgroups, waves, scheduling) and the host side.
+"""Running a compiled kernel on the emulator: the dispatch (workgroups, waves, scheduling) and its findings.
 
-`emulate_gemm(folder)` reads what `pipelines compile` wrote (report.json for the problem and target, the
-`.rocmasm` of the dispatch, the configured IR for the workgroup tile and LDS bank count), builds seeded random
-inputs exactly representable in the element type, lays out the bindings and the kernarg segment in flat memory,
-runs every workgroup and compares the output with a float64 reference. Within a workgroup the waves run in a
-seeded random order: a random wave runs a random slice of 1-32 instructions until every live wave waits at the
-barrier, which then opens a new epoch for the race detector.
+A `Dispatch` runs the workgroups of one kernel launch over flat memory the host side (host.py) has laid out. Its
+workgroups run in batches that move in lockstep: one wave's instruction executes for every workgroup of the batch
+at once, on registers that hold one value per lane of every workgroup (machine.py). Where the workgroups of a
+batch disagree on a scalar branch, the batch forks into the two groups, each going on from that branch. Within a
+batch the waves run in a seeded random order: a random wave runs a random slice of 1-32 instructions until every
+live wave waits at the barrier, which then opens a new epoch for the race detector. The race detector, the LDS bank
+model and the wait-state checker follow the first workgroup of a batch; a batch's workgroups execute the same
+instructions in the same order.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 from collections import deque
 import re
-import time
 from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..inspect import read_report
-from ..reference import NUMPY_TYPES, float64_result, relative_tolerance
+from ..reference import NUMPY_TYPES
 from ..targets import TARGETS
 from .hazards import LdsRaceDetector
 from .isa import EXEC, Kernel, parse_kernel
@@ -551,129 +551,6 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
         raise EmulatorError(f"{isa} or the configured IR beside it is not text; compile the folder again.") from None
 
 
-def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
-                 shape: tuple[int, ...] | None = None, record: int | None = None,
-                 window: tuple[int, int] | None = None, workgroups: int | None = None,
-                 batch: int = BATCH) -> EmulationResult:
-    """Run the GEMM compiled into `folder` on seeded random inputs and compare with float64.
-
-    `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
-    given, must be the (batch,) M, N, K the kernel was compiled for, since compiled kernels are static. `record`
-    runs only the first `record` workgroups and keeps each wave's executed instructions (`traces`, for the timing
-    model); the comparison then covers only what those workgroups wrote. `window` = (pc, n): recording waves stop
-    once they have executed the instruction at `pc` (a loop's back-edge) n times. `workgroups` = N runs N
-    workgroups drawn at random (seeded) and checks every output they stored against float64 computed for those
-    outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles).
-    `batch` workgroups run together in lockstep (one wave's instruction moves all of them); 1 runs them one by
-    one."""
-    started = time.perf_counter()
-    folder = Path(folder)
-    report, kernel, configured = load_kernel(folder)
-    if kernel_text is not None:
-        kernel = parse_kernel(kernel_text)
-    problem = report["problems"][0]
-    compiled = tuple(problem[k] for k in ("batch", "m", "n", "k") if problem.get(k))
-    if shape is not None and tuple(shape) != compiled:
-        raise EmulatorError(f"{folder} holds a kernel compiled for {'x'.join(map(str, compiled))}, not "
-                            f"{'x'.join(map(str, shape))}; compile that shape first.")
-    if problem["epilogue"]["kind"] != "none":
-        raise EmulatorError(f"the emulator's host side builds plain GEMMs; epilogue "
-                            f"'{problem['epilogue']['kind']}' is not supported.")
-    target = report["target"]
-    ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target),
-                        TARGETS[target].buffer_cache_swizzle)
-    shapes = _shapes(problem)
-    rng = np.random.default_rng(seed)
-    dtype = NUMPY_TYPES[problem["dtype"]]
-    if record is None:
-        a = rng.standard_normal(shapes["a"], dtype=np.float32).astype(dtype)
-        b = rng.standard_normal(shapes["b"], dtype=np.float32).astype(dtype)
-    else:  # a recording is for timing: the values do not steer these kernels, and no reference is computed
-        a, b = np.zeros(shapes["a"], dtype), np.zeros(shapes["b"], dtype)
-    out_shape = shapes["c"]
-
-    memory = FlatMemory()
-    out_bytes = int(np.prod(out_shape)) * 4
-    *pointers, out_address = memory.allocate_many([a.nbytes, b.nbytes, out_bytes])
-    if record is None:  # a recording leaves A and B as the zeros they were allocated as (pages touched on use)
-        for array, address in zip((a, b), pointers):
-            memory.write(address, np.ascontiguousarray(array).view(np.uint8))
-    memory.write(out_address, np.full(int(np.prod(out_shape)), 0x7FC00001, np.uint32))  # NaN: "never written"
-    if record is None:
-        memory.watch(out_address, out_bytes)  # who stores each output, for the mismatch report
-    pointers.append(out_address)
-    pointer_args = [arg for arg in kernel.args if arg.get("value_kind") == "global_buffer"]
-    if len(pointer_args) != len(pointers) or len(kernel.args) != len(pointer_args):
-        raise EmulatorError(f"the kernel takes {len(kernel.args)} arguments; a plain GEMM needs the 3 bindings "
-                            "A, B and the result.")
-    kernarg = memory.allocate(max(kernel.kernarg_bytes, 8))
-    for arg, pointer in zip(pointer_args, pointers):
-        memory.write(kernarg + arg["offset"], np.array([pointer], np.uint64).view(np.uint8))
-
-    dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
-    if record is not None:
-        dispatch.traces = []
-        dispatch.window = window
-    grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
-    if grid is not None and not (isinstance(grid, list) and len(grid) == 3
-                                 and all(isinstance(n, int) and n >= 1 for n in grid)):
-        raise EmulatorError(f"report.json states grid {grid!r:.40}, not three positive workgroup counts.")
-    if grid is None:
-        if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get("system_sgpr_workgroup_id_z"):
-            raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
-        grid = (workgroup_count(configured, problem), 1, 1)
-    groups = math.prod(grid)
-    sample = None
-    if workgroups is not None:
-        if problem.get("batch"):
-            raise EmulatorError("--workgroups samples plain GEMMs; a batched one is emulated whole.")
-        sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups), replace=False).tolist())
-    chosen = [(wg_id, (x, y, z)) for wg_id, (z, y, x) in
-              enumerate(itertools.product(*(range(n) for n in reversed(grid))))
-              if (record is None or wg_id < record) and (sample is None or wg_id in sample)]
-    for first in range(0, len(chosen), batch):
-        part = chosen[first:first + batch]
-        dispatch.run_batch([wg_id for wg_id, _ in part], [grid_id for _, grid_id in part])
-
-    got = memory.read(out_address, out_bytes).copy().view(np.float32).reshape(out_shape)
-    written = ~np.isnan(got)
-    if sample is not None:
-        # the sampled workgroups' outputs only: each must be right, and together they must be whole tiles
-        tile = _output_tile_elements(configured, problem)
-        expected = len(sample) * tile if tile else int(written.sum())
-        unwritten = max(0, expected - int(written.sum()))
-        want = _sampled_reference(problem, a, b, written)
-        got = np.where(written, got, np.float32(0))
-        written = np.ones_like(written)
-    else:
-        unwritten = int(np.isnan(got).sum())
-        want = (float64_result(problem, [a.astype(np.float64), b.astype(np.float64)],
-                               lambda x: np.swapaxes(x, -1, -2), np.maximum, None, 0.0)
-                if record is None else np.zeros(out_shape))
-    diff = np.where(written, np.abs(got.astype(np.float64) - want), 0.0)  # unwritten outputs are counted apart
-    scale = float(np.abs(want).max()) or 1.0
-    tolerance = relative_tolerance(problem["k"])
-    wrong = ~written | (diff / scale > tolerance)
-    if record is not None:
-        wrong[...] = False  # a recording runs on zeros and part of the grid: nothing to judge
-    mix = _mix(kernel, dispatch.hits)
-    per_wave = tuple(_mix(kernel, hits) for hits in dispatch.first_group_hits)
-    accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
-                     for pc, entry in sorted(dispatch.banks.items()))
-    return EmulationResult(
-        kernel=kernel.name, target=target, problem=problem, seed=seed, workgroups=groups,
-        waves_per_workgroup=dispatch.waves_per_group, wave_size=ctx.lanes, max_abs_error=float(diff.max()),
-        max_rel_error=float(diff.max()) / scale, tolerance=tolerance, unwritten=unwritten,
-        sampled=len(sample) if sample is not None else None,
-        wrong=int(wrong.sum()), mismatches=mismatches(got, want, wrong, memory.writers, kernel),
-        out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
-                                  "executions": n, "lanes": lanes}
-                                 for pc, (n, lanes) in sorted(memory.out_of_range.items())),
-        hazards=tuple(dispatch.hazards), instructions=int(dispatch.hits.sum()), mma_count=dispatch.mma,
-        barrier_count=dispatch.barriers, mix=mix, mix_per_wave=per_wave, lds_banks=ctx.lds_banks,
-        lds_accesses=accesses, seconds=time.perf_counter() - started, output=got, traces=dispatch.traces)
-
-
 def _output_tile_elements(configured: str, problem: dict) -> int | None:
     """Outputs one workgroup stores when the problem is a whole number of configured workgroup tiles, else None
     (edge tiles store less, so the count says nothing)."""
@@ -698,12 +575,3 @@ def _mix(kernel: Kernel, hits: np.ndarray) -> dict:
         if count:
             mix[inst.opcode] = mix.get(inst.opcode, 0) + int(count)
     return mix
-
-
-def _shapes(problem: dict) -> dict:
-    lead = (problem["batch"],) if problem.get("batch") else ()
-    m, n, k, layout = problem["m"], problem["n"], problem["k"], problem["layout"]
-    return {"a": lead + ((k, m) if layout == "tn" else (m, k)), "b": lead + ((n, k) if layout == "nt" else (k, n)),
-            "c": lead + (m, n)}
-
-
