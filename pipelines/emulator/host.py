@@ -34,6 +34,7 @@ from ..inspect import read_report
 from ..targets import TARGETS
 from .interpret import Interpreter, element_type, numpy_type
 from .isa import parse_kernel
+from .localise import localise
 from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
@@ -324,7 +325,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         raise EmulatorError(f"report.json states grid {grid!r:.40}, not three positive workgroup counts.")
     if grid is not None and len(program.launches) != 1:
         raise EmulatorError("report.json states one grid for a program of several dispatches.")
-    runs, sample, writer_kernel = [], None, None
+    runs, sample, writer_kernel, writer = [], None, None, None
     for launch in program.launches:
         kernel = parse_kernel(kernel_listing(listings[launch.dispatch], launch.export))
         configured = _configured(folder / "dump", launch.dispatch)
@@ -337,6 +338,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         if record is None and program.result in launch.writes:
             memory.watch(address[program.result], program.result.nbytes)  # who stores each output
             writer_kernel = kernel
+            writer = len(runs)  # the run whose dispatch stores the result
         dispatch = Dispatch(kernel, ctx, memory, kernarg, seed)
         if record is not None:
             dispatch.traces = []
@@ -357,7 +359,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         for first in range(0, len(chosen), batch):
             part = chosen[first:first + batch]
             dispatch.run_batch([wg_id for wg_id, _ in part], [grid_id for _, grid_id in part])
-        runs.append((kernel, dispatch, ctx, groups, configured))
+        runs.append((kernel, dispatch, ctx, groups, configured, launch_grid))
 
     result = program.result
     raw = memory.read(address[result], result.nbytes).copy()
@@ -390,6 +392,13 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
             mix[op] = mix.get(op, 0) + n
     accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
                      for kernel, dispatch, *_ in runs for pc, entry in sorted(dispatch.banks.items()))
+    found = mismatches(got, want, wrong, memory.writers, writer_kernel or first_kernel)
+    divergence = None
+    if found and found[0]["workgroup"] is not None and writer is not None and record is None:
+        nx, ny, _ = runs[writer][5]
+        wg_id = found[0]["workgroup"]
+        divergence = localise(runs[writer][1], wg_id, (wg_id % nx, wg_id // nx % ny, wg_id // (nx * ny)),
+                              found[0]["wave"], found[0]["pc"])
     return EmulationResult(
         kernel=", ".join(kernel.name for kernel, *_ in runs), target=target,
         problem=problems[0] if len(problems) == 1 else program_problem(program),
@@ -398,7 +407,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         tolerance=float(bound.max()) / scale, unwritten=unwritten,
         sampled=len(sample) if sample is not None else None,
         wrong=int(wrong.sum()),
-        mismatches=mismatches(got, want, wrong, memory.writers, writer_kernel or first_kernel),
+        mismatches=found, first_divergence=divergence,
         out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
                                   "executions": n, "lanes": lanes}
                                  for pc, (n, lanes) in sorted(memory.out_of_range.items())),

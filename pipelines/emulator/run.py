@@ -82,6 +82,8 @@ class EmulationResult:
     # buffer loads that read past their descriptor's num_records (hardware returns 0; IREE's edge tiles rely on it):
     # each {line, instruction, executions, lanes}; the summary names them when the result is wrong
     out_of_range_reads: tuple[dict, ...] = ()
+    # where the first wrong output went wrong, from a re-execution of its workgroup (localise.py)
+    first_divergence: dict | None = None
 
     @property
     def matches(self) -> bool:
@@ -113,6 +115,10 @@ class EmulationResult:
         if self.wrong:
             lines.append(f"  {self.wrong} wrong output(s); the first {len(self.mismatches)}:")
             lines += [f"    {describe_mismatch(m)}" for m in self.mismatches]
+            d = self.first_divergence
+            if d is not None:
+                where = f": line {d['line']}: {d['instruction']}" if d["line"] is not None else ""
+                lines.append(f"  re-executed alone, the workgroup of the first: {d['note']}{where}")
         if self.out_of_range_reads and not self.matches:
             lines.append(f"  {len(self.out_of_range_reads)} buffer load(s) read past num_records (0 on hardware):")
             lines += [f"    line {r['line']}: '{r['instruction']}', {r['lanes']} lanes in {r['executions']} "
@@ -138,6 +144,7 @@ class EmulationResult:
                                   conflict_free_cycles=a.conflict_free_cycles) for a in self.lds_accesses],
             "seconds": self.seconds, "sampled": self.sampled, "wrong": self.wrong,
             "mismatches": list(self.mismatches), "out_of_range_reads": list(self.out_of_range_reads),
+            "first_divergence": self.first_divergence,
         }
 
 
@@ -165,7 +172,8 @@ def mismatches(got: np.ndarray, want: np.ndarray, wrong: np.ndarray, writers: np
                  "instruction": None}
         if stored[0] >= 0:
             inst = kernel.instructions[stored[2]]
-            entry.update(workgroup=int(stored[0]), wave=int(stored[1]), line=inst.line, instruction=inst.text)
+            entry.update(workgroup=int(stored[0]), wave=int(stored[1]), line=inst.line, instruction=inst.text,
+                         pc=int(stored[2]))
         found.append(entry)
     return tuple(found)
 
@@ -194,6 +202,7 @@ class Workgroup:
         self.mma = 0
         self.banks: dict[int, list[int]] = {}  # pc -> [executions, cycles, conflict-free cycles] per workgroup
         self.waves: list[Wave] = []
+        self.immediate = dispatch.reference  # memory operations complete at issue
 
     def report(self, hazard: Hazard) -> None:
         self.dispatch.report(hazard)
@@ -279,6 +288,9 @@ class Dispatch:
         self.memory = memory
         self.kernarg = kernarg
         self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.log = None  # callable(wave, pc) after every instruction, when a re-execution logs (localise.py)
+        self.reference = False  # memory operations complete at issue and waves run one at a time (localise.py)
         self.hazards: list[Hazard] = []
         self.seen: set = set()
         self.banks: dict[int, list[int]] = {}
@@ -397,8 +409,11 @@ class Dispatch:
                 wg.new_epoch()
                 wg.epochs += 1
                 continue
-            w = runnable[int(rng.integers(len(runnable)))]
-            budget = int(rng.integers(1, 33))
+            if self.reference:  # each wave runs until it waits at a barrier or ends, in order
+                w, budget = runnable[0], MAX_INSTRUCTIONS_PER_WAVE
+            else:
+                w = runnable[int(rng.integers(len(runnable)))]
+                budget = int(rng.integers(1, 33))
             w.executed += self._slice(w, code, budget)
             if w.executed > MAX_INSTRUCTIONS_PER_WAVE:
                 raise EmulatorError(f"wave {w.id} of workgroup {wg.id} ran {MAX_INSTRUCTIONS_PER_WAVE} "
@@ -432,6 +447,7 @@ class Dispatch:
         hits = w.hits
         trace = w.trace
         edge, passes = self.window or (-1, 0)
+        log = self.log
         done = 0
         try:
             while done < budget and not w.stop:
@@ -442,6 +458,8 @@ class Dispatch:
                 if trace is not None:
                     trace.append(pc)
                 code[pc](w)
+                if log is not None:
+                    log(w, pc)
                 done += 1
                 if pc == edge and w.hits[pc] >= passes:
                     w.done = w.stop = True  # the recorded window ends here; the timing model extrapolates

@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.emulator import EmulatorError, emulate_gemm
-from pipelines.emulator.isa import parse_instruction
+from pipelines.emulator.isa import Reg, parse_instruction
 
 
 @pytest.fixture(scope="session")
@@ -150,6 +150,27 @@ def test_loosened_waitcnt_is_caught(default_kernel, old, new, kind, names):
     assert not result.passed and not result.matches
     assert result.hazards[0].kind == kind
     assert names in result.hazards[0].message
+
+
+def test_a_loosened_wait_is_traced_to_the_first_instruction_it_misleads(default_kernel):
+    """The LDS reads of the first K step waited for with lgkmcnt(3) instead of 0: re-executing the first wrong
+    output's workgroup as a reference (memory operations complete at issue, one wave at a time) finds the first
+    instruction whose values differ, an MFMA after that wait, in the kernel's text order."""
+    folder, text = default_kernel
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip() == "s_waitcnt lgkmcnt(0)"
+              and any("v_mfma" in later for later in lines[i + 1:i + 4]))
+    faulty = "\n".join(lines[:at] + [lines[at].replace("lgkmcnt(0)", "lgkmcnt(3)")] + lines[at + 1:])
+    result = emulate_gemm(folder, kernel_text=faulty)
+    divergence = result.first_divergence
+    assert not result.matches and divergence["kind"] == "diverges" and divergence["line"] > at + 1
+    # it reads a register that one of the LDS reads left in flight by the loosened wait writes
+    in_flight = [parse_instruction(line, i + 1) for i, line in enumerate(lines[at - 12:at], at - 11)
+                 if line.strip().startswith("ds_read")][-3:]
+    written = {(r.kind, i) for inst in in_flight for r in inst.operands[:1] for i in range(r.index, r.index + r.count)}
+    read = parse_instruction(divergence["instruction"], divergence["line"]).operands[1:]
+    assert any((r.kind, i) in written for r in read if isinstance(r, Reg) for i in range(r.index, r.index + r.count))
+    assert f"line {divergence['line']}: {divergence['instruction']}" in result.summary()
 
 
 def test_swizzle_whose_read_does_not_invert_its_write_is_a_mismatch(compiled):
@@ -339,7 +360,12 @@ def test_a_planted_wrong_opcode_is_localised(compiled):
     assert first["workgroup"] is not None and first["wave"] is not None and "store" in first["instruction"]
     summary = result.summary()
     assert f"{result.wrong} wrong output(s)" in summary and f"stored by wave {first['wave']} of workgroup" in summary
-    assert emulate_gemm(folder).wrong == 0
+    # the values do not depend on latency or wave order: the re-execution agrees and names the last writer of the
+    # stored register, an MFMA of the accumulation the wrong opcode fed
+    divergence = result.first_divergence
+    assert divergence["kind"] == "computed" and divergence["instruction"].startswith("v_mfma_f32_16x16x16")
+    correct = emulate_gemm(folder)
+    assert correct.wrong == 0 and correct.first_divergence is None
 
 
 def test_sampled_workgroups_check_what_they_store(compiled):
