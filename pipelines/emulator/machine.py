@@ -524,13 +524,17 @@ _VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_max_u32": np.maximum,
     "v_min_i32": lambda a, b: np.minimum(_i32(a), _i32(b)).view(np.uint32),
     "v_max_i32": lambda a, b: np.maximum(_i32(a), _i32(b)).view(np.uint32),
-    # 16-bit VOP2 results: gfx9 and gfx11 (without true16 operands) leave the high half zero.
+    # 16-bit VOP2 results: gfx9 leaves the high half zero; gfx10+ keep it (`_KEEPS_HIGH_HALF`).
     "v_lshlrev_b16": lambda a, b: _lo16(_lo16(b) << (a & u32(15))),
     "v_lshrrev_b16": lambda a, b: _lo16(b) >> (a & u32(15)),
     "v_ashrrev_i16": lambda a, b: _lo16((_sext16(b) >> (a & u32(15)).astype(np.int32)).astype(np.uint32)),
     "v_add_u16": lambda a, b: _lo16(a + b),
     "v_sub_u16": lambda a, b: _lo16(a - b),
 }
+
+# "On gfx10, all 16-bit instructions preserve the high bits" (LLVM GCNSubtarget::zeroesHigh16BitsOfDest, which
+# zeroes them up to gfx9; the RDNA3 pcode writes D0.u16 only): a gfx11 fake-16 result keeps bits 31:16 of vdst.
+_KEEPS_HIGH_HALF = {"v_lshlrev_b16", "v_lshrrev_b16", "v_ashrrev_i16", "v_add_u16", "v_sub_u16"}
 
 # Unsigned 32-bit add and subtract with the `clamp` modifier: the result saturates at 0 and 2^32-1 instead of
 # wrapping (CDNA3 ISA, VOP3 integer clamp; LLVM selects it for usub.sat / uadd.sat). Operands arrive as int64.
@@ -687,6 +691,9 @@ def valu_compute(inst: Instruction, ctx):
     if base in _VOP2:
         fn = _VOP2[base]
         a, b = vector_reader(ops[1], ctx), vector_reader(ops[2], ctx)
+        if base in _KEEPS_HIGH_HALF and not ctx.gfx9:
+            old = vector_reader(ops[0], ctx)
+            return (lambda w: fn(a(w), b(w)) | (old(w) & u32(0xFFFF0000))), ops[0]
         return (lambda w: fn(a(w), b(w))), ops[0]
     if base in _VOP3:
         fn = _VOP3[base]
