@@ -308,8 +308,8 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_add_u32": (32, lambda a, b: ((a + b) & MASK32, a + b > MASK32)),
     "s_sub_u32": (32, lambda a, b: ((a - b) & MASK32, b > a)),
     "s_min_u32": (32, lambda a, b: (np.minimum(a, b), a < b)),
-    # SCC iff the first input is selected: "SCC = S0.u32 >= S1.u32" (AMD CDNA4 ISA, S_MAX_U32). tinygrad's
-    # emulator overrides this with a strict ">" for RDNA hardware; no CDNA hardware here settles ties.
+    # SCC iff the first input is selected: "SCC = S0.u32 >= S1.u32" (AMD CDNA4 ISA, S_MAX_U32; the same line in the
+    # CDNA pcode tables of results/emulator/opcode-audit.md); no CDNA hardware here settles ties.
     "s_max_u32": (32, lambda a, b: (np.maximum(a, b), a >= b)),
     "s_max_i32": (32, lambda a, b: (np.where(_signed32(a) >= _signed32(b), a, b), _signed32(a) >= _signed32(b))),
     "s_min_i32": (32, lambda a, b: (np.where(_signed32(a) < _signed32(b), a, b), _signed32(a) < _signed32(b))),
