@@ -35,7 +35,7 @@ from ..targets import TARGETS
 from .interpret import Interpreter, element_type, numpy_type
 from .isa import parse_kernel
 from .localise import localise
-from ..reference import relative_tolerance
+from ..reference import NUMPY_TYPES, relative_tolerance
 from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
 from .run import (BATCH, Dispatch, EmulationResult, LdsAccessStats, _mix, _output_tile_elements, _sampled_reference,
@@ -231,16 +231,27 @@ def load_program(folder: Path, kernel_text: str | None) -> tuple[dict, Program, 
     if report.get("target") not in emulated:
         raise EmulatorError(f"the emulator runs {', '.join(emulated[:-1])} and {emulated[-1]} kernels, not "
                             f"{report.get('target')}.")
+    for problem in report.get("problems") or []:
+        if not isinstance(problem, dict) or problem.get("dtype") not in NUMPY_TYPES:
+            dtype = problem.get("dtype") if isinstance(problem, dict) else None
+            raise EmulatorError(f"report.json names input type '{dtype}', which the emulator does not know.")
     dispatches = report.get("dispatches") or []
     if not dispatches:
         raise EmulatorError("report.json lists no dispatch to emulate.")
     listings, exports = {}, {}
     for entry in dispatches:
+        if not isinstance(entry, dict) or not isinstance(entry.get("isa_file"), str):
+            raise EmulatorError("report.json lists a dispatch without its isa_file; compile the folder again.")
         isa = folder / "dump" / entry["isa_file"]
         if not isa.is_file():
             raise EmulatorError(f"{isa} is missing.")
         try:
-            listings[entry["dispatch"]] = kernel_text if kernel_text is not None else isa.read_text()
+            text = kernel_text if kernel_text is not None else isa.read_text()
+            parse_kernel(text)  # a listing that is not AMDGPU assembly is named before anything else
+            if not isinstance(entry.get("dispatch"), str):
+                raise EmulatorError(f"report.json does not name the dispatch of {entry['isa_file']}; compile the "
+                                    "folder again.")
+            listings[entry["dispatch"]] = text
             configured = _configured(folder / "dump", entry["dispatch"])
         except UnicodeDecodeError:
             raise EmulatorError(f"{isa} or the configured IR beside it is not text; compile the folder "

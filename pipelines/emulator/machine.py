@@ -1,10 +1,13 @@
-"""One wave's architectural state and the scalar and vector ALU instructions that change it.
+"""One wave's state, for a batch of workgroups, and the scalar and vector ALU instructions that change it.
 
-A `Wave` holds SGPRs as Python ints (scalar code is branchy and small), VGPRs and AGPRs as numpy `uint32` arrays
-of shape [registers, lanes], SCC, EXEC as a boolean lane mask, the program counter and the queues of memory
-operations still in flight (see memory.py). Instructions are decoded once: `DECODERS[opcode](inst, ctx)` returns a
-closure `run(wave)`; the ALU decoders live here, memory and matrix decoders register themselves from their own
-modules. An opcode without a decoder is an `EmulatorError` at decode time, naming it: nothing is skipped.
+A `Wave` stands for the same wave of every workgroup of a batch that runs in lockstep. It holds SGPRs as a
+[128, batch] uint64 array and SCC as [batch] (scalar operands are read as [batch] arrays, constants as [1]), VGPRs
+and AGPRs as numpy `uint32` arrays of shape [registers, batch × lanes], EXEC as a boolean flag per lane, the program
+counter and the queues of memory operations still in flight (see memory.py). A scalar branch that the batch's
+workgroups disagree on raises `Divergence`, and the dispatch forks the batch (run.py). Instructions are decoded
+once: `DECODERS[opcode](inst, ctx)` returns a closure `run(wave)`; the ALU decoders live here, memory and matrix
+decoders register themselves from their own modules. An opcode without a decoder is an `EmulatorError` at decode
+time, naming it: nothing is skipped.
 """
 
 from __future__ import annotations

@@ -382,3 +382,24 @@ def test_sampled_workgroups_check_what_they_store(compiled):
     wrong = emulate_gemm(folder, workgroups=3,
                          kernel_text=text.replace("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x16_f16", 1))
     assert wrong.wrong > 0 and not wrong.matches
+
+
+def test_a_batch_forks_where_its_workgroups_branch_apart_and_matches_one_by_one(compiled, monkeypatch):
+    """IREE's gfx942 kernel for 130x70x96 guards its edge tiles with scalar branches: a batch of its 9 workgroups
+    forks where they disagree, and the batched run stores exactly what running them one at a time stores, with the
+    same counters."""
+    import pipelines.emulator.run as run
+
+    folder = compiled(*gemm("gfx942", "bf16", "130x70x96", "default", "--layout", "nt"))
+    forks = []
+    original = run.fork
+    monkeypatch.setattr(run, "fork", lambda wg, chosen: forks.append(len(chosen)) or original(wg, chosen))
+    batched = emulate_gemm(folder)
+    assert forks and forks[0] == batched.workgroups
+    forked = len(forks)
+    one_by_one = emulate_gemm(folder, batch=1)
+    assert len(forks) == forked  # a workgroup alone has nobody to disagree with
+    assert_matches(batched)
+    assert batched.output.tobytes() == one_by_one.output.tobytes()
+    for field in ("instructions", "mma_count", "barrier_count", "mix", "lds_accesses"):
+        assert getattr(batched, field) == getattr(one_by_one, field), field
