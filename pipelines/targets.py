@@ -147,6 +147,9 @@ class Target:
     # Buffer descriptors may set bit 14 of the stride field to turn on cache swizzling with that stride (gfx942
     # and later CDNA; MLIR's AMDGPU-to-ROCDL lowering of `cacheSwizzleStride`): a caching mode, raw addressing.
     buffer_cache_swizzle: bool = False
+    # The ISA family whose wait-state (hazard) table applies (pipelines/emulator/waitstates.py): "cdna3", "cdna4",
+    # "rdna3"; "" where the emulator does not run the target.
+    isa_family: str = ""
     iree_ukernels: bool = False  # IREE 3.13 has ROCm tensor ukernels here (`--iree-rocm-enable-tensor-ukernels`)
     named: NamedRules = field(default_factory=NamedRules)
     timing: Timing | None = None  # AMD: what the timing model needs
@@ -273,7 +276,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
         lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
         peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS, buffer_cache_swizzle=True,
-        iree_ukernels=True,
+        iree_ukernels=True, isa_family="cdna3",
         timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
                       **_CDNA_TIMING, sources=_CDNA_SOURCES + (
                           "AMD MI300 architecture page (ROCm docs): 2048 FLOP/clk/CU 16-bit, 1307.4 TFLOP/s, so "
@@ -295,6 +298,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, buffer_cache_swizzle=True, iree_ukernels=True,
+        isa_family="cdna4",
         kernels=_CDNA_KERNELS + ("double_buffered_dma", "pingpong8_dma"),
         timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
                       **_CDNA_TIMING, sources=_CDNA_SOURCES + (
@@ -328,7 +332,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         dtypes=("f16", "bf16"), wave_size=32,
         lds_bytes=65536, lds_per_cu=131072, lds_banks=64, vgprs_per_lane=256, vgpr_file_per_lane=1536,
         vgpr_granule=24, max_waves_per_simd=16, simds_per_cu=4, mma=_GFX1151_MMA, compute_units=40,
-        peak_tflops={"16bit": 59.4}, **_ROCM, kernels=("double_buffered", "interleave"),
+        peak_tflops={"16bit": 59.4}, **_ROCM, kernels=("double_buffered", "interleave"), isa_family="rdna3",
         # RDNA3.5: SIMD32, a wave32 VALU op issues every clock; LLVM's GFX11 model counts clocks: VALU 5, SALU 2,
         # SMEM 20, LDS 20, VMEM 320, branch 32.
         timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,

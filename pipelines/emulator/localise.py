@@ -102,9 +102,9 @@ def localise(dispatch, wg_id: int, grid_id: tuple, wave: int, store_pc: int) -> 
                         "(memory operations complete at issue, waves one at a time)"}
     store = kernel.instructions[store_pc]
     data = [r for r in classify(store, dispatch.ctx.arch, {}).reads if isinstance(r, Reg)]
-    writers = sorted({ran[wave].last_writer.get((r.kind, i)) for r in data[:1] for i in range(r.index,
-                                                                                              r.index + r.count)}
-                     - {None})
+    last = ran[wave].last_writer
+    writers = sorted({last[(r.kind, i)] for r in data[:1] for i in range(r.index, r.index + r.count)
+                      if (r.kind, i) in last})
     if not writers:
         return {"kind": "computed", "wave": wave, "step": None, "line": None, "instruction": None,
                 "note": "the reference run computes the same values: the wrong value is what the instructions "

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import re
+from typing import Callable
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class DecodeContext:
 class Pending:
     """A memory operation issued but not yet retired by an `s_waitcnt`."""
 
-    retire: object  # callable(wave) applying the memory effect and register writes
+    retire: Callable  # callable(wave) applying the memory effect and register writes
     dests: tuple = ()  # (kind, first, count) register ranges written at retirement
     lds: object = None  # (byte indices, is_write) while the op's LDS window is open
     pc: int = 0
@@ -508,7 +509,7 @@ def _i32(x) -> np.ndarray:
     return np.atleast_1d(np.asarray(x, np.uint32)).view(np.int32)
 
 
-_VOP2 = {  # name (without _e32/_e64) -> fn(src0, src1)
+_VOP2: dict[str, Callable] = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_add_u32": lambda a, b: a + b,
     "v_add_nc_u32": lambda a, b: a + b,
     "v_sub_u32": lambda a, b: a - b,
@@ -541,7 +542,7 @@ _KEEPS_HIGH_HALF = {"v_lshlrev_b16", "v_lshrrev_b16", "v_ashrrev_i16", "v_add_u1
 
 # Unsigned 32-bit add and subtract with the `clamp` modifier: the result saturates at 0 and 2^32-1 instead of
 # wrapping (CDNA3 ISA, VOP3 integer clamp; LLVM selects it for usub.sat / uadd.sat). Operands arrive as int64.
-_CLAMPED = {
+_CLAMPED: dict[str, Callable] = {
     "v_add_u32": lambda a, b: np.minimum(a + b, MASK32),
     "v_add_nc_u32": lambda a, b: np.minimum(a + b, MASK32),
     "v_sub_u32": lambda a, b: np.maximum(a - b, 0),
@@ -549,7 +550,7 @@ _CLAMPED = {
     "v_subrev_u32": lambda a, b: np.maximum(b - a, 0),
 }
 
-_VOP3 = {  # three-source ops
+_VOP3: dict[str, Callable] = {  # three-source ops
     "v_bfi_b32": lambda a, b, c: (a & b) | (~a & c),  # bitfield insert: S1 where S0 is set, else S2
     "v_mad_i32_i24": lambda a, b, c: ((_sext24(a) * _sext24(b) + c.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32),
     "v_add3_u32": lambda a, b, c: a + b + c,

@@ -121,7 +121,7 @@ class EmulationResult:
                 lines.append(f"  re-executed alone, the workgroup of the first: {d['note']}{where}")
         if self.out_of_range_reads and not self.matches:
             lines.append(f"  {len(self.out_of_range_reads)} buffer load(s) read past num_records (0 on hardware):")
-            lines += [f"    line {r['line']}: '{r['instruction']}', {r['lanes']} lanes in {r['executions']} "
+            lines += [f"    line {r['line']}: '{r['instruction']}', {r['lane_reads']} lanes in {r['executions']} "
                       "executions" for r in self.out_of_range_reads]
         lines += [f"  instructions {self.instructions}, MFMA/WMMA {self.mma_count}, barriers {self.barrier_count}, "
                   f"LDS bank-conflict cycles {self.lds_conflict_cycles} of {lds_cycles} ({self.lds_banks} banks)",
@@ -296,7 +296,7 @@ class Dispatch:
         self.banks: dict[int, list[int]] = {}
         self.bank_cache: dict = {}
         self.hits = np.zeros(len(self.code), np.int64)
-        self.first_group_hits = None  # per wave of workgroup 0
+        self.first_group_hits: list | None = None  # per wave of workgroup 0
         self.mma = 0
         self.barriers = 0
         self.traces: list[list[tuple]] | None = None  # per workgroup, per wave: (executed pcs, LDS passes)
@@ -427,7 +427,8 @@ class Dispatch:
         if self.wait_violations is None:
             self.wait_violations = {}
             for w in wg.waves:
-                self.waitstates.check(w.trace, self.wait_violations)
+                if w.trace is not None:
+                    self.waitstates.check(w.trace, self.wait_violations)
             for violation in self.wait_violations.values():
                 self.report(Hazard("wait-states", self.waitstates.describe(violation)))
         if self.traces is not None:

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from ..targets import TARGETS
 from .isa import EXEC, M0, VCC, Instruction, Reg
 
-CDNA = ("gfx942", "gfx950")
+CDNA = ("cdna3", "cdna4")  # ISA families (`Target.isa_family`) the MAI rules apply to
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ def _first_overlap(regs, others) -> Reg | None:
 # which registers meet: 'raw' (producer writes, consumer reads), 'waw', 'war' (producer reads, consumer writes),
 # source). `required` may be 0 (e.g. SrcC the same registers): the nearest producer then hides older ones.
 
-def _cdna4_extra(arch: str, passes: int) -> int:
+def _cdna4_extra(family: str, passes: int) -> int:
     # rocRoller XDLWrite94x.cpp: CDNA4 needs one more wait state after an XDL MFMA of more than 2 passes.
-    return 1 if arch == "gfx950" and passes > 2 else 0
+    return 1 if family == "cdna4" and passes > 2 else 0
 
 
 def _mfma_srcc(p: Op, c: Op, arch: str, reg: Reg) -> int:
@@ -193,7 +194,7 @@ RULES: tuple[Rule, ...] = (
          lambda p, c, a, r: 2,
          "CDNA3 ISA guide, section 4.5 (S_SETREG -> S_GETREG / S_SETREG of the same hardware register: 2); "
          "GCNHazardRecognizer.cpp checkGetRegHazards, checkSetRegHazards (getSetRegWaitStates 2 on gfx9)"),
-    Rule("wmma-write-srcab", ("gfx1151",), lambda p: p.kind == "wmma", lambda c: c.kind == "wmma", "raw",
+    Rule("wmma-write-srcab", ("rdna3",), lambda p: p.kind == "wmma", lambda c: c.kind == "wmma", "raw",
          lambda p, c, a, r: 1,
          "RDNA3 ISA guide, WMMA dependency checks (a WMMA reading the previous WMMA's D as A or B needs one "
          "independent VALU, e.g. v_nop); GCNHazardRecognizer.cpp fixWMMAHazards",
@@ -299,7 +300,8 @@ def _pair(rule: Rule, p: Op, c: Op, arch: str) -> tuple[Reg, int] | None:
     """(register, required) when `rule` makes producer `p` and consumer `c` a hazard, else None."""
     if rule.relation == "hwreg":
         if p.hwreg and p.hwreg == c.hwreg:
-            return Reg("s", 0, 0), rule.required(p, c, arch, None)
+            none = Reg("s", 0, 0)  # a hardware register, not a register range
+            return none, rule.required(p, c, arch, none)
         return None
     regs = rule.producer_regs(p)
     met = _first_overlap(regs, rule.consumer_regs(c))
@@ -314,14 +316,15 @@ class WaitStateChecker:
     def __init__(self, instructions: list[Instruction], arch: str, mma_passes: dict[str, int]):
         self.instructions = instructions
         self.arch = arch
-        self.rules = tuple(r for r in RULES if arch in r.targets)
+        self.family = TARGETS[arch].isa_family
+        self.rules = tuple(r for r in RULES if self.family in r.targets)
         self.ops = [classify(inst, arch, mma_passes) for inst in instructions]
         for inst, op in zip(instructions, self.ops):
-            if op.kind in ("mfma", "wmma") and not op.passes and arch in CDNA:
+            if op.kind in ("mfma", "wmma") and not op.passes and self.family in CDNA:
                 from .machine import EmulatorError
                 raise EmulatorError(f"the wait-state table has no pass count for '{inst.opcode}' (line {inst.line}).")
         self._pairs = lru_cache(maxsize=None)(self._pair_hazards)
-        self.soft_clauses = arch in SOFT_CLAUSE.targets
+        self.soft_clauses = self.family in SOFT_CLAUSE.targets
         # LLVM looks for a soft clause among the last MaxLookAhead wait states it emitted: 19 where the function
         # uses a0, else 5 (GCNHazardRecognizer constructor); a conflict further back is not a hazard it breaks.
         uses_a0 = any(r.kind == "a" and r.index == 0 for op in self.ops for r in op.reads + op.writes)
@@ -359,7 +362,7 @@ class WaitStateChecker:
         found = []
         for rule in self.rules:
             if rule.producer(p) and rule.consumer(c):
-                hit = _pair(rule, p, c, self.arch)
+                hit = _pair(rule, p, c, self.family)
                 if hit is not None:
                     found.append((rule, hit[0], hit[1]))
         return tuple(found)
@@ -409,5 +412,4 @@ class WaitStateChecker:
 
 def mma_passes(arch: str) -> dict[str, int]:
     """Matrix-pipe passes (4 clocks each) per MFMA/WMMA opcode of `arch`, from the target table."""
-    from ..targets import TARGETS
     return {m.opcode: m.cycles // 4 for m in TARGETS[arch].mma.values() if getattr(m, "cycles", 0)}

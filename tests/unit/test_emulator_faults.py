@@ -109,6 +109,6 @@ def test_a_buffer_read_past_num_records_is_named_in_the_mismatch(kernels):
     named = {r["instruction"] for r in result.out_of_range_reads}
     assert named == {"buffer_load_dwordx4 v[10:13], v20, s[8:11], 0 offen",
                      "buffer_load_dwordx4 v[14:17], v20, s[4:7], 0 offen"}
-    assert all(r["lanes"] == 256 and r["executions"] == 4 for r in result.out_of_range_reads)
+    assert all(r["lane_reads"] == 256 and r["executions"] == 4 for r in result.out_of_range_reads)
     assert "read past num_records" in result.summary() and "line 33: 'buffer_load_dwordx4 v[10:13]" in result.summary()
     assert not emulate_gemm(folder).out_of_range_reads  # the kernel as compiled reads nothing past its buffers
