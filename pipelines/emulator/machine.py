@@ -27,6 +27,10 @@ class EmulatorError(UserError, RuntimeError):
     """The kernel cannot be emulated (unknown instruction, bad operand, wild access); one sentence."""
 
 
+class RefusedInstruction(EmulatorError):
+    """The kernel uses an opcode the emulator declines to model (`REFUSED` says why)."""
+
+
 @dataclass(frozen=True)
 class Hazard:
     """A concurrency defect found while running: a race on LDS or a register read before its load landed."""
@@ -226,6 +230,9 @@ def read_rows(w, kind: str, first: int, count: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------- scalar ALU
 
 DECODERS: dict = {}
+# Opcodes IREE's GEMMs emit that the emulator declines to model, each with its reason (one clause). Decoding one
+# stops the run with the reason; results/emulator/opcode-coverage.md lists them.
+REFUSED: dict[str, str] = {}
 
 
 def decoder(*names):
@@ -869,6 +876,9 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
     memory and matrix families have registered their decoders: the package imports them (`__init__`)."""
     code = []
     for inst in kernel.instructions:
+        if inst.opcode in REFUSED:
+            raise RefusedInstruction(f"instruction {inst.opcode} (line {inst.line}) is refused by the emulator: "
+                                     f"{REFUSED[inst.opcode]}.")
         make = DECODERS.get(inst.opcode)
         if make is None:
             raise EmulatorError(f"instruction {inst.opcode} (line {inst.line}: '{inst.text}') is not implemented "
@@ -877,7 +887,8 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
     return code
 
 
-__all__ = ["Wave", "DecodeContext", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode", "M0"]
+__all__ = ["Wave", "DecodeContext", "EmulatorError", "RefusedInstruction", "Hazard", "Pending", "DECODERS", "REFUSED",
+           "decode", "M0"]
 
 
 # ---------------------------------------------------------------------------------------------------- gfx11 true16
