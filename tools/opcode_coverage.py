@@ -106,33 +106,36 @@ def grid() -> list[Point]:
                        for dtype in cheap for layout in LAYOUTS for shape in shapes]
         points += [Point(target, "codegen", "bf16", layout, CODEGEN_SHAPE) for layout in LAYOUTS]
         points += [Point(target, "default", "bf16", "nt", "whole-tiles", epilogue="bias-gelu")]
-    # fp8 with B of NN padded along K and N spilled at every tile the named-pipeline sweep tried (pipelines/named.py
-    # leaves such problems to IREE); the route refuses the spill, so its check is skipped to keep the kernel.
-    for target, dtype, mma in (("gfx942", "f8E4M3FNUZ", "MFMA_F32_16x16x32_F8E4M3FNUZ"),
-                               ("gfx950", "f8E4M3FN", "MFMA_F32_16x16x32_F8E4M3FN")):
+    # Spilling kernels; the route refuses a spill, so its check is skipped to keep the kernel. fp8 with B of NN padded
+    # along K and N spilled at every tile the named-pipeline sweep tried (pipelines/named.py leaves such problems to
+    # IREE): SGPRs parked in VGPR lanes. A gfx1151 tile held to 4 waves per SIMD spills VGPRs to scratch.
+    for target, dtype, mma, extra, why in (
+            ("gfx942", "f8E4M3FNUZ", "MFMA_F32_16x16x32_F8E4M3FNUZ", (), "SGPR spills (v_writelane/v_readlane)"),
+            ("gfx950", "f8E4M3FN", "MFMA_F32_16x16x32_F8E4M3FN", (), "SGPR spills (v_writelane/v_readlane)"),
+            ("gfx1151", "bf16", "WMMAR3_F32_16x16x16_BF16", ("--waves-per-eu", "4"), "VGPR spills to scratch")):
         points.append(Point(target, "auto", dtype, "nn", "one-off-a-tile",
                             flags=("--tile", "128x128x64", "--warps", "2x2", "--mma", mma, "--prefetch", "2", "--lds",
-                                   "pad"), checked=False, why="register spills"))
+                                   "pad", *extra), checked=False, why=why))
     return points
 
 
 # ---------------------------------------------------------------------------------------------------- compiling
 
 
-def compile_point(point: Point, cache: Path) -> tuple[str, str, Path]:
-    """('ok' | 'refused' | 'failed', message, folder): the compiled folder, from the cache when it is there."""
+def compile_point(point: Point, cache: Path) -> tuple[str, str, Path, bool]:
+    """('ok' | 'refused' | 'failed', message, folder, whether it came from the cache)."""
     key = hashlib.sha256((point.command + iree_version.VERSION).encode()).hexdigest()[:12]
     slot = cache / f"{point.target}-{point.pipeline}-{point.dtype}-{point.layout}-{point.shape}-{key}"
     folder, record = slot / "out", slot / "compile.json"
     if record.is_file():
         saved = json.loads(record.read_text())
         if saved.get("command") == point.command:
-            return saved["status"], saved["message"], folder
+            return saved["status"], saved["message"], folder, True
     shutil.rmtree(slot, ignore_errors=True)
     slot.mkdir(parents=True)
     status, message = _compile(point, folder)
     record.write_text(json.dumps({"command": point.command, "status": status, "message": message}) + "\n")
-    return status, message, folder
+    return status, message, folder, False
 
 
 def _compile(point: Point, folder: Path) -> tuple[str, str]:
@@ -216,12 +219,13 @@ def run_grid(points: list[Point], cache: Path) -> tuple[list[dict], dict]:
     rows, emitters = [], defaultdict(list)
     for number, point in enumerate(points, 1):
         started = time.perf_counter()
-        compiled, compile_message, folder = compile_point(point, cache)
+        compiled, compile_message, folder, cached = compile_point(point, cache)
         row = {"name": point.name, "target": point.target, "pipeline": point.pipeline, "dtype": point.dtype,
                "layout": point.layout, "shape": point.shape, "dims": point.dims, "epilogue": point.epilogue,
                "why": point.why, "command": point.command, "compile": compiled, "compile_message": compile_message,
-               "emulation": None, "message": "", "emulate_s": 0.0}
+               "cached": cached, "spills": None, "emulation": None, "message": "", "emulate_s": 0.0}
         if compiled == "ok":
+            row["spills"] = json.loads((folder / flow.REPORT_FILE).read_text())["spill_count"]
             for opcode in opcodes_of(folder):
                 emitters[opcode].append(point)
             row["emulation"], row["message"], seconds = emulate_point(folder)
@@ -245,6 +249,7 @@ def run_grid(points: list[Point], cache: Path) -> tuple[list[dict], dict]:
 
 def counts(rows: list[dict]) -> dict:
     out = {"points": len(rows), "compiled": sum(r["compile"] == "ok" for r in rows),
+           "from_cache": sum(r["cached"] for r in rows), "spilling": sum(bool(r["spills"]) for r in rows),
            "compile_refused": sum(r["compile"] == "refused" for r in rows),
            "compile_failed": sum(r["compile"] == "failed" for r in rows)}
     out.update({s: sum(r["emulation"] == s for r in rows) for s in ("PASS", "FAIL", "REFUSED")})
@@ -255,18 +260,20 @@ def render(command: str, rows: list[dict], opcodes: dict, seconds: float) -> str
     c = counts(rows)
     lines = [
         "# Emulator opcode coverage (IREE 3.13 on gfx942, gfx950, gfx1151)", "",
-        f"Produced by `{command}` (IREE {iree_version.VERSION}, {seconds / 60:.1f} min on one core of the 2-core dev "
-        "machine, compiles cached); the grid is `grid()` in tools/opcode_coverage.py. Regenerate it after adding or "
-        "refusing an opcode; tests/unit/test_opcode_coverage.py checks this table against the emulator's decoders.",
-        "",
+        f"Produced by `{command}` (IREE {iree_version.VERSION}) in {seconds / 60:.1f} min on one core of the 2-core "
+        f"dev machine, {c['from_cache']} of {c['points']} compiles taken from the cache; the grid is `grid()` in "
+        "tools/opcode_coverage.py. Regenerate it after adding or refusing an opcode; "
+        "tests/unit/test_opcode_coverage.py checks this table against the emulator's decoders.", "",
         f"**Grid**: {c['points']} points, {c['compiled']} compiled ({c['compile_refused']} refused by the pipeline "
-        f"before compiling, {c['compile_failed']} failed to compile). Emulated: **{c['PASS']} PASS, {c['FAIL']} "
-        f"FAIL, {c['REFUSED']} REFUSED** (the emulator's sentence below).", "",
+        f"before compiling, {c['compile_failed']} failed to compile; {c['spilling']} kernels spill registers). "
+        f"Emulated: **{c['PASS']} PASS, {c['FAIL']} FAIL, {c['REFUSED']} REFUSED** (the emulator's sentence "
+        "below).", "",
         "Shapes (batch×M×N×K): " + ", ".join(f"{k} {Point('', '', '', '', k).dims}" for k in SHAPES) + ". IREE's "
         "`default` runs every target × input type × layout × shape; `tuned` and `auto` run bf16 and the target's "
         "first fp8 type on " + "; ".join(f"`{p}`: {', '.join(s)}" for p, s in NAMED.items()) + f"; `codegen` bf16 on "
-        f"{CODEGEN_SHAPE}; one bf16 NT `bias-gelu` epilogue per target; one spilling fp8 kernel on gfx942 and "
-        "gfx950 (schedule flags; the route's spill check skipped to keep it).", "",
+        f"{CODEGEN_SHAPE}; one bf16 NT `bias-gelu` epilogue per target; three spilling kernels from schedule flags "
+        "(the route's spill check skipped to keep them): fp8 NN on gfx942 and gfx950 (SGPRs parked in VGPR lanes) "
+        "and bf16 NN on gfx1151 at 4 waves per SIMD (VGPRs to scratch).", "",
         f"## Opcodes ({len(opcodes)}: {sum(o['status'] == 'implemented' for o in opcodes.values())} implemented, "
         f"{sum(o['status'] == 'refused' for o in opcodes.values())} refused, "
         f"{sum(o['status'] == 'missing' for o in opcodes.values())} missing)", "",
@@ -277,11 +284,12 @@ def render(command: str, rows: list[dict], opcodes: dict, seconds: float) -> str
                      f"{' '.join(o['layouts'])} | {' '.join(o['pipelines'])} | {len(o['points'])} |")
     lines += ["", "## Grid points", "", "Each point's compile is `pipelines compile` with the arguments shown "
               "(`-o OUT`); `pipelines emulate OUT` reproduces its status.", "",
-              "| point | compile | emulation | detail |", "|---|---|---|---|"]
+              "| point | compile | spills | emulation | detail |", "|---|---|---|---|---|"]
     for r in rows:
         detail = r["message"] if r["emulation"] else r["compile_message"]
         lines.append(f"| {r['name']}{' — ' + r['why'] if r['why'] else ''} | {r['compile']} | "
-                     f"{r['emulation'] or '—'} | {detail.replace('|', '/')} |")
+                     f"{'' if r['spills'] is None else r['spills']} | {r['emulation'] or '—'} | "
+                     f"{detail.replace('|', '/')} |")
     lines += ["", "### Commands", "", "```sh"] + [f"{r['command']}" for r in rows] + ["```", ""]
     return "\n".join(lines)
 

@@ -376,6 +376,27 @@ def test_sdwa_cndmask_into_byte_1():
     assert (wave.v[6][0], wave.v[6][40]) == (0x4400, 0x1100)
 
 
+# ---------------------------------------------------------------------------------------------------- scratch
+
+@pytest.mark.parametrize("arch, store, load", [("gfx1151", "scratch_store_b128", "scratch_load_b128"),
+                                               ("gfx942", "scratch_store_dwordx4", "scratch_load_dwordx4")])
+def test_scratch_b128_round_trips_four_registers_per_lane(arch, store, load):
+    """VGPR spills: a 16-byte store at offset 16 of each lane's private segment and its reload, waited for."""
+    lanes = 32 if arch == "gfx1151" else 64
+    wave = new_wave(lanes=lanes)
+    wave.v[1:5] = np.arange(4 * lanes, dtype=np.uint32).reshape(4, lanes) + 1000
+    set_exec(wave, np.arange(lanes) != 3)
+    kernel = Kernel("k", [], {}, {"private_segment_fixed_size": 48})
+    ctx = DecodeContext(kernel=kernel, arch=arch, lanes=lanes, lds_banks=32)
+    for text in (f"{store} off, v[1:4], off offset:16", f"{load} v[5:8], off, off offset:16", "s_waitcnt vmcnt(0)"):
+        inst = parse_instruction(text, 1)
+        DECODERS[inst.opcode](inst, ctx)(wave)
+    on = np.arange(lanes) != 3
+    np.testing.assert_array_equal(wave.v[5:9][:, on], wave.v[1:5][:, on])
+    assert (wave.v[5:9][:, 3] == 0).all()  # an off lane neither stored nor loaded
+    assert (wave.private[on, 16:32].view(np.uint32) == wave.v[1:5][:, on].T).all()
+
+
 # ---------------------------------------------------------------------------------------------------- refusals
 
 def test_a_refused_opcode_stops_decoding_with_its_reason(monkeypatch):
