@@ -52,8 +52,8 @@ SHAPES = {
     "batch": (3, 64, 96, 80),
     "whole-tiles": (None, 256, 256, 256),
 }
-# The named pipelines where they are cheap: bf16 and the target's first fp8 type, on the shapes that reach their
-# own schedules (whole tiles) and the ones they hand to `auto` or IREE.
+# The named pipelines where they are cheap: every input type, on the shapes that reach their own schedules (whole
+# tiles) and the ones they hand to `auto` or IREE.
 NAMED = {"tuned": ("whole-tiles", "one-off-a-tile"), "auto": ("whole-tiles", "one-off-a-tile", "primes")}
 CODEGEN_SHAPE = "whole-tiles"  # the lanes route, bf16
 DEFAULT_CACHE = Path("/tmp/coverage/cache")
@@ -97,13 +97,12 @@ def grid() -> list[Point]:
     points = []
     for target in AMD_TARGETS:
         dtypes = TARGETS[target].dtypes
-        cheap = ("bf16",) + TARGETS[target].fp8_types[:1]
         for dtype in dtypes:
             for layout in LAYOUTS:
                 points += [Point(target, "default", dtype, layout, shape) for shape in SHAPES]
         for pipeline, shapes in NAMED.items():
             points += [Point(target, pipeline, dtype, layout, shape)
-                       for dtype in cheap for layout in LAYOUTS for shape in shapes]
+                       for dtype in dtypes for layout in LAYOUTS for shape in shapes]
         points += [Point(target, "codegen", "bf16", layout, CODEGEN_SHAPE) for layout in LAYOUTS]
         points += [Point(target, "default", "bf16", "nt", "whole-tiles", epilogue="bias-gelu")]
     # Spilling kernels; the route refuses a spill, so its check is skipped to keep the kernel. fp8 with B of NN padded
@@ -269,8 +268,8 @@ def render(command: str, rows: list[dict], opcodes: dict, seconds: float) -> str
         f"Emulated: **{c['PASS']} PASS, {c['FAIL']} FAIL, {c['REFUSED']} REFUSED** (the emulator's sentence "
         "below).", "",
         "Shapes (batch×M×N×K): " + ", ".join(f"{k} {Point('', '', '', '', k).dims}" for k in SHAPES) + ". IREE's "
-        "`default` runs every target × input type × layout × shape; `tuned` and `auto` run bf16 and the target's "
-        "first fp8 type on " + "; ".join(f"`{p}`: {', '.join(s)}" for p, s in NAMED.items()) + f"; `codegen` bf16 on "
+        "`default` runs every target × input type × layout × shape; `tuned` and `auto` run every input type and "
+        "layout on " + "; ".join(f"`{p}`: {', '.join(s)}" for p, s in NAMED.items()) + f"; `codegen` bf16 on "
         f"{CODEGEN_SHAPE}; one bf16 NT `bias-gelu` epilogue per target; three spilling kernels from schedule flags "
         "(the route's spill check skipped to keep them): fp8 NN on gfx942 and gfx950 (SGPRs parked in VGPR lanes) "
         "and bf16 NN on gfx1151 at 4 waves per SIMD (VGPRs to scratch).", "",
