@@ -99,7 +99,7 @@ def _split_operands(rest: str) -> tuple[list[str], dict]:
     modifiers: dict = {}
     if not rest:
         return [], modifiers
-    parts = [p.strip() for p in rest.split(",")]
+    parts = [p.strip() for p in re.split(r",(?![^\[]*\])", rest)]  # not the commas of op_sel:[1,0]
     tail = parts[-1].split()
     # A modifier list may also start right after the mnemonic (no operands), e.g. 's_waitcnt vmcnt(0)'.
     words = tail[1:]

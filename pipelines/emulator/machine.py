@@ -31,6 +31,10 @@ class EmulatorError(UserError, RuntimeError):
     """The kernel cannot be emulated (unknown instruction, bad operand, wild access); one sentence."""
 
 
+class RefusedInstruction(EmulatorError):
+    """The kernel uses an opcode the emulator declines to model (`REFUSED` says why)."""
+
+
 @dataclass(frozen=True)
 class Hazard:
     """A concurrency defect found while running: a race on LDS or a register read before its load landed."""
@@ -260,6 +264,9 @@ def read_rows(w, kind: str, first: int, count: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------- scalar ALU
 
 DECODERS: dict = {}
+# Opcodes IREE's GEMMs emit that the emulator declines to model, each with its reason (one clause). Decoding one
+# stops the run with the reason; results/emulator/opcode-coverage.md lists them.
+REFUSED: dict[str, str] = {}
 
 
 def decoder(*names):
@@ -383,6 +390,15 @@ def _sop1(inst, ctx):
     return lambda w: write(w, read(w))
 
 
+@decoder("s_cselect_b32", "s_cselect_b64")
+def _cselect(inst, ctx):
+    """SDST = SCC ? S0 : S1 (CDNA3 ISA, SOP2); SCC is not written."""
+    bits = 64 if inst.opcode.endswith("64") else 32
+    write = scalar_writer(inst.operands[0], bits)
+    a, b = scalar_reader(inst.operands[1], bits), scalar_reader(inst.operands[2], bits)
+    return lambda w: write(w, np.where(np.asarray(w.scc) != 0, a(w), b(w)))
+
+
 @decoder("s_bitset0_b32", "s_bitset1_b32")
 def _bitset(inst, ctx):
     """SDST[S0[4:0]] = 0 or 1; the other bits of SDST stay, SCC is not written (CDNA3 ISA, SOP1)."""
@@ -418,7 +434,7 @@ def _scmp(inst, ctx):
 
 
 @decoder("s_and_saveexec_b64", "s_and_saveexec_b32", "s_or_saveexec_b64", "s_or_saveexec_b32",
-         "s_andn2_saveexec_b64", "s_andn2_saveexec_b32")
+         "s_andn2_saveexec_b64", "s_andn2_saveexec_b32", "s_and_not1_saveexec_b64", "s_and_not1_saveexec_b32")
 def _saveexec(inst, ctx):
     bits = 64 if inst.opcode.endswith("64") else 32
     if (bits == 64) != (ctx.lanes == 64):
@@ -429,7 +445,8 @@ def _saveexec(inst, ctx):
     exec_write = scalar_writer(Reg("s", EXEC), bits)
     mask = np.uint64((1 << bits) - 1)
     op = {"s_and": lambda a, b: a & b, "s_or": lambda a, b: a | b,
-          "s_andn2": lambda a, b: a & ~b & mask}[inst.opcode.split("_saveexec")[0]]  # EXEC = S0 op EXEC
+          "s_andn2": lambda a, b: a & ~b & mask,  # gfx11 calls it s_and_not1
+          "s_and_not1": lambda a, b: a & ~b & mask}[inst.opcode.split("_saveexec")[0]]  # EXEC = S0 op EXEC
 
     def run(w):
         old = exec_read(w)
@@ -670,18 +687,25 @@ def valu_compute(inst: Instruction, ctx):
         a = _sdwa_source(ops[1], inst.modifiers.get("src0_sel", "DWORD"), ctx)
         b = _sdwa_source(ops[2], inst.modifiers.get("src1_sel", "DWORD"), ctx)
         if base == "v_cndmask_b32":  # VOPC-style select: src1 where VCC is set, else src0
-            if dst_sel != "DWORD":
+            fn = None
+            if len(ops) > 3 and sreg_index(ops[3]) != VCC:
                 raise EmulatorError(f"unsupported SDWA form '{inst.text}' at line {inst.line}.")
-            return (lambda w: np.where(w.read_mask(VCC), b(w), a(w)).astype(np.uint32)), ops[0]
-        fn = _VOP2[base]
+
+            def result(w):
+                return np.where(w.read_mask(VCC), b(w), a(w)).astype(np.uint32)
+        else:
+            fn = _VOP2[base]
+
+            def result(w):
+                return fn(a(w), b(w))
         shift, width = _SDWA_SEL[dst_sel]
         if width == 32:
-            return (lambda w: fn(a(w), b(w))), ops[0]
+            return result, ops[0]
         field = u32(((1 << width) - 1) << shift)
         old = vector_reader(ops[0], ctx)
 
         def into_field(w):
-            placed = (fn(a(w), b(w)) << u32(shift)) & field  # the result's low bits, moved to the selected field
+            placed = (result(w) << u32(shift)) & field  # the result's low bits, moved to the selected field
             if unused == "UNUSED_PRESERVE":
                 return placed | (old(w) & ~field)
             return placed  # UNUSED_PAD: the other bits are zero
@@ -726,7 +750,14 @@ def valu_compute(inst: Instruction, ctx):
         a, b = vector_reader(ops[1], ctx), vector_reader(ops[2], ctx)
         mask_index = VCC if len(ops) == 3 else sreg_index(ops[3])
         return (lambda w: np.where(w.read_mask(mask_index), b(w), a(w)).astype(np.uint32)), ops[0]
+    for family in compute_families:
+        found = family(inst, ctx)
+        if found is not None:
+            return found
     return None
+
+
+compute_families: list = []  # more fn(inst, ctx) -> (compute, dst) | None, registered by other families (floats)
 
 
 def _write_result(compute, dst, ctx):
@@ -872,9 +903,13 @@ def _accvgpr(inst, ctx):
 
 @decoder("v_subbrev_co_u32_e32", "v_subbrev_co_u32_e64", "v_addc_co_u32_e32", "v_add_co_u32_e32",
          "v_add_co_u32_e64", "v_addc_co_u32_e64", "v_sub_co_u32_e32", "v_subrev_co_u32_e32", "v_subb_co_u32_e32",
-         "v_subb_co_u32_e64", "v_sub_co_u32_e64", "v_subrev_co_u32_e64")
+         "v_subb_co_u32_e64", "v_sub_co_u32_e64", "v_subrev_co_u32_e64",
+         # gfx11's names: the VOP3 carry-out forms print without _e64, and addc/subb are add/sub_co_ci
+         "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_add_co_ci_u32_e32", "v_add_co_ci_u32_e64",
+         "v_sub_co_ci_u32_e32", "v_sub_co_ci_u32_e64", "v_subrev_co_ci_u32_e32", "v_subrev_co_ci_u32_e64")
 def _carry(inst, ctx):
-    base = _base(inst.opcode)
+    base = {"v_add_co_ci_u32": "v_addc_co_u32", "v_sub_co_ci_u32": "v_subb_co_u32",
+            "v_subrev_co_ci_u32": "v_subbrev_co_u32"}.get(_base(inst.opcode), _base(inst.opcode))
     ops = inst.operands
     # e32: vdst, vcc, src0, src1[, vcc]; e64: vdst, sdst, src0, src1[, ssrc]
     dst, carry_out = ops[0], sreg_index(ops[1])
@@ -896,7 +931,8 @@ def _carry(inst, ctx):
             full = x - y - c
             out = full < 0
         write(w, (full & MASK32).astype(np.uint32))
-        w.write_mask(carry_out, out & w.exec)
+        if carry_out != NULL:
+            w.write_mask(carry_out, out & w.exec)
     return run
 
 
@@ -926,11 +962,32 @@ def _vcmp(inst, ctx):
     return run
 
 
+@decoder(*(f"v_cmpx_{c}_{t}_e32" for c in _VCMP for t in ("u32", "i32", "u64", "i64")))
+def _vcmpx(inst, ctx):
+    """gfx10+ V_CMPX: EXEC = S0 <cond> S1 in the lanes that are on, 0 in the others; nothing else is written
+    (RDNA3.5 ISA, VOPC)."""
+    _, _, cond, typ, _ = inst.opcode.split("_")
+    x, y = inst.operands
+    wide = typ.endswith("64")
+    a, b = (vector_reader64(x, ctx), vector_reader64(y, ctx)) if wide else (vector_reader(x, ctx),
+                                                                            vector_reader(y, ctx))
+    view = {"u": np.uint64 if wide else np.uint32, "i": np.int64 if wide else np.int32}[typ[0]]
+    cmp = _VCMP[cond]
+
+    def run(w):
+        result = cmp(np.atleast_1d(np.asarray(a(w))).view(view), np.atleast_1d(np.asarray(b(w))).view(view))
+        w.write_mask(EXEC, np.broadcast_to(result, (w.lanes,)) & w.exec)
+    return run
+
+
 def decode(kernel: Kernel, ctx: DecodeContext) -> list:
     """Every instruction of the kernel as a closure; the first unknown opcode stops decoding with its name. The
     memory and matrix families have registered their decoders: the package imports them (`__init__`)."""
     code = []
     for inst in kernel.instructions:
+        if inst.opcode in REFUSED:
+            raise RefusedInstruction(f"instruction {inst.opcode} (line {inst.line}) is refused by the emulator: "
+                                     f"{REFUSED[inst.opcode]}.")
         make = DECODERS.get(inst.opcode)
         if make is None:
             raise EmulatorError(f"instruction {inst.opcode} (line {inst.line}: '{inst.text}') is not implemented "
@@ -939,8 +996,8 @@ def decode(kernel: Kernel, ctx: DecodeContext) -> list:
     return code
 
 
-__all__ = ["Wave", "DecodeContext", "Divergence", "EmulatorError", "Hazard", "Pending", "DECODERS", "decode",
-           "M0"]
+__all__ = ["Wave", "DecodeContext", "Divergence", "EmulatorError", "RefusedInstruction", "Hazard", "Pending",
+           "DECODERS", "REFUSED", "decode", "M0"]
 
 
 # ---------------------------------------------------------------------------------------------------- gfx11 true16
@@ -971,3 +1028,45 @@ def _mov_b16(inst, ctx):
     def run(w):
         write(w, (read_dst(w) & keep) | (value(w) << u32(d_shift)))
     return run
+
+
+def _half_reader(op, ctx):
+    """A 16-bit true16 source: vN.l / vN.h, or a constant."""
+    if isinstance(op, int):
+        return lambda w: u32(op & 0xFFFF)
+    half = _HALF.fullmatch(str(op))
+    if half is None:
+        raise EmulatorError(f"expected a 16-bit register half, got {op!r}.")
+    read, shift = vector_reader(Reg("v", int(half[1])), ctx), u32(16 if half[2] == "h" else 0)
+    return lambda w: (read(w) >> shift) & u32(0xFFFF)
+
+
+def _half_writer(op, ctx):
+    half = _HALF.fullmatch(str(op))
+    if half is None:
+        raise EmulatorError(f"expected a 16-bit register half, got {op!r}.")
+    index, shift = int(half[1]), 16 if half[2] == "h" else 0
+    read, write, keep = vector_reader(Reg("v", index), ctx), vector_writer(Reg("v", index)), u32(0xFFFF << (16 - shift))
+    return lambda w, value: write(w, (read(w) & keep) | (np.asarray(value, np.uint32) << u32(shift)))
+
+
+@decoder("v_cndmask_b16", "v_cndmask_b16_e64")
+def _cndmask_b16(inst, ctx):
+    """D.h16 = mask bit ? S1 : S0 on register halves; the other half of D is kept (RDNA3.5 ISA, VOP3 true16)."""
+    dst, x, y, mask = inst.operands
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    a, b, index, write = _half_reader(x, ctx), _half_reader(y, ctx), sreg_index(mask), _half_writer(dst, ctx)
+    return lambda w: write(w, np.where(w.read_mask(index), b(w), a(w)))
+
+
+@decoder("v_cvt_u32_u16_e32", "v_cvt_u32_u16_e64", "v_cvt_u32_u16")
+def _cvt_u32_u16(inst, ctx):
+    """D.u32 = zero-extended S0.u16 (RDNA3.5 ISA, VOP1; a true16 source names its half)."""
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    src = inst.operands[1]
+    read = _half_reader(src, ctx) if _HALF.fullmatch(str(src)) else (lambda w, r=vector_reader(src, ctx): r(w) & u32(
+        0xFFFF))
+    write = vector_writer(inst.operands[0])
+    return lambda w: write(w, np.broadcast_to(read(w), (w.lanes,)).astype(np.uint32))

@@ -390,30 +390,35 @@ def _global(inst, ctx):
     return run
 
 
-@decoder("scratch_load_b32", "scratch_store_b32", "scratch_load_dword", "scratch_store_dword")
+_SCRATCH_BYTES = {"b32": 4, "dword": 4, "b64": 8, "dwordx2": 8, "b96": 12, "dwordx3": 12, "b128": 16, "dwordx4": 16}
+
+
+@decoder(*(f"scratch_{kind}_{width}" for kind in ("load", "store") for width in _SCRATCH_BYTES))
 def _scratch(inst, ctx):
-    # Per-lane private memory; IREE's kernels address it with constant offsets only ('off' for both bases).
+    # Per-lane private memory; IREE's kernels address it with constant offsets only ('off' for both bases). A
+    # wider access moves consecutive registers to consecutive bytes of the lane's segment.
     kind = "load" if "_load_" in inst.opcode else "store"
+    size = _SCRATCH_BYTES[inst.opcode.rsplit("_", 1)[1]]
     ops = inst.operands
     data_reg = ops[0] if kind == "load" else ops[1]
     if (ops[1] if kind == "load" else ops[0]) != "off" or ops[2] != "off":
         raise EmulatorError(f"scratch addressing in '{inst.text}' (line {inst.line}) is not modelled.")
     offset = int(inst.modifiers.get("offset", 0))
     private_bytes = ctx.kernel.descriptor.get("private_segment_fixed_size", 0)
-    if offset + 4 > private_bytes:
+    if offset + size > private_bytes:
         raise EmulatorError(f"'{inst.text}' (line {inst.line}) is outside the {private_bytes}-byte private segment.")
 
     def run(w):
         if w.private is None:
             w.private = np.zeros((w.lanes, private_bytes), np.uint8)
         if kind == "store":
-            w.private[w.exec, offset:offset + 4] = _lanes_bytes(w, data_reg.kind, data_reg.index, 4)[w.exec]
+            w.private[w.exec, offset:offset + size] = _lanes_bytes(w, data_reg.kind, data_reg.index, size)[w.exec]
             if ctx.gfx9:
                 issue(w, w.vm, Pending(lambda w: None))
             return
-        data, mask = w.private[:, offset:offset + 4].copy(), w.exec.copy()
+        data, mask = w.private[:, offset:offset + size].copy(), w.exec.copy()
         issue(w, w.vm, Pending(lambda w: _store_lanes(w, data_reg.kind, data_reg.index, data, mask),
-                               (_dest(data_reg, 4),)))
+                               (_dest(data_reg, size),)))
     return run
 
 
