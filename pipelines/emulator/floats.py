@@ -13,6 +13,7 @@ Source modifiers `-x`, `|x|` and `-|x|` apply to float operands only. Cross-lane
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import ml_dtypes
 import numpy as np
@@ -341,9 +342,10 @@ def _permlanex16(inst, ctx):
     return run
 
 
-_FCMP = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal, "eq": np.equal,
-         "lg": lambda a, b: (a < b) | (a > b), "o": lambda a, b: ~np.isnan(a) & ~np.isnan(b),
-         "u": lambda a, b: np.isnan(a) | np.isnan(b)}
+_FCMP: dict[str, Callable] = {
+    "lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal, "eq": np.equal,
+    "lg": lambda a, b: (a < b) | (a > b), "o": lambda a, b: ~np.isnan(a) & ~np.isnan(b),
+    "u": lambda a, b: np.isnan(a) | np.isnan(b)}
 # the negated compares (nlt, ngt, ...) are true where the plain one is false, so also when either input is NaN
 _FCMP.update({f"n{k}": (lambda f: lambda a, b: ~f(a, b))(_FCMP[k]) for k in ("lt", "gt", "le", "ge", "eq", "lg")})
 
