@@ -174,7 +174,7 @@ def kernel_listing(text: str, symbol: str) -> str:
     names = re.findall(r"^\s+\.amdhsa_kernel (\S+)", text, re.M)
     if symbol not in names:
         raise EmulatorError(f"the kernel listing has no kernel {symbol}.")
-    blank = set()
+    blank: set[int] = set()
     for other in names:
         if other == symbol:
             continue
@@ -278,7 +278,7 @@ def _inputs(program: Program, folder: Path, report: dict, rng, zeros: bool) -> t
     for shape, dtype in signature:
         kind = numpy_type(dtype, f"an argument of @{program.function}")
         arrays.append(np.zeros(shape, kind) if zeros else rng.standard_normal(shape, dtype=np.float32).astype(kind))
-    interpreter.context = context
+    interpreter.context = context  # the reference runs later, in the context that parsed its module
     return arrays, interpreter
 
 
@@ -336,7 +336,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         raise EmulatorError(f"report.json states grid {grid!r:.40}, not three positive workgroup counts.")
     if grid is not None and len(program.launches) != 1:
         raise EmulatorError("report.json states one grid for a program of several dispatches.")
-    runs, sample, writer_kernel, writer = [], None, None, None
+    runs: list[tuple] = []
+    sample: set[int] | None = None
+    writer_kernel, writer = None, None
     for launch in program.launches:
         kernel = parse_kernel(kernel_listing(listings[launch.dispatch], launch.export))
         configured = _configured(folder / "dump", launch.dispatch)
@@ -354,7 +356,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         if record is not None:
             dispatch.traces = []
             dispatch.window = window
-        launch_grid = grid
+        launch_grid: tuple[int, ...] | None = tuple(grid) if grid is not None else None
         if launch_grid is None:
             if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get(
                     "system_sgpr_workgroup_id_z"):
@@ -420,7 +422,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         wrong=int(wrong.sum()),
         mismatches=found, first_divergence=divergence,
         out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
-                                  "executions": n, "lanes": lanes}
+                                  "executions": n, "lane_reads": lanes}
                                  for pc, (n, lanes) in sorted(memory.out_of_range.items())),
         hazards=tuple(h for _, dispatch, *_ in runs for h in dispatch.hazards),
         instructions=sum(int(dispatch.hits.sum()) for _, dispatch, *_ in runs),

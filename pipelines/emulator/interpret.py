@@ -21,6 +21,7 @@ A faulty kernel (a dropped K tile, a wrong beta, swapped bindings) is off by far
 from __future__ import annotations
 
 import math
+from typing import Any, NoReturn
 
 import ml_dtypes
 import numpy as np
@@ -59,14 +60,15 @@ class Interpreter:
 
     def __init__(self, module: ir.Module, name: str):
         self.module = module  # owns the function's operations
-        self.function = None
+        self.context: Any = None  # the MLIR context of `module`, set by whoever parsed it (host.py)
+        self.function: Any = None
         for op in module.body.operations:
             if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
                 self.function = op.operation
         if self.function is None:
             raise EmulatorError(f"the program's source has no func.func @{name} to compute the reference of.")
         self.name = name
-        self.env: dict = {}
+        self.env: dict[Any, Any] = {}
 
     def arguments(self) -> list[tuple[tuple[int, ...], str]]:
         """(shape, element type) of each argument of the function, in order."""
@@ -90,7 +92,7 @@ class Interpreter:
                 self.env[value] = result
         raise EmulatorError(f"@{self.name} has no func.return.")
 
-    def refuse(self, op: ir.Operation):
+    def refuse(self, op: ir.Operation) -> NoReturn:
         raise EmulatorError(f"the float64 reference does not interpret '{op.name}' (in @{self.name}); the host side "
                             "runs programs of linalg contractions, elementwise ops, fills, transposes, pads and "
                             "slices.")
@@ -98,7 +100,7 @@ class Interpreter:
     # ------------------------------------------------------------------------------------------- tensor ops
     def op(self, op: ir.Operation) -> list[tuple[np.ndarray, np.ndarray]]:
         name = op.name
-        operands = [self.env.get(v) for v in op.operands]
+        operands: list[Any] = [self.env.get(v) for v in op.operands]
         if name == "arith.constant":
             return [constant(op)]
         if name == "tensor.empty":
@@ -218,6 +220,7 @@ def from_loops(value: np.ndarray, dims: list[int]) -> np.ndarray:
 
 def constant(op: ir.Operation) -> tuple[np.ndarray, np.ndarray]:
     attr = op.attributes["value"]
+    value: Any
     if isinstance(attr, ir.FloatAttr) or ir.FloatAttr.isinstance(attr):
         value = np.float64(ir.FloatAttr(attr).value)
     elif ir.IntegerAttr.isinstance(attr):

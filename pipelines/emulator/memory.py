@@ -269,12 +269,13 @@ def _buffer_descriptor(w, index: int, cache_swizzle: bool):
 
 
 _BUFFER = re.compile(r"buffer_(load|store)_(?:(dword\w*|b\d+|ubyte|ushort|u8|u16|sbyte|sshort|short_d16_hi|short_d16|"
-                     r"byte_d16_hi|byte))$")
+                     r"byte_d16_hi|byte|short))$")
 
 
 @decoder(*(f"buffer_{kind}_{s}" for kind in ("load", "store")
            for s in ("dword", "dwordx2", "dwordx3", "dwordx4", "b32", "b64", "b96", "b128", "ubyte", "ushort")),
-         "buffer_load_u8", "buffer_load_u16", "buffer_store_b8", "buffer_store_b16")  # gfx11 names
+         "buffer_load_u8", "buffer_load_u16", "buffer_store_b8", "buffer_store_b16",  # gfx11 names
+         "buffer_store_short", "buffer_store_byte")  # gfx9 names of the 16- and 8-bit stores: the low bytes
 def _buffer(inst, ctx):
     kind, width = _BUFFER.match(inst.opcode).groups()
     size = _SIZES[width]

@@ -19,6 +19,7 @@ from pipelines.reference import float64_result
 from transforms.problem import Epilogue, Gemm, build_module, input_shapes
 
 DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[2]
 TWO_PROJECTIONS = DATA / "two_projections_f32.mlir"
 
 
@@ -91,10 +92,29 @@ def test_bias_relu_matches_on_gfx950(compiled):
     assert_matches(emulate_gemm(compiled(*epilogue("bias-relu", "gfx950"))))
 
 
-def test_bias_gelu_is_refused_by_name(compiled):
-    """gelu's erf expansion needs f32 instructions the emulator does not decode yet: one sentence names one."""
-    with pytest.raises(EmulatorError, match=r"instruction v_\w+ .* is not implemented"):
-        emulate_gemm(compiled(*epilogue("bias-gelu")))
+def test_bias_gelu_matches_and_a_wrong_exponent_is_caught(compiled):
+    """gelu's erf expansion (v_exp_f32, v_ldexp_f32, v_fmaak_f32, f32 compares) runs in the kernel and matches the
+    float64 interpretation of the same program within its slope-carried bound; scaling the exponential's input
+    by 2 (a planted wrong constant) is caught."""
+    folder = compiled(*epilogue("bias-gelu"))
+    result = emulate_gemm(folder)
+    assert_matches(result)
+    assert result.mix.get("v_exp_f32_e32", 0) > 0
+    text = listing(folder)
+    exp = re.search(r"\tv_exp_f32_e32 (v\d+), (v\d+)\n", text)
+    assert exp is not None
+    faulty = text.replace(exp[0], f"\tv_add_f32_e32 {exp[2]}, {exp[2]}, {exp[2]}\n{exp[0]}", 1)
+    assert not emulate_gemm(folder, kernel_text=faulty).matches
+
+
+@pytest.mark.slow
+def test_the_mlp_example_with_a_bf16_intermediate_matches(compiled):
+    """mlir/examples/mlp_bf16_nt.mlir: two dispatches, the first storing its bf16 result with buffer_store_short,
+    the second reading it; the reference rounds the intermediate to bf16 as the program does."""
+    folder = compiled("--target", "gfx942", "--input", str(REPO / "mlir" / "examples" / "mlp_bf16_nt.mlir"))
+    result = emulate_gemm(folder)
+    assert_matches(result)
+    assert result.mix.get("buffer_store_short", 0) > 0
 
 
 def test_batch_matches_float64_per_batch(compiled):

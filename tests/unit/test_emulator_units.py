@@ -508,3 +508,16 @@ def test_v_bfe_i32_shifts_arithmetically():
     w.v[1][:] = 0x70000000
     run(w, "v_bfe_i32 v2, v1, 28, 8")  # positive: bits 28..35 are 0x07
     assert w.v[2][0] == 0x7
+
+
+def test_buffer_store_short_writes_the_low_half():
+    """buffer_store_short stores bits 15:0 of its data register (the bf16 intermediates of IREE's MLP dispatches):
+    lane i writes 2 bytes at byte offset 4i, leaving the other two bytes of each dword as they were."""
+    wave, _ = buffer_wave(records=1024)
+    wave.v[1] = np.uint32(0xABCD1234)
+    memory = wave.workgroup.memory
+    base = int(wave.s[4, 0] | (wave.s[5, 0] << np.uint64(32)))
+    memory.write(base, np.full(256, 0xFFFFFFFF, np.uint32))
+    run(wave, "buffer_store_short v1, v0, s[4:7], 0 offen")
+    words = memory.read(base, 16).view(np.uint32)
+    assert [hex(x) for x in words] == [hex(0xFFFF1234)] * 4
