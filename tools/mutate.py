@@ -51,6 +51,9 @@ T_SPEC = ("tests/unit/test_spec_matcher.py",)
 T_RUNNER = ("tests/unit/test_runner_checks.py",)
 T_SWIZZLE = ("tests/unit/test_lds_swizzle.py",)
 T_TIMING = ("tests/unit/test_timing_micro.py",)
+T_BATCH = ("tests/unit/test_emulator_batch.py",)
+T_WAITSTATES = ("tests/unit/test_emulator_waitstates.py",)
+T_LOCALISE = ("tests/unit/test_emulator.py::test_a_loosened_wait_is_traced_to_the_first_instruction_it_misleads",)
 
 
 @dataclass(frozen=True)
@@ -308,6 +311,25 @@ MUTANTS = [
     Mutant("blind-emulator-dma-offset", "pipelines/emulator/memory.py",
            "np.uint64(0x3FFFF)).astype(np.int64) + inst_offset", "np.uint64(0x3FFFF)).astype(np.int64)",
            "direct-to-LDS loads ignore the instruction offset for their LDS destination", T_EMULATOR),
+    # ---- the batched engine, wait states, soffset and localisation (issue 15, this round)
+    Mutant("emulator-batch-readlane-row0", "pipelines/emulator/floats.py",
+           "write(w, values[np.arange(w.batch), chosen])", "write(w, values[0, chosen])",
+           "v_readlane in a batch reads the first workgroup's lane for every workgroup", T_BATCH),
+    Mutant("emulator-batch-branch-any", "pipelines/emulator/machine.py",
+           "        if taken.all():\n            w.pc = target", "        if taken.any():\n            w.pc = target",
+           "a batch takes a branch when any of its workgroups does, instead of forking", T_BATCH),
+    Mutant("emulator-waitstates-srcab-short", "pipelines/emulator/waitstates.py",
+           "    return p.passes + 3 + _cdna4_extra(arch, p.passes)",
+           "    return p.passes + 2 + _cdna4_extra(arch, p.passes)",
+           "an MFMA result read as SrcA/B needs one wait state fewer than the table says", T_WAITSTATES),
+    Mutant("emulator-buffer-soffset-checked", "pipelines/emulator/memory.py",
+           "offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + inst_offset) & 0xFFFFFFFF",
+           "offset = (np.broadcast_to(voffset(w), (w.lanes,)).astype(np.int64) + inst_offset\n"
+           "                  + w.spread(sofs(w)).astype(np.int64)) & 0xFFFFFFFF",
+           "the buffer range check counts soffset", T_EMULATOR),
+    Mutant("emulator-localise-reference-latency", "pipelines/emulator/memory.py",
+           'if getattr(w.workgroup, "immediate", False):', "if False:",
+           "the reference re-execution keeps the memory latency model", T_LOCALISE),
     Mutant("blind-inspect-lds-round-up", "pipelines/inspect.py",
            "workgroups_per_cu = target.lds_per_cu // stats.lds_bytes",
            "workgroups_per_cu = -(-target.lds_per_cu // stats.lds_bytes)",
