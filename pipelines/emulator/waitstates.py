@@ -343,11 +343,13 @@ class WaitStateChecker:
         defs = [(ppc, w) for ppc in clause for w in ops[ppc].writes]
         if not defs:
             return
-        uses = [(ppc, r) for ppc in clause for r in ops[ppc].reads + ops[ppc].writes]
         hit = None
         if not c.writes and c.kind == "vmem":  # a store (or LDS DMA) after loads in one clause
             hit = defs[0]
-        for reg in c.writes:  # the new instruction overwrites what the clause reads or writes
+        # LLVM: a hazard when a register the clause (this instruction included) defines is one it uses; writes
+        # that only overlap other writes are not (ClauseDefs.anyCommon(ClauseUses))
+        uses = [(ppc, r) for ppc in clause for r in ops[ppc].reads] + [(cpc, r) for r in c.reads]
+        for reg in c.writes:  # this instruction overwrites what the clause (or itself) reads
             hit = hit or next(((ppc, r) for ppc, r in uses if overlap(r, reg)), None)
         for ppc, w in defs:  # or reads what the clause writes
             if hit is None and any(overlap(w, r) for r in c.reads):

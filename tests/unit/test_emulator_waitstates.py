@@ -153,6 +153,19 @@ def test_soft_clause_load_overwriting_an_address_of_its_clause():
     assert not violations("gfx1151", *loads)  # RDNA3.5 has no XNACK replay
 
 
+def test_soft_clause_loads_whose_destinations_overlap_are_no_hazard():
+    """LLVM breaks a clause only where a register it defines is one it uses (ClauseDefs.anyCommon(ClauseUses)):
+    two loads writing overlapping registers (IREE's gfx950 fp8 NT kernels load v[26:29] then v[28:31] from one
+    address register) replay to the same result and are not a hazard; a load overwriting its own address is."""
+    overlapping = ["buffer_load_dwordx4 v[26:29], v13, s[4:7], 0 offen offset:128",
+                   "buffer_load_dwordx4 v[28:31], v13, s[4:7], 0 offen offset:2192"]
+    assert not violations("gfx950", *overlapping)
+    own_address = ["buffer_load_dwordx4 v[26:29], v13, s[4:7], 0 offen",
+                   "buffer_load_dwordx4 v[12:15], v13, s[4:7], 0 offen"]
+    v = only(violations("gfx950", *own_address), "xnack-soft-clause")
+    assert v.register == "v13" and v.consumer == 1
+
+
 def test_branches_count_the_path_taken():
     """The checker runs over executed pcs: a loop back-edge brings the MFMA of the previous iteration close."""
     lines = ["v_mov_b32_e32 v10, 0", "v_add_f32_e32 v9, v0, v10", "s_nop 1", MFMA16_942, "s_cbranch_scc1 label"]
