@@ -30,16 +30,15 @@ from iree.compiler import ir
 from transforms.problem import ProblemError, gemms_from_mlir
 
 from ..compiler import iree_compile_path
-from ..inspect import read_report
 from ..targets import TARGETS
 from .interpret import Interpreter, element_type, numpy_type
 from .isa import parse_kernel
 from .localise import localise
-from ..reference import NUMPY_TYPES, relative_tolerance
+from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
 from .run import (BATCH, Dispatch, EmulationResult, LdsAccessStats, _mix, _output_tile_elements, _sampled_reference,
-                  bank_count, mismatches, workgroup_count)
+                  bank_count, emulated_report, mismatches, workgroup_count)
 
 # Flags of the compile command that shape the program before codegen (the rest choose kernels, not dispatches).
 HOST_FLAGS = ("--iree-hal-target", "--iree-rocm-target", "--iree-dispatch-creation", "--iree-global-opt",
@@ -223,18 +222,7 @@ def _configured(dump: Path, dispatch: str) -> str:
 
 def load_program(folder: Path, kernel_text: str | None) -> tuple[dict, Program, dict[str, str]]:
     """report.json, the program and the listing text of each dispatch (by report name)."""
-    report_path = folder / "report.json"
-    if not report_path.is_file():
-        raise EmulatorError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
-    report = read_report(report_path)
-    emulated = [t.name for t in TARGETS.values() if t.emulated]
-    if report.get("target") not in emulated:
-        raise EmulatorError(f"the emulator runs {', '.join(emulated[:-1])} and {emulated[-1]} kernels, not "
-                            f"{report.get('target')}.")
-    for problem in report.get("problems") or []:
-        if not isinstance(problem, dict) or problem.get("dtype") not in NUMPY_TYPES:
-            dtype = problem.get("dtype") if isinstance(problem, dict) else None
-            raise EmulatorError(f"report.json names input type '{dtype}', which the emulator does not know.")
+    report = emulated_report(folder)
     dispatches = report.get("dispatches") or []
     if not dispatches:
         raise EmulatorError("report.json lists no dispatch to emulate.")

@@ -547,7 +547,9 @@ def bank_count(configured: str, target: str) -> int:
     return int(match[1])
 
 
-def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
+def emulated_report(folder: Path) -> dict:
+    """report.json of `folder`, checked to be one the emulator runs: an AMD target it models and input types it
+    knows (one sentence otherwise)."""
     report_path = folder / "report.json"
     if not report_path.is_file():
         raise EmulatorError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
@@ -556,11 +558,18 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
     if report.get("target") not in emulated:
         raise EmulatorError(f"the emulator runs {', '.join(emulated[:-1])} and {emulated[-1]} kernels, not "
                             f"{report.get('target')}.")
+    for problem in report.get("problems") or []:
+        dtype = problem.get("dtype") if isinstance(problem, dict) else None
+        if dtype not in NUMPY_TYPES:
+            raise EmulatorError(f"report.json names input type '{dtype}', which the emulator does not know.")
+    return report
+
+
+def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
+    """report.json, the kernel and the configured IR of a folder of one plain GEMM dispatch."""
+    report = emulated_report(folder)
     if len(report.get("problems", [])) != 1 or len(report.get("dispatches", [])) != 1:
         raise EmulatorError("the emulator runs folders with exactly one GEMM dispatch.")
-    if report["problems"][0]["dtype"] not in NUMPY_TYPES:
-        raise EmulatorError(f"report.json names input type '{report['problems'][0]['dtype']}', which the emulator "
-                            "does not know.")
     isa = folder / "dump" / report["dispatches"][0]["isa_file"]
     if not isa.is_file():
         raise EmulatorError(f"{isa} is missing.")
