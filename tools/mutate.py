@@ -592,11 +592,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only:
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{when}.md").write_text(markdown(outcomes, command, commit, when, seconds))
-        with open(args.out / f"{when}.jsonl", "w") as jsonl:
+        # an earlier run of the same day keeps its files: this one takes the next free name (-b, -c, ...)
+        taken = {p.stem for p in args.out.iterdir()}
+        name = next(f"{when}{suffix}" for suffix in [""] + [f"-{c}" for c in "bcdefghijklmnopqrstuvwxyz"]
+                    if f"{when}{suffix}" not in taken)
+        (args.out / f"{name}.md").write_text(markdown(outcomes, command, commit, when, seconds))
+        with open(args.out / f"{name}.jsonl", "w") as jsonl:
             for o in outcomes:
                 jsonl.write(json.dumps(dict(asdict(o), commit=commit, command=command)) + "\n")
-        print(f"wrote {args.out / f'{when}.md'} and .jsonl")
+        print(f"wrote {args.out / f'{name}.md'} and .jsonl")
     return 0 if judged and rate >= 0.9 and not any(o.status == "error" for o in outcomes) else 1
 
 
