@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-import ml_dtypes
 import numpy as np
 
 from .isa import VCC, Reg, parse_operand
+from .matrix import narrow_type
 from .machine import (MASK32, EmulatorError, _base, compute_families, decoder, scalar_reader, scalar_writer,
                       vector_reader, vector_writer)
 
@@ -192,11 +192,7 @@ _SELECT = {"DWORD": 0, "WORD_0": 0, "WORD_1": 16, "BYTE_0": 0, "BYTE_1": 8, "BYT
 
 
 def _small_float(kind: str, arch: str):
-    if kind == "f16":
-        return np.float16
-    ocp = arch != "gfx942"  # gfx942's fp8 is FNUZ, gfx950's OCP (the emulator's targets)
-    return {("fp8", False): ml_dtypes.float8_e4m3fnuz, ("bf8", False): ml_dtypes.float8_e5m2fnuz,
-            ("fp8", True): ml_dtypes.float8_e4m3fn, ("bf8", True): ml_dtypes.float8_e5m2}[(kind, ocp)]
+    return narrow_type(kind, arch)  # fp8/bf8 in the chip's flavour (FNUZ on gfx942, OCP on gfx950), or f16
 
 
 _CONVERSIONS = [f"v_cvt_{p}f32_{k}" for p, k in (("", "f16"), ("", "fp8"), ("", "bf8"), ("pk_", "fp8"), ("pk_", "bf8"))]

@@ -54,7 +54,8 @@ class MatrixShape:
         return self.m * self.n // self.lanes
 
 
-def _numpy_type(kind: str, arch: str):
+def narrow_type(kind: str, arch: str):
+    """The numpy type of an MFMA input kind ('bf16', 'f16', 'fp8', 'bf8') on `arch`: fp8 is the chip's flavour."""
     if kind == "bf16":
         return ml_dtypes.bfloat16
     if kind == "f16":
@@ -147,7 +148,7 @@ def _matrix(inst, ctx):
     if set(inst.modifiers) - allowed or (not allowed and inst.modifiers):
         raise EmulatorError(f"unsupported modifiers in '{inst.text}' (line {inst.line}).")
     dst, a_op, b_op, c_op = inst.operands
-    a_type, b_type = _numpy_type(shape.a_type, ctx.arch), _numpy_type(shape.b_type, ctx.arch)
+    a_type, b_type = narrow_type(shape.a_type, ctx.arch), narrow_type(shape.b_type, ctx.arch)
     a_rows, a_k = operand_layout(shape)
     c_rows, c_cols = result_layout(shape)
     elem_bytes = shape.elem_bytes
