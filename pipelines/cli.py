@@ -235,6 +235,21 @@ def _read_input(path: Path) -> str:
 
 
 def _job(args) -> flow.Job:
+    job = _scheduled_job(args)
+    split = getattr(args, "split_k", None)
+    if split is None:
+        return job
+    if job.pipeline != "default" or job.ukernel is not None or job.iree_ukernels:
+        raise UsageError(f"--split-k {split} splits the reduction under IREE's own configuration; give it with "
+                         f"--pipeline default and no schedule flags, not '{job.pipeline}'.")
+    if not route_for(job).splits_reduction:
+        raise UsageError(f"--split-k runs on the ROCm targets for now, not {job.target.name}.")
+    if any(g.batch or g.epilogue.kind != "none" for g in job.gemms):
+        raise UsageError(f"--split-k {split} splits plain GEMMs; batch matmuls and epilogues are not split yet.")
+    return dataclasses.replace(job, split_k=split)
+
+
+def _scheduled_job(args) -> flow.Job:
     target = get_target(args.target)
     _check_pipeline(args.pipeline or "default", target)
     pipeline = args.pipeline or "default"
@@ -607,6 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "double_buffered_dma (gfx950), "
                    "interleave "
                    "(gfx1151), double_buffered (all)")
+    p.add_argument("--split-k", type=_at_least(2), help="split the reduction this many ways: IREE computes the "
+                   "partial GEMMs in one dispatch and their sum in a second, configuring both itself (ROCm targets, "
+                   "--pipeline default; verified)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")

@@ -22,6 +22,9 @@ class Job:
     ukernel: PingPong8 | DoubleBuffered | ProducerConsumer | None = None  # a generated kernel, as a ukernel
     codegen: bool = False  # the schedule becomes a whole transform-dialect library (the target's codegen route)
     iree_ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled; every GEMM must be taken by one
+    # IREE splits each GEMM's reduction this many ways (partial GEMMs in one dispatch, their sum in a second) and
+    # configures both itself (`--iree-dispatch-creation-split-matmul-reduction`); 1: no split. Verified.
+    split_k: int = 1
 
 
 @dataclass(frozen=True)

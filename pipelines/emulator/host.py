@@ -38,7 +38,7 @@ from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
 from .run import (BATCH, Dispatch, EmulationResult, LdsAccessStats, _mix, _output_tile_elements, _sampled_reference,
-                  bank_count, emulated_report, mismatches, workgroup_count)
+                  bank_count, emulated_report, loop_workgroups, mismatches)
 
 # Flags of the compile command that shape the program before codegen (the rest choose kernels, not dispatches).
 HOST_FLAGS = ("--iree-hal-target", "--iree-rocm-target", "--iree-dispatch-creation", "--iree-global-opt",
@@ -51,6 +51,7 @@ class Buffer:
     name: str  # "input0", "dispatch1.result0"
     shape: tuple[int, ...]
     dtype: str  # MLIR element type
+    storage: str = ""  # a reshape of the buffer of this name (same bytes, row-major); "" for a buffer of its own
 
     @property
     def nbytes(self) -> int:
@@ -65,7 +66,8 @@ class Launch:
     export: str  # the kernel's symbol
     bindings: tuple[Buffer, ...]
     writes: tuple[Buffer, ...]  # the last bindings: the dispatch's results
-    problem: dict  # the contraction of the dispatch, as a Gemm dict (its loops size the grid)
+    problem: dict | None  # the contraction of the dispatch, as a Gemm dict; None for a dispatch of no GEMM
+    loops: tuple[int, ...]  # the static loop ranges of the dispatch's root op, which the workgroup tile divides
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,13 @@ def plan(flow: ir.Module, dispatch_names: dict[str, str]) -> Program:
         elif op.name == "hal.tensor.barrier":
             for source, value in zip(op.operands, op.results):
                 buffers[value] = buffers[source]
+        elif op.name == "flow.tensor.reshape" and op.operands[0] in buffers:
+            # a static reshape moves no data (a split-K program views A as M x S x K/S): the same bytes
+            source, view = buffers[op.operands[0]], _tensor(op.results[0], "a reshaped tensor")
+            if math.prod(view.shape) != math.prod(source.shape) or len(op.operands) > 1:
+                raise EmulatorError(f"@{name} reshapes {source.name} to {view.shape}, which is not a view of it.")
+            buffers[op.results[0]] = Buffer(f"{source.name}.view{view.shape}", view.shape, source.dtype,
+                                            source.storage or source.name)
         elif op.name == "flow.dispatch":
             launches.append(_launch(op, len(launches), buffers, executables, dispatch_names))
         elif op.name == "hal.tensor.export":
@@ -158,12 +167,46 @@ def _launch(op: ir.Operation, number: int, buffers: dict, executables: dict, dis
         writes.append(buffers[value])
     try:
         gemms = gemms_from_mlir(executables[executable], export)
-    except ProblemError:
+    except ProblemError:  # a contraction of another form (e.g. a split-K partial GEMM) or none
         gemms = []
-    if len(gemms) != 1:
+    if len(gemms) > 1:
         raise EmulatorError(f"dispatch {export} holds {len(gemms)} linalg contractions; the emulator runs "
-                            "dispatches of one GEMM.")
-    return Launch(dispatch_names[export], export, tuple(reads + writes), tuple(writes), dataclasses.asdict(gemms[0][1]))
+                            "dispatches of one root op.")
+    if gemms:
+        problem = dataclasses.asdict(gemms[0][1])
+        loops = tuple(problem[k] for k in ("batch", "m", "n", "k") if problem.get(k))
+        return Launch(dispatch_names[export], export, tuple(reads + writes), tuple(writes), problem, loops)
+    return Launch(dispatch_names[export], export, tuple(reads + writes), tuple(writes), None,
+                  root_loops(executables[executable], export))
+
+
+def root_loops(executable: ir.Operation, export: str) -> tuple[int, ...]:
+    """The static loop ranges of the last linalg.generic of a dispatch (its root op): each loop's size read from
+    an operand dimension that its indexing map sends it to."""
+    generics = [op for op in _walk(executable) if op.name == "linalg.generic"]
+    if not generics:
+        raise EmulatorError(f"dispatch {export} holds no linalg.generic or contraction; the host side sizes its grid "
+                            "from one.")
+    root = generics[-1]
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(root.attributes["indexing_maps"])]
+    sizes: dict[int, int] = {}
+    for value, amap in zip(root.operands, maps):
+        shape = ir.RankedTensorType(value.type).shape
+        for dim, expr in zip(shape, amap.results):
+            expr = expr.maybe_downcast()
+            if isinstance(expr, ir.AffineDimExpr):
+                sizes.setdefault(expr.position, dim)
+    if sorted(sizes) != list(range(maps[0].n_dims)):
+        raise EmulatorError(f"the root op of dispatch {export} has a loop no operand dimension sizes.")
+    return tuple(sizes[d] for d in range(maps[0].n_dims))
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child.operation
+                yield from _walk(child.operation)
 
 
 def kernel_listing(text: str, symbol: str) -> str:
@@ -309,8 +352,15 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     memory = FlatMemory()
     buffers = list(program.inputs) + [b for launch in program.launches for b in launch.bindings
                                       if b not in program.inputs]
-    buffers = list(dict.fromkeys(buffers))
+    buffers = list(dict.fromkeys(b for b in buffers if not b.storage))  # views share the bytes of their buffer
     address = dict(zip(buffers, memory.allocate_many([b.nbytes for b in buffers])))
+    by_name = {b.name: address[b] for b in buffers}
+    for launch in program.launches:
+        for view in launch.bindings:
+            if view.storage:
+                address[view] = by_name[view.storage]
+    if program.result.storage:
+        address[program.result] = by_name[program.result.storage]
     if record is None:  # a recording leaves the inputs as the zeros they were allocated as (pages touched on use)
         for buffer, array in zip(program.inputs, arrays):
             memory.write(address[buffer], np.ascontiguousarray(array).view(np.uint8))
@@ -349,7 +399,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
             if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get(
                     "system_sgpr_workgroup_id_z"):
                 raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
-            launch_grid = (workgroup_count(configured, launch.problem), 1, 1)
+            launch_grid = (loop_workgroups(configured, launch.loops, launch.dispatch), 1, 1)
         groups = math.prod(launch_grid)
         if workgroups is not None:
             sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups),
@@ -423,4 +473,6 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
 
 def program_problem(program: Program) -> dict:
     """What the summary names for a program of several dispatches: its last GEMM, marked as a program."""
-    return dict(program.launches[-1].problem, program=f"@{program.function}, {len(program.launches)} dispatches")
+    last = next(launch.problem for launch in reversed(program.launches) if launch.problem is not None) \
+        if any(launch.problem is not None for launch in program.launches) else {}
+    return dict(last, program=f"@{program.function}, {len(program.launches)} dispatches")

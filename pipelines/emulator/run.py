@@ -530,13 +530,19 @@ def output_tile(configured: str) -> tuple[int, int] | None:
 
 def workgroup_count(configured: str, problem: dict) -> int:
     """Workgroups of the dispatch: the problem's parallel sizes divided by the `workgroup` tile, rounded up."""
+    sizes = ([problem["batch"]] if problem.get("batch") else []) + [problem["m"], problem["n"], problem["k"]]
+    return loop_workgroups(configured, tuple(sizes), "the problem")
+
+
+def loop_workgroups(configured: str, loops: tuple[int, ...], what: str) -> int:
+    """Workgroups of a dispatch whose root op has static loop ranges `loops`: each divided by its `workgroup` tile
+    size (0: not tiled), rounded up."""
     tiles = workgroup_tile(configured)
     if tiles is None:
         raise EmulatorError("the configured IR has no workgroup tile, so the dispatch size is unknown.")
-    sizes = ([problem["batch"]] if problem.get("batch") else []) + [problem["m"], problem["n"], problem["k"]]
-    if len(tiles) != len(sizes):
-        raise EmulatorError(f"workgroup tile {tiles} does not match the loops {sizes} of the problem.")
-    return math.prod(-(-size // tile) for size, tile in zip(sizes, tiles) if tile)
+    if len(tiles) != len(loops):
+        raise EmulatorError(f"workgroup tile {tiles} does not match the loops {list(loops)} of {what}.")
+    return math.prod(-(-size // tile) for size, tile in zip(loops, tiles) if tile)
 
 
 def bank_count(configured: str, target: str) -> int:

@@ -55,6 +55,7 @@ class Route:
     name = ""
     about = ""
     raster = False  # builds the raster workgroup order (the codegen-raster pipeline)
+    splits_reduction = False  # passes a job's split-K to IREE and verifies it (Job.split_k)
 
     # ---- before compiling
     def prepare(self, job: Job) -> Prepared:

@@ -83,6 +83,8 @@ class ScheduleRoute(Route):
         wanted = {contraction_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos)
                   if s is not None}
         seen = set()
+        if not wanted:  # IREE's own configuration: nothing of ours to find (a split GEMM is checked apart)
+            return
         with ir.Context(), ir.Location.unknown():
             for kernel in stats:
                 configured = dump / f"configured_{kernel.dispatch}.mlir"
@@ -102,26 +104,55 @@ class ScheduleRoute(Route):
 
 class TuningSpecRoute(ScheduleRoute):
     name = "tuning-spec"
+    splits_reduction = True
     about = "compilation_info through a tuning spec (ROCm)"
     evidence = True
 
     def flags(self, prepared: Prepared, spec_file: Path) -> Flags:
         scheduled = prepared.spec is not None
         ukernels = ("--iree-rocm-enable-tensor-ukernels",) if prepared.job.iree_ukernels else ()
-        return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled, extra=ukernels)
+        split = ((f"--iree-dispatch-creation-split-matmul-reduction={prepared.job.split_k}",)
+                 if prepared.job.split_k > 1 else ())
+        return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled, extra=ukernels + split)
 
     def verified(self, job: Job) -> bool:
-        return job.iree_ukernels or super().verified(job)
+        return job.iree_ukernels or job.split_k > 1 or super().verified(job)
 
     def summary(self, job: Job) -> list[str]:
         if job.iree_ukernels:
             return ["IREE default heuristic with IREE's ROCm tensor ukernels"]
+        if job.split_k > 1:
+            return [f"IREE default heuristic, the reduction split {job.split_k} ways (partial GEMMs, then their sum)"]
         return super().summary(job)
 
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         super().verify(prepared, dump, stats)
         if prepared.job.iree_ukernels:
             verify_iree_ukernel(prepared.job, dump, stats)
+        if prepared.job.split_k > 1:
+            verify_split_k(prepared.job, dump, stats)
+
+
+DISPATCH_NAME = re.compile(r"func\.func @\w+?_dispatch_\d+_([a-z_]+?)_(\d+(?:x\d+)*)_")
+
+
+def verify_split_k(job: Job, dump: Path, stats: list[KernelStats]) -> None:
+    """With the reduction split S ways, IREE dispatches each M×N×K GEMM as S partial GEMMs of K/S
+    (`matmul_like_SxMxNx(K/S)`) and their sum (`reduction_(M·N)xS`); anything else (K not a multiple of S, a
+    shape IREE leaves whole) is the request not taking effect."""
+    named = set()
+    for kernel in stats:
+        match = DISPATCH_NAME.search((dump / f"configured_{kernel.dispatch}.mlir").read_text())
+        if match:
+            named.add((match[1], tuple(int(d) for d in match[2].split("x"))))
+    s = job.split_k
+    for gemm in job.gemms:
+        partial = ("matmul_like", (s, gemm.m, gemm.n, gemm.k // s))
+        total = ("reduction", (gemm.m * gemm.n, s))
+        if gemm.k % s or partial not in named or total not in named:
+            seen = ", ".join(f"{kind} {'x'.join(map(str, dims))}" for kind, dims in sorted(named)) or "nothing"
+            raise FallbackError(f"split-K {s} did not take effect for GEMM {gemm.shape_name}: IREE dispatched "
+                                f"{seen}, not {s} partial GEMMs of K {gemm.k // s} and their sum.")
 
 
 UKERNEL = re.compile(r'iree_codegen\.ukernel_descriptor<"[\w.]+"')
