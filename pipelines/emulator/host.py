@@ -444,6 +444,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     accesses = tuple(LdsAccessStats(kernel.instructions[pc].line, kernel.instructions[pc].text, *entry)
                      for kernel, dispatch, *_ in runs for pc, entry in sorted(dispatch.banks.items()))
     found = mismatches(got, want, wrong, memory.writers, writer_kernel or first_kernel)
+    order = {id(run[0]): (position, run[0]) for position, run in enumerate(runs)}  # a buffer load's kernel
+    beyond = sorted(memory.out_of_range.items(), key=lambda item: (order[item[0][0]][0], item[0][1]))
     divergence = None
     if found and found[0]["workgroup"] is not None and writer is not None and record is None:
         nx, ny, _ = runs[writer][5]
@@ -461,7 +463,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         mismatches=found, first_divergence=divergence,
         out_of_range_reads=tuple({"line": kernel.instructions[pc].line, "instruction": kernel.instructions[pc].text,
                                   "executions": n, "lane_reads": lanes}
-                                 for pc, (n, lanes) in sorted(memory.out_of_range.items())),
+                                 for (code, pc), (n, lanes) in beyond for kernel in [order[code][1]]),
         hazards=tuple(h for _, dispatch, *_ in runs for h in dispatch.hazards),
         instructions=sum(int(dispatch.hits.sum()) for _, dispatch, *_ in runs),
         mma_count=sum(dispatch.mma for _, dispatch, *_ in runs),

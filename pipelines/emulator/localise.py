@@ -70,12 +70,11 @@ def localise(dispatch, wg_id: int, grid_id: tuple, wave: int, store_pc: int) -> 
     `store_pc` (by wave `wave`) stored."""
     kernel = dispatch.kernel
     ops = [classify(inst, dispatch.ctx.arch, mma_passes(dispatch.ctx.arch)) for inst in kernel.instructions]
-    memory = copy.copy(dispatch.memory)
-    memory.data = dispatch.memory.data.copy()
-    memory.watched = None
-    memory.out_of_range = {}
-
-    def factory():
+    def factory():  # each re-execution starts from the memory the dispatch left, on its own copy
+        memory = copy.copy(dispatch.memory)
+        memory.data = dispatch.memory.data.copy()
+        memory.watched = None
+        memory.out_of_range = {}
         twin = type(dispatch)(kernel, dispatch.ctx, memory, dispatch.kernarg, dispatch.seed)
         twin.wait_violations = {}  # the dispatch already checked wait states
         return twin

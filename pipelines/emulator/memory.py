@@ -36,7 +36,9 @@ class FlatMemory:
         self.data = np.zeros(0, np.uint8)
         self.end = BASE_ADDRESS
         self.watched: tuple[int, np.ndarray] | None = None  # (first byte index, writer per dword) of one range
-        self.out_of_range: dict[int, list[int]] = {}  # buffer load pc -> [executions, lanes] reading past the V#
+        # (kernel, buffer load pc) -> [executions, lanes] reading past the V#; the dispatches of a program share
+        # this memory, so the pc alone would mix their kernels
+        self.out_of_range: dict[tuple[int, int], list[int]] = {}
 
     def watch(self, address: int, nbytes: int) -> None:
         """Remember who stores each dword of [address, address + nbytes): (workgroup, wave, pc) in `writers`."""
@@ -55,10 +57,10 @@ class FlatMemory:
         writers[dwords[inside], 0] = groups[inside]
         writers[dwords[inside], 1:] = (w.id, w.cur)
 
-    def read_out_of_range(self, pc: int, lanes: int, executions: int = 1) -> None:
+    def read_out_of_range(self, kernel: int, pc: int, lanes: int, executions: int = 1) -> None:
         """Note `lanes` lanes of the buffer load at `pc`, run by `executions` waves (one per workgroup of a batch),
         reading past num_records (they read 0, as on hardware)."""
-        entry = self.out_of_range.setdefault(pc, [0, 0])
+        entry = self.out_of_range.setdefault((kernel, pc), [0, 0])
         entry[0] += executions
         entry[1] += lanes
 
@@ -324,7 +326,8 @@ def _buffer(inst, ctx):
         memory = w.workgroup.memory
         outside = w.exec & ~inside.all(axis=1)
         if outside.any():
-            memory.read_out_of_range(w.cur, int(outside.sum()), len(np.unique(w.lane_batch[outside])))
+            memory.read_out_of_range(id(w.workgroup.code), w.cur, int(outside.sum()),
+                                     len(np.unique(w.lane_batch[outside])))
         whole = inside.all(axis=1)
         starts = base + byte_offsets[:, 0].astype(np.uint64)
         if whole.all():

@@ -296,7 +296,8 @@ class Dispatch:
         self.banks: dict[int, list[int]] = {}
         self.bank_cache: dict = {}
         self.hits = np.zeros(len(self.code), np.int64)
-        self.first_group_hits: list | None = None  # per wave of workgroup 0
+        self.first_group_hits: list | None = None  # per wave of the lowest-numbered workgroup run
+        self.first_group = -1
         self.mma = 0
         self.barriers = 0
         self.traces: list[list[tuple]] | None = None  # per workgroup, per wave: (executed pcs, LDS passes)
@@ -433,8 +434,10 @@ class Dispatch:
                 self.report(Hazard("wait-states", self.waitstates.describe(violation)))
         if self.traces is not None:
             self.traces.extend([(w.trace, w.lds_trace) for w in wg.waves] for _ in range(batch))
-        if self.first_group_hits is None:
+        if self.first_group_hits is None or int(wg.ids.min()) < self.first_group:
+            # the waves of the lowest-numbered workgroup run (batches fork and commit in either order)
             self.first_group_hits = [np.asarray(w.hits) for w in wg.waves]
+            self.first_group = int(wg.ids.min())
         self.mma += wg.mma * batch
         self.barriers += wg.epochs * batch
         for pc, (executions, cycles, ideal) in wg.banks.items():

@@ -49,3 +49,16 @@ def test_a_split_that_iree_does_not_take_is_an_error(tmp_path, capsys):
 def test_split_k_matches_float64_on_every_amd_target(tmp_path, target, shape):
     result = emulate_gemm(compile_split(tmp_path, target, shape))
     assert result.passed, result.summary()
+
+
+def test_out_of_range_reads_name_the_kernel_that_made_them(tmp_path):
+    """M = 17 leaves edge tiles in the partial-GEMM dispatch, whose buffer loads read past num_records (0 on
+    hardware); the two kernels of the program share one memory, and each reported load is the line of the listing
+    that holds it (not a pc of the other kernel)."""
+    folder = compile_split(tmp_path, "gfx942", "17x4096x4096")
+    result = emulate_gemm(folder)
+    assert result.passed, result.summary()
+    listing = next((folder / "dump").glob("*.rocmasm")).read_text().splitlines()
+    assert result.out_of_range_reads
+    for read in result.out_of_range_reads:
+        assert listing[read["line"] - 1].strip() == read["instruction"] and read["instruction"].startswith("buffer_")
