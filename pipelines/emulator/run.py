@@ -378,10 +378,6 @@ class Dispatch:
                 continue
             self._commit(wg)
 
-    def run_workgroup(self, wg_id: int, grid_id: tuple[int, int, int] | None = None) -> None:
-        """Run workgroup number `wg_id`, whose (x, y, z) id is `grid_id` ((wg_id, 0, 0) on a 1-D grid)."""
-        self.run_batch([wg_id], [grid_id or (wg_id, 0, 0)])
-
     def _start_batch(self, wg_ids: list[int], grid_ids: list[tuple[int, int, int]]) -> Workgroup:
         wg = Workgroup(wg_ids, self)
         for i in range(self.waves_per_group):
