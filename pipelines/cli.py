@@ -243,7 +243,7 @@ def _job(args) -> flow.Job:
         raise UsageError(f"--split-k {split} splits the reduction under IREE's own configuration; give it with "
                          f"--pipeline default and no schedule flags, not '{job.pipeline}'.")
     if not route_for(job).splits_reduction:
-        raise UsageError(f"--split-k runs on the ROCm targets for now, not {job.target.name}.")
+        raise UsageError(f"--split-k runs on the GPU targets, not {job.target.name}.")
     if any(g.batch or g.epilogue.kind != "none" for g in job.gemms):
         raise UsageError(f"--split-k {split} splits plain GEMMs; batch matmuls and epilogues are not split yet.")
     return dataclasses.replace(job, split_k=split)
@@ -623,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "interleave "
                    "(gfx1151), double_buffered (all)")
     p.add_argument("--split-k", type=_at_least(2), help="split the reduction this many ways: IREE computes the "
-                   "partial GEMMs in one dispatch and their sum in a second, configuring both itself (ROCm targets, "
+                   "partial GEMMs in one dispatch and their sum in a second, configuring both itself (GPU targets, "
                    "--pipeline default; verified)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)

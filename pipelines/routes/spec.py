@@ -39,6 +39,20 @@ WAVE_GRIDS = [(2, 2), (2, 4), (4, 2), (1, 4), (4, 4)]
 class ScheduleRoute(Route):
     on_op = False  # compilation_info on the op in the source, not in a tuning spec
     evidence = False  # IREE prints the pass IR `verify` reads, and the spec marks what it matched
+    splits_reduction = True  # IREE's split-K (Job.split_k), the same flag and check on ROCm and CUDA
+
+    def flags(self, prepared: Prepared, spec_file: Path) -> Flags:
+        split = ((f"--iree-dispatch-creation-split-matmul-reduction={prepared.job.split_k}",)
+                 if prepared.job.split_k > 1 else ())
+        return Flags(extra=split)
+
+    def verified(self, job: Job) -> bool:
+        return job.split_k > 1 or super().verified(job)
+
+    def summary(self, job: Job) -> list[str]:
+        if job.split_k > 1:
+            return [f"IREE default heuristic, the reduction split {job.split_k} ways (partial GEMMs, then their sum)"]
+        return super().summary(job)
 
     def prepare(self, job: Job) -> Prepared:
         for gemm, schedule in zip(job.gemms, job.schedules):
@@ -83,7 +97,8 @@ class ScheduleRoute(Route):
         wanted = {contraction_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos)
                   if s is not None}
         seen = set()
-        if not wanted:  # IREE's own configuration: nothing of ours to find (a split GEMM is checked apart)
+        self.verify_split(prepared, dump, stats)
+        if not wanted:  # IREE's own configuration: nothing of ours to find
             return
         with ir.Context(), ir.Location.unknown():
             for kernel in stats:
@@ -101,36 +116,34 @@ class ScheduleRoute(Route):
             raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
                                 f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
 
+    def verify_split(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+        if prepared.job.split_k > 1:
+            verify_split_k(prepared.job, dump, stats)
+
 
 class TuningSpecRoute(ScheduleRoute):
     name = "tuning-spec"
-    splits_reduction = True
     about = "compilation_info through a tuning spec (ROCm)"
     evidence = True
 
     def flags(self, prepared: Prepared, spec_file: Path) -> Flags:
         scheduled = prepared.spec is not None
         ukernels = ("--iree-rocm-enable-tensor-ukernels",) if prepared.job.iree_ukernels else ()
-        split = ((f"--iree-dispatch-creation-split-matmul-reduction={prepared.job.split_k}",)
-                 if prepared.job.split_k > 1 else ())
+        split = super().flags(prepared, spec_file).extra
         return Flags(spec=spec_file if scheduled else None, print_pass_ir=scheduled, extra=ukernels + split)
 
     def verified(self, job: Job) -> bool:
-        return job.iree_ukernels or job.split_k > 1 or super().verified(job)
+        return job.iree_ukernels or super().verified(job)
 
     def summary(self, job: Job) -> list[str]:
         if job.iree_ukernels:
             return ["IREE default heuristic with IREE's ROCm tensor ukernels"]
-        if job.split_k > 1:
-            return [f"IREE default heuristic, the reduction split {job.split_k} ways (partial GEMMs, then their sum)"]
         return super().summary(job)
 
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         super().verify(prepared, dump, stats)
         if prepared.job.iree_ukernels:
             verify_iree_ukernel(prepared.job, dump, stats)
-        if prepared.job.split_k > 1:
-            verify_split_k(prepared.job, dump, stats)
 
 
 DISPATCH_NAME = re.compile(r"func\.func @\w+?_dispatch_\d+_([a-z_]+?)_(\d+(?:x\d+)*)_")
@@ -190,6 +203,7 @@ class OpAttributeRoute(ScheduleRoute):
 class HostRoute(ScheduleRoute):
     name = "iree-cpu"
     about = "IREE's CPU pipeline on the plain source"
+    splits_reduction = False
 
     def verified(self, job: Job) -> bool:
         return False

@@ -62,3 +62,10 @@ def test_out_of_range_reads_name_the_kernel_that_made_them(tmp_path):
     assert result.out_of_range_reads
     for read in result.out_of_range_reads:
         assert listing[read["line"] - 1].strip() == read["instruction"] and read["instruction"].startswith("buffer_")
+
+
+def test_split_k_is_verified_on_cuda_too(tmp_path):
+    """The CUDA route passes the same flag and checks the same two dispatches (no emulator there: compile only)."""
+    folder = compile_split(tmp_path, "sm_80", "16x4096x4096")
+    report = json.loads((folder / "report.json").read_text())
+    assert len(report["dispatches"]) == 2 and report["verified"]
