@@ -11,6 +11,11 @@ import math
 import ml_dtypes
 import numpy as np
 
+
+def dtype_family(dtype: str) -> str:
+    """Peaks and tuned schedules are per input family: "fp8" or "16bit" (f16 and bf16)."""
+    return "fp8" if dtype.startswith("f8") else "16bit"
+
 NUMPY_TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
                "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
                "f8E5M2": ml_dtypes.float8_e5m2, "f32": np.float32}

@@ -31,8 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from transforms.errors import UserError
-from .reference import NUMPY_TYPES, float64_result, relative_tolerance
-from .targets import dtype_family  # the target table is plain data: no compiler import
+from .reference import NUMPY_TYPES, dtype_family, float64_result, relative_tolerance  # no compiler import
 
 # Dense peak TFLOP/s of the devices we run on, by input family (NVIDIA H100/H200 SXM data sheets: 989.4 bf16/f16
 # and 1978.9 fp8; H200 is the same GH100 chip with more memory).

@@ -17,10 +17,7 @@ from typing import Any
 from transforms.errors import UserError
 from transforms.schedule import Schedule, Staging, Swizzle, Tile, WarpGroups, mma_operand
 
-
-def dtype_family(dtype: str) -> str:
-    """Peaks and tuned schedules are per input family: "fp8" or "16bit" (f16 and bf16)."""
-    return "fp8" if dtype.startswith("f8") else "16bit"
+from .reference import dtype_family
 
 
 class TargetError(UserError, ValueError):

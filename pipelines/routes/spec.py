@@ -160,9 +160,10 @@ def verify_split_k(job: Job, dump: Path, stats: list[KernelStats]) -> None:
             named.add((match[1], tuple(int(d) for d in match[2].split("x"))))
     s = job.split_k
     for gemm in job.gemms:
-        partial = ("matmul_like", (s, gemm.m, gemm.n, gemm.k // s))
+        # IREE names a contraction with M = 1 a matvec and one with N = 1 a vecmat
+        partials = {(kind, (s, gemm.m, gemm.n, gemm.k // s)) for kind in ("matmul_like", "matvec_like", "vecmat_like")}
         total = ("reduction", (gemm.m * gemm.n, s))
-        if gemm.k % s or partial not in named or total not in named:
+        if gemm.k % s or not partials & named or total not in named:
             seen = ", ".join(f"{kind} {'x'.join(map(str, dims))}" for kind, dims in sorted(named)) or "nothing"
             raise FallbackError(f"split-K {s} did not take effect for GEMM {gemm.shape_name}: IREE dispatched "
                                 f"{seen}, not {s} partial GEMMs of K {gemm.k // s} and their sum.")

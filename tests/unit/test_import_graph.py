@@ -85,3 +85,19 @@ def test_the_cycle_finder_finds_a_planted_cycle():
     edges["pipelines.named"].add("pipelines.tune")
     cycle = find_cycle(edges)
     assert cycle and cycle[0] == cycle[-1] and "pipelines.named" in cycle and "pipelines.tune" in cycle
+
+
+def test_the_runner_imports_without_the_compiler():
+    """A plan runs on a GPU machine that has only iree-base-runtime: importing the runner must not reach
+    iree.compiler (it did, through the target table, until the family of an input type moved to reference.py)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.startswith('iree.compiler'): raise ImportError('blocked ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import pipelines.runner\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
