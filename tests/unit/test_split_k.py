@@ -69,3 +69,13 @@ def test_split_k_is_verified_on_cuda_too(tmp_path):
     folder = compile_split(tmp_path, "sm_80", "16x4096x4096")
     report = json.loads((folder / "report.json").read_text())
     assert len(report["dispatches"]) == 2 and report["verified"]
+
+
+def test_a_split_matvec_is_recognised_and_matches(tmp_path):
+    """With M = 1 IREE names the partial GEMMs a matvec (`matvec_like_4x1x4096x1024`); the check accepts that name
+    and the emulated result matches float64."""
+    folder = compile_split(tmp_path, "gfx942", "1x4096x4096", split=4)
+    configured = "".join(p.read_text() for p in sorted((folder / "dump").glob("configured_*.mlir")))
+    assert "matvec_like_4x1x4096x1024_" in configured
+    result = emulate_gemm(folder)
+    assert result.passed, result.summary()
