@@ -43,6 +43,17 @@ def main() -> int:
     parser.add_argument("--cases", default="256,1000,1000-gfx950-f16-nn,4096,8192s")
     parser.add_argument("--work", default="/tmp/emulator-bench", help="where the compiled folders are kept")
     args = parser.parse_args()
+    output = Path(args.output)
+    if output.exists():  # rows are appended only to a file of this tool's rows, never to another file
+        first = output.read_text(errors="replace").splitlines()[:1]
+        try:
+            ours = not first or {"case", "wall_s", "command"} <= json.loads(first[0]).keys()
+        except (ValueError, AttributeError):
+            ours = False
+        if not ours:
+            print(f"emulator_bench: error: {output} exists and does not hold this tool's rows; give a new file.",
+                  file=sys.stderr)
+            return 2
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -26,7 +26,7 @@ from iree.compiler import version as iree_version  # noqa: E402
 
 from pipelines import flow  # noqa: E402
 from pipelines.bench import git_commit, repeat_count  # noqa: E402
-from pipelines.output import write_atomic  # noqa: E402
+from pipelines.output import work_folder, write_atomic, write_file  # noqa: E402
 from pipelines.targets import get_target  # noqa: E402
 from transforms.errors import UserError  # noqa: E402
 from transforms.problem import Gemm, input_shapes  # noqa: E402
@@ -36,8 +36,9 @@ SHAPES.append((1024, 1024, 65536))
 SPLITS = (2, 4, 8, 16)
 
 
-def compile_plan(plan: Path, target_name: str) -> None:
+def compile_plan(plan: Path, target_name: str, force: bool = False) -> None:
     target = get_target(target_name)
+    work_folder(plan, force)  # new, empty or already a plan folder of ours: a user's folder is refused
     entries = []
     for m, n, k in SHAPES:
         gemm = Gemm(m=m, n=n, k=k, dtype="bf16", layout="nn")
@@ -101,17 +102,23 @@ def main() -> int:
     p = sub.add_parser("compile")
     p.add_argument("plan", type=Path)
     p.add_argument("--target", default="sm_80")
+    p.add_argument("--force", action="store_true", help="write into a folder that holds other files (they stay)")
     p = sub.add_parser("summarize")
     p.add_argument("results", type=Path)
     p.add_argument("--copy-gbps", type=float, help="measured device-to-device copy bandwidth (bytes read + written)")
     p.add_argument("-o", "--output", type=Path)
+    p.add_argument("--force", action="store_true", help="overwrite an -o file pipelines did not write")
     args = parser.parse_args()
-    if args.command == "compile":
-        compile_plan(args.plan, args.target)
-        return 0
-    table = summarize(args.results, args.copy_gbps)
-    if args.output:
-        write_atomic(args.output, table + "\n")
+    try:
+        if args.command == "compile":
+            compile_plan(args.plan, args.target, args.force)
+            return 0
+        table = summarize(args.results, args.copy_gbps)
+        if args.output:
+            write_file(args.output, table + "\n", args.force)  # a file pipelines did not write needs --force
+    except (UserError, OSError, ValueError, KeyError) as err:
+        print(f"split_k_sweep: error: {err}", file=sys.stderr)
+        return 2
     print(table)
     return 0
 

@@ -97,7 +97,8 @@ class ScheduleRoute(Route):
         wanted = {contraction_key(g): (s, i) for g, s, i in zip(job.gemms, job.schedules, prepared.infos)
                   if s is not None}
         seen = set()
-        self.verify_split(prepared, dump, stats)
+        if prepared.job.split_k > 1:
+            verify_split_k(prepared.job, dump, stats)
         if not wanted:  # IREE's own configuration: nothing of ours to find
             return
         with ir.Context(), ir.Location.unknown():
@@ -115,10 +116,6 @@ class ScheduleRoute(Route):
         if missing:
             raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
                                 f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
-
-    def verify_split(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
-        if prepared.job.split_k > 1:
-            verify_split_k(prepared.job, dump, stats)
 
 
 class TuningSpecRoute(ScheduleRoute):

@@ -16,20 +16,6 @@ from pipelines.emulator import EmulatorError, emulate_gemm
 from pipelines.emulator.isa import Reg, parse_instruction
 
 
-@pytest.fixture(scope="session")
-def compiled(tmp_path_factory):
-    """compiled(*flags) -> folder of `pipelines compile *flags`, compiled once per session."""
-    cache: dict[tuple, Path] = {}
-
-    def compile_(*flags: str) -> Path:
-        if flags not in cache:
-            folder = tmp_path_factory.mktemp("kernel")
-            assert main(["compile", *flags, "-o", str(folder)]) == 0
-            cache[flags] = folder
-        return cache[flags]
-    return compile_
-
-
 def gemm(target, dtype, shape, pipeline="default", *extra):
     return ("--target", target, "--dtype", dtype, "--shape", shape, "--pipeline", pipeline, *extra)
 

@@ -23,20 +23,6 @@ REPO = Path(__file__).resolve().parents[2]
 TWO_PROJECTIONS = DATA / "two_projections_f32.mlir"
 
 
-@pytest.fixture(scope="session")
-def compiled(tmp_path_factory):
-    """compiled(*flags) -> folder of `pipelines compile *flags`, compiled once per session."""
-    cache: dict[tuple, Path] = {}
-
-    def compile_(*flags: str) -> Path:
-        if flags not in cache:
-            folder = tmp_path_factory.mktemp("program")
-            assert main(["compile", *flags, "-o", str(folder)]) == 0
-            cache[flags] = folder
-        return cache[flags]
-    return compile_
-
-
 def epilogue(kind, target="gfx942", shape="256x256x128"):
     return ("--target", target, "--shape", shape, "--epilogue", kind, "--alpha", "1.5", "--beta", "-0.5")
 
