@@ -24,10 +24,11 @@ from iree.compiler import version as iree_version
 from transforms.errors import UserError
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule, ScheduleError
+from transforms.split_k import SplitK
 
 from . import flow
 from .compiler import CompileError
-from .named import get_pipeline, is_codegen, uses_ukernels
+from .named import is_codegen, plan_for, uses_ukernels
 from .output import work_folder, write_atomic
 from .targets import Target, TargetError, check_dtype
 from .verify import FallbackError
@@ -87,13 +88,13 @@ def git_commit() -> str | None:
         return None
 
 
-def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | None, repeat: int) -> str:
+def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | SplitK | None, repeat: int) -> str:
     key = json.dumps([target.name, asdict(gemm), pipeline, asdict(schedule) if schedule else None, repeat,
                       iree_version.VERSION], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refused | None]], plan: Path,
+def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | SplitK | Refused | None]], plan: Path,
                force: bool = False, keep: Sequence[str] = ()) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
     ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
@@ -129,8 +130,12 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Refus
                          **({"error": first["error"]} if "error" in first else {}))
         elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
             try:
-                prepared = flow.prepare(flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline),
-                                                 iree_ukernels=uses_ukernels(pipeline)))
+                if isinstance(schedule, SplitK):
+                    job = flow.Job(target, pipeline, (gemm,), (None,), split=schedule)
+                else:
+                    job = flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline),
+                                   iree_ukernels=uses_ukernels(pipeline))
+                prepared = flow.prepare(job)
                 # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
                 flow.compile_job(prepared, folder, force=True,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
@@ -156,7 +161,7 @@ def _prune_dump(dump: Path, keep: Sequence[str]) -> None:
 
 
 def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: Sequence[str],
-                ) -> list[tuple[Gemm, str, Schedule | Refused | None]]:
+                ) -> list[tuple[Gemm, str, Schedule | SplitK | Refused | None]]:
     cases = []
     for spec in problems:
         batch, m, n, k = parse_shape(spec["shape"])
@@ -165,7 +170,7 @@ def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelin
             gemm = Gemm(m, n, k, dtype, spec.get("layout", "nn"), batch, Epilogue(spec.get("epilogue", "none")))
             for name in pipelines:
                 try:
-                    cases.append((gemm, name, get_pipeline(name).choose(gemm, target)))
+                    cases.append((gemm, name, plan_for(name, gemm, target)))
                 except (TargetError, ScheduleError) as err:
                     if name == "searched":
                         sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned

@@ -34,7 +34,7 @@ from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump, read_report
-from .named import PIPELINES, get_pipeline, pipelines_for
+from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
 from .runner import device_or_error, run_plan
@@ -237,6 +237,9 @@ def _read_input(path: Path) -> str:
 def _job(args) -> flow.Job:
     job = _scheduled_job(args)
     split = getattr(args, "split_k", None)
+    if job.split is not None and split is not None:
+        return dataclasses.replace(job, split=with_splits(job.split, split),
+                                   split_reason=f"split-K {split}: asked for with --split-k")
     if split is None:
         return job
     if job.pipeline != "default" or job.ukernel is not None or job.iree_ukernels:
@@ -280,6 +283,10 @@ def _scheduled_job(args) -> flow.Job:
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
+    if named.split is not None and not any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+        split, why = named.split(gemm, target)
+        if split is not None:
+            return flow.Job(target, pipeline, (gemm,), (None,), split=split, split_reason=why)
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=named.codegen,
                     iree_ukernels=named.ukernels)
 
@@ -451,7 +458,7 @@ def cmd_bench(args) -> int:
         cases = suite_cases(target, problems, dtypes, pipelines)
     else:
         gemm = _gemm(args)
-        cases = [(gemm, name, get_pipeline(name).choose(gemm, target)) for name in pipelines]
+        cases = [(gemm, name, plan_for(name, gemm, target)) for name in pipelines]
     plan = build_plan(target, cases, args.output, args.force, KEPT if is_model(devices) else ())
     if args.compile_only:
         print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
@@ -594,6 +601,8 @@ def render_report(report: dict) -> str:
         shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
         lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
                      f"{describe_epilogue(problem['epilogue']['kind'])}: {summary}")
+    if report.get("split_k", {}).get("why"):
+        lines.append(f"  why: {report['split_k']['why']}")
     if report.get("padded_to"):
         lines.append(f"  padded to {report['padded_to']}: A and B zero-padded to whole tiles, the result sliced back")
     lines.append("  verified: every requested choice found in the output" if report["verified"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from transforms import schedule as sched
 from transforms.problem import Gemm
+from transforms.split_k import SplitK
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .targets import Target
@@ -25,6 +26,10 @@ class Job:
     # IREE splits each GEMM's reduction this many ways (partial GEMMs in one dispatch, their sum in a second) and
     # configures both itself (`--iree-dispatch-creation-split-matmul-reduction`); 1: no split. Verified.
     split_k: int = 1
+    # The reduction split in the linalg program with our kernel for the partial products (the split-reduction route),
+    # and the rule's reason for choosing it; None: no such split.
+    split: SplitK | None = None
+    split_reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, Staging, Swizzle,
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
+from transforms.split_k import SplitError, SplitK, Streaming, check_split, partial_gemm
+from transforms.schedule import ScheduleError, check as check_schedule
 
 from .routes import codegen_route
 from .targets import Target, TargetError, dtype_family
@@ -45,6 +47,8 @@ class Pipeline:
     name: str
     summary: str
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
+    # a split-K plan where the pipeline's rule wants one, with the rule's reason (`split_plan`); None: never splits
+    split: Callable[[Gemm, Target], tuple[SplitK | None, str]] | None = None
     codegen: bool = False  # the schedule is delivered as a whole transform-dialect library (the codegen route)
     raster: bool = False  # needs a codegen route that builds the raster workgroup order
     ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled (targets with `iree_ukernels`), verified used
@@ -60,6 +64,86 @@ _AUTO_LADDER = [((256, 256), (2, 4)), ((256, 128), (2, 2)), ((128, 128), (2, 2))
 
 
 SKINNY = 64  # M or N below this is a decode-style GEMM
+
+
+# Split-K (`transforms.split_k`): the partial-product kernel by the largest M it serves, each measured on an H100
+# (results/h100/skinny: issue 16's shapes, bf16): (largest M or None, tile M×N, warp grid, K step, fewest K rows a
+# slice keeps). Below 16 rows the streaming kernel (no MMA) reads B once at 82-100 % of the copy bandwidth where a
+# 16-row MMA tile would compute mostly zeros.
+SPLIT_TILES: tuple[tuple[int | None, tuple[int, int], tuple[int, int], int, int], ...] = (
+    (16, (16, 256), (1, 8), 64, 256), (64, (64, 128), (2, 2), 64, 512), (None, (128, 128), (2, 2), 32, 512))
+STREAMING = Streaming(workgroup_n=256, k_step=8)
+STREAMING_MAX_SPLIT, STREAMING_MIN_SLICE = 64, 64  # S = 64 was fastest at every M = 1 shape (S = 32..128 tried)
+SPLIT_WAVES = 4  # slices × tiles should give every compute unit this many workgroups
+DATA_PARALLEL_TILE = (128, 128)  # the data-parallel grid the rule compares with the compute units
+# Split while that grid gives each compute unit fewer workgroups than this: at 112 tiles for 108 SMs (N = 14336) the
+# split kernels still ran 1.5-1.7x IREE's default (results/h100/skinny).
+DATA_PARALLEL_WAVES = 2
+
+
+def _power_of_two_split(cap: int, want: int) -> int:
+    split = 1
+    while split < want and split * 2 <= cap:
+        split *= 2
+    return split
+
+
+def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
+    """Whether to split the reduction, how, and why (one sentence either way). Split where the data-parallel grid
+    of 128×128 tiles gives each compute unit fewer than DATA_PARALLEL_WAVES workgroups and
+    K is long enough: M < 16 streams B with the SIMT kernel, larger M
+    takes the tile of `SPLIT_TILES`; S is the smallest power of two giving every compute unit SPLIT_WAVES
+    workgroups, no larger than keeps the slice's K rows (the streaming kernel: S = 64 where K allows)."""
+    if not target.gpu or gemm.batched or gemm.epilogue.kind != "none" or gemm.dtype not in ("f16", "bf16"):
+        return None, "data-parallel: split-K takes plain f16/bf16 GEMMs on GPU targets"
+    tiles = math.ceil(gemm.m / DATA_PARALLEL_TILE[0]) * math.ceil(gemm.n / DATA_PARALLEL_TILE[1])
+    if tiles >= DATA_PARALLEL_WAVES * target.compute_units:
+        return None, (f"data-parallel: {tiles} tiles of 128x128 give each of the {target.compute_units} compute units "
+                      f"at least {DATA_PARALLEL_WAVES} workgroups")
+    idle = (f"{tiles} tiles of 128x128 give the {target.compute_units} compute units fewer than "
+            f"{DATA_PARALLEL_WAVES} workgroups each")
+    if gemm.m < SPLIT_TILES[0][1][0]:
+        cap = min(STREAMING_MAX_SPLIT, gemm.k // STREAMING_MIN_SLICE)
+        split = SplitK(_power_of_two_split(cap, STREAMING_MAX_SPLIT), STREAMING)
+        why = f"M = {gemm.m} < 16: the streaming kernel reads B once without MMA"
+    else:
+        max_m, tile, warps, k_step, min_slice = next(row for row in SPLIT_TILES if row[0] is None or gemm.m <= row[0])
+        workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1])
+        want = math.ceil(SPLIT_WAVES * target.compute_units / workgroups)
+        s = _power_of_two_split(gemm.k // min_slice, want)
+        mma = _split_mma(gemm, target)
+        split = SplitK(s, Schedule(Tile(tile, k_step, warps, mma or ""), Staging(1), Swizzle("pad")))
+        why = (f"{workgroups} tiles of {tile[0]}x{tile[1]} x {s} slices of K {gemm.k // s} for "
+               f"{target.compute_units} compute units")
+        if mma is None:
+            return None, f"data-parallel: {target.name} has no {gemm.dtype} MMA intrinsic with M = 16 for split-K"
+    if split.splits < 2:
+        return None, f"data-parallel: {idle}, but K = {gemm.k} is too short to split"
+    try:
+        check_split(gemm, split)
+        if isinstance(split.partial, Schedule):
+            check_schedule(split.partial, partial_gemm(gemm, split), target)
+    except (SplitError, ScheduleError) as err:
+        return None, f"data-parallel: {idle}, but no split-K kernel fits ({str(err).rstrip('.')})"
+    return split, f"split-K {split.splits}: {idle}; {why}"
+
+
+def _split_mma(gemm: Gemm, target: Target) -> str | None:
+    patterns = target.named.auto_intrinsics.get(dtype_family(gemm.dtype), ())
+    return next((_intrinsic(p, gemm.dtype) for p in patterns if mma_shape(_intrinsic(p, gemm.dtype))[0] == 16), None)
+
+
+def _split_required(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
+    split, why = split_plan(gemm, target)
+    if split is None:
+        raise TargetError(f"pipeline 'split-k' does not split {gemm.shape_name} {gemm.layout} {gemm.dtype} on "
+                          f"{target.name}: {why}.")
+    return split, why
+
+
+def with_splits(split: SplitK, splits: int) -> SplitK:
+    """The plan with S forced (`--split-k` on a split pipeline)."""
+    return dataclasses.replace(split, splits=splits)
 
 
 def _tuned(gemm: Gemm, target: Target) -> Schedule | None:
@@ -203,7 +287,8 @@ def _searched(gemm: Gemm, target: Target) -> Schedule:
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("default", "IREE 3.13's own heuristic (no tuning spec)", lambda gemm, target: None),
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
-    Pipeline("auto", "largest tile that still fills every compute unit", _auto),
+    Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
+                     "units idle", _auto, split=split_plan),
     Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
                         "verified to be used", lambda gemm, target: None, ukernels=True),
@@ -211,7 +296,19 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
              _codegen, codegen=True),
     Pipeline("codegen-raster", "codegen in raster workgroup order (groups of up to 8 rows of tiles, for L2 reuse)",
              _codegen_raster, codegen=True, raster=True),
+    Pipeline("split-k", "the reduction split across workgroups (streaming kernel for M < 16, MMA tiles above), "
+                        "partial sums added by a second dispatch", lambda gemm, target: None, split=_split_required),
 )}
+
+
+def plan_for(name: str, gemm: Gemm, target: Target) -> Schedule | SplitK | None:
+    """What pipeline `name` does with `gemm`: a split-K plan where its rule splits, else its schedule (or None)."""
+    pipeline = get_pipeline(name)
+    if pipeline.split is not None:
+        split, _ = pipeline.split(gemm, target)
+        if split is not None:
+            return split
+    return pipeline.choose(gemm, target)
 
 
 def uses_ukernels(name: str) -> bool:

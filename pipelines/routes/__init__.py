@@ -8,9 +8,11 @@
 | `ukernel`         | `ukernel`     | ROCm    | a generated warp-group kernel, injected through the spec       |
 | `codegen-library` | `codegen`     | CUDA    | a whole transform-dialect library (cp.async, mma.sync)         |
 | `lanes`           | `lanes`       | ROCm    | a whole transform-dialect library (MMA fragments per lane)     |
+| `split-reduction` | `split`       | GPUs    | split-K in the linalg program, compilation_info on the partial op |
 
 Each target names its schedule and codegen routes (`Target.schedule_route`, `Target.codegen_route`) and the
-kernels it has; a job asks for a kernel (ukernel), for the codegen route, or for its target's schedule route.
+kernels it has; a job asks for a kernel (ukernel), for a split reduction, for the codegen route, or for its target's
+schedule route.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from .codegen import CodegenLibraryRoute
 from .lanes import LanesRoute
 from .library import LibraryRoute
 from .spec import HostRoute, OpAttributeRoute, TuningSpecRoute
+from .split import SplitReductionRoute
 from .ukernel import UkernelRoute
 
 ROUTES: dict[str, Route] = {r.name: r for r in (TuningSpecRoute(), OpAttributeRoute(), HostRoute(), UkernelRoute(),
-                                                CodegenLibraryRoute(), LanesRoute())}
+                                                CodegenLibraryRoute(), LanesRoute(), SplitReductionRoute())}
 
 
 def schedule_route(target: Target) -> Route:
@@ -40,6 +43,8 @@ def codegen_route(target: Target) -> LibraryRoute | None:
 def route_for(job: Job) -> Route:
     if job.ukernel is not None:
         return ROUTES["ukernel"]
+    if job.split is not None:
+        return ROUTES["split-reduction"]
     if job.codegen:
         route = codegen_route(job.target)
         if route is None:
