@@ -68,13 +68,16 @@ SKINNY = 64  # M or N below this is a decode-style GEMM
 
 # Split-K (`transforms.split_k`): the partial-product kernel by the largest M it serves, each measured on an H100
 # (results/h100/skinny: issue 16's shapes, bf16): (largest M or None, tile M×N, warp grid, K step, fewest K rows a
-# slice keeps). Below 16 rows the streaming kernel (no MMA) reads B once at 82-100 % of the copy bandwidth where a
-# 16-row MMA tile would compute mostly zeros.
-SPLIT_TILES: tuple[tuple[int | None, tuple[int, int], tuple[int, int], int, int], ...] = (
-    (16, (16, 256), (1, 8), 64, 256), (64, (64, 128), (2, 2), 64, 512), (None, (128, 128), (2, 2), 32, 512))
+# slice keeps, workgroups per compute unit S aims for). Below 16 rows the streaming kernel (no MMA) reads B once at
+# 83-111 % of the copy bandwidth where a 16-row MMA tile would compute mostly zeros. The last column is fitted on the
+# sweeps' fastest S (results/h100/skinny/README.md): 16- and 64-row tiles kept gaining up to 4 workgroups per
+# compute unit, the 128x128 tile was fastest at 256-448 workgroups (2.2 per compute unit of sm_80's 108; S = 4 at
+# 128x8192x8192 ran 1.26x S = 16), and K steps of 64 ran 1.1-1.3x those of 32 for it.
+SPLIT_TILES: tuple[tuple[int | None, tuple[int, int], tuple[int, int], int, int, float], ...] = (
+    (16, (16, 256), (1, 8), 64, 256, 4.0), (64, (64, 128), (2, 2), 64, 512, 4.0),
+    (None, (128, 128), (2, 2), 64, 512, 2.2))
 STREAMING = Streaming(workgroup_n=256, k_step=8)
 STREAMING_MAX_SPLIT, STREAMING_MIN_SLICE = 64, 64  # S = 64 was fastest at every M = 1 shape (S = 32..128 tried)
-SPLIT_WAVES = 4  # slices × tiles should give every compute unit this many workgroups
 DATA_PARALLEL_TILE = (128, 128)  # the data-parallel grid the rule compares with the compute units
 # Split while that grid gives each compute unit fewer workgroups than this: at 112 tiles for 108 SMs (N = 14336) the
 # split kernels still ran 1.5-1.7x IREE's default (results/h100/skinny).
@@ -92,7 +95,7 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
     """Whether to split the reduction, how, and why (one sentence either way). Split where the data-parallel grid
     of 128×128 tiles gives each compute unit fewer than DATA_PARALLEL_WAVES workgroups and
     K is long enough: M < 16 streams B with the SIMT kernel, larger M
-    takes the tile of `SPLIT_TILES`; S is the smallest power of two giving every compute unit SPLIT_WAVES
+    takes the tile of `SPLIT_TILES`; S is the smallest power of two giving every compute unit the row's number of
     workgroups, no larger than keeps the slice's K rows (the streaming kernel: S = 64 where K allows)."""
     if not target.gpu or gemm.batched or gemm.epilogue.kind != "none" or gemm.dtype not in ("f16", "bf16"):
         return None, "data-parallel: split-K takes plain f16/bf16 GEMMs on GPU targets"
@@ -107,9 +110,10 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
         split = SplitK(_power_of_two_split(cap, STREAMING_MAX_SPLIT), STREAMING)
         why = f"M = {gemm.m} < 16: the streaming kernel reads B once without MMA"
     else:
-        max_m, tile, warps, k_step, min_slice = next(row for row in SPLIT_TILES if row[0] is None or gemm.m <= row[0])
+        max_m, tile, warps, k_step, min_slice, waves = next(row for row in SPLIT_TILES
+                                                            if row[0] is None or gemm.m <= row[0])
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1])
-        want = math.ceil(SPLIT_WAVES * target.compute_units / workgroups)
+        want = math.ceil(waves * target.compute_units / workgroups)
         s = _power_of_two_split(gemm.k // min_slice, want)
         mma = _split_mma(gemm, target)
         split = SplitK(s, Schedule(Tile(tile, k_step, warps, mma or ""), Staging(1), Swizzle("pad")))

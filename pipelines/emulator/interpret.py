@@ -133,6 +133,12 @@ class Interpreter:
             value, bound = operands[0]
             shape = tuple(ir.RankedTensorType(op.results[0].type).shape)
             return [(value[index].reshape(shape), bound[index].reshape(shape))]
+        if name in ("tensor.expand_shape", "tensor.collapse_shape"):
+            if len(op.operands) > 1:  # dynamic output sizes
+                self.refuse(op)
+            shape = tuple(ir.RankedTensorType(op.results[0].type).shape)
+            value, bound = operands[0]
+            return [(value.reshape(shape), bound.reshape(shape))]
         if name.startswith("linalg.") and linalg.isa_contraction_op(op):
             return [self.contraction(op, operands)]
         if name == "linalg.generic":
@@ -174,7 +180,7 @@ class Interpreter:
         whole arrays, the results stored through the output maps."""
         iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
         if not all("parallel" in t for t in iterators):
-            self.refuse(op)
+            return [self.summation(op, operands, iterators)]
         maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
         loops = [0] * maps[0].n_dims
         positions = []
@@ -204,6 +210,36 @@ class Interpreter:
             else:
                 self.refuse(inner)
         self.refuse(op)
+
+    def summation(self, op: ir.Operation, operands: list, iterators: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """A linalg.generic that only adds its one input into its output over the reduction loops (split-K's sum
+        of partial products): init + Σ x, its bound the inputs' bounds summed plus f32 accumulation over the
+        reduced terms, `relative_tolerance(n) · max |Σ|x||`."""
+        body = [o.operation for o in op.regions[0].blocks[0].operations]
+        block = op.regions[0].blocks[0]
+        if (len(operands) != 2 or [o.name for o in body] != ["arith.addf", "linalg.yield"]
+                or set(body[0].operands) != set(block.arguments) or body[1].operands[0] != body[0].results[0]):
+            self.refuse(op)
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        try:
+            dims = [[ir.AffineDimExpr(e).position for e in m.results] for m in maps]
+        except ValueError:
+            self.refuse(op)
+        loops = [0] * maps[0].n_dims
+        for positions, (value, _) in zip(dims, operands):
+            for dim, size in zip(positions, value.shape):
+                loops[dim] = size
+        reduced = tuple(i for i, t in enumerate(iterators) if "reduction" in t)
+        survivors = [i for i in range(len(loops)) if i not in reduced]
+        if sorted(dims[1]) != survivors:
+            self.refuse(op)
+        order = [survivors.index(d) for d in dims[1]]  # the summed array's axes in the output's order
+        (x, ex), (init, einit) = operands
+        total, bound, magnitude = (from_loops(over_loops(a, dims[0], loops).sum(axis=reduced), order)
+                                   for a in (x, ex, np.abs(x)))
+        terms = math.prod(loops[i] for i in reduced)
+        bound = bound + einit + relative_tolerance(terms) * float(magnitude.max(initial=0.0))
+        return init + total, np.broadcast_to(bound, total.shape).copy()
 
 
 def over_loops(value: np.ndarray, dims: list[int], loops: list[int]) -> np.ndarray:

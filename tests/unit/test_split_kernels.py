@@ -1,0 +1,122 @@
+"""Split-K with our kernels (`--pipeline split-k`, and `auto` where its rule splits): the program, the rule, the
+checks in the compiled output, and emulated results against float64.
+
+The float64 check keeps the unsplit bound, relative_tolerance(K): each output is still K products summed in f32,
+now as S chains of K/S and a chain of S, whose worst-case error (γ_{K/S+S}) is below that of one chain of K.
+"""
+
+import json
+
+import pytest
+from iree.compiler import ir
+
+from pipelines import flow
+from pipelines.cli import main
+from pipelines.emulator import emulate_gemm
+from pipelines.inspect import inspect_dump
+from pipelines.named import plan_for, split_plan
+from pipelines.routes import route_for
+from pipelines.targets import get_target
+from pipelines.verify import FallbackError
+from transforms.problem import Gemm
+from transforms.split_k import SplitK, Streaming, build_split_module, streaming_info
+from transforms.schedule import Schedule
+
+SM80 = get_target("sm_80")
+
+
+def gemm(shape, layout="nn", dtype="bf16"):
+    m, n, k = (int(v) for v in shape.split("x"))
+    return Gemm(m=m, n=n, k=k, dtype=dtype, layout=layout)
+
+
+@pytest.mark.parametrize("shape, splits, kernel", [
+    ("1x4096x4096", 64, Streaming), ("1x8192x8192", 64, Streaming), ("16x4096x4096", 16, Schedule),
+    ("16x14336x4096", 8, Schedule), ("64x4096x14336", 16, Schedule), ("128x14336x4096", 4, Schedule),
+    ("1024x1024x65536", 4, Schedule)])
+def test_the_rule_splits_skinny_and_long_k_problems(shape, splits, kernel):
+    split, why = split_plan(gemm(shape), SM80)
+    assert isinstance(split, SplitK) and split.splits == splits and isinstance(split.partial, kernel), why
+    assert why.startswith(f"split-K {splits}: ")
+
+
+@pytest.mark.parametrize("problem, reason", [
+    (gemm("4096x4096x4096"), "data-parallel: 1024 tiles of 128x128 give each of the 108 compute units"),
+    (gemm("1x4096x4096", layout="nt"), "the streaming kernel reads B in rows of adjacent columns"),
+    (gemm("16x4096x4096", dtype="f8E4M3FN"), "split-K takes plain f16/bf16 GEMMs"),
+    (gemm("16x4096x256"), "K = 256 is too short to split"),
+    (gemm("24x4096x4096"), "no split-K kernel fits")])
+def test_the_rule_leaves_other_problems_data_parallel_and_says_why(problem, reason):
+    split, why = split_plan(problem, SM80)
+    assert split is None and reason in why
+
+
+def test_auto_splits_a_decode_gemm_and_keeps_square_ones():
+    assert isinstance(plan_for("auto", gemm("16x8192x8192"), SM80), SplitK)
+    assert isinstance(plan_for("auto", gemm("4096x4096x4096"), SM80), Schedule)
+
+
+def test_unit_m_is_left_out_of_the_partial_op():
+    """IREE folds a unit M away and rebuilds the op without our configuration: the program never has one."""
+    problem = gemm("1x4096x4096")
+    with ir.Context(), ir.Location.unknown():
+        split = SplitK(64, Streaming(256, 8))
+        module = build_split_module(problem, split, streaming_info(problem, split.partial, 32))
+        module.operation.verify()
+        text = str(module)
+    assert "tensor<64x4096xf32>" in text and "tensor<64x1x4096xf32>" not in text
+    assert "reduction = [0, 0, 8], thread = [1, 8, 0], workgroup = [1, 256, 0]" in text
+
+
+@pytest.mark.parametrize("target, shape, layout, kernel", [
+    ("sm_80", "1x4096x4096", "nn", "streaming"), ("sm_80", "64x4096x4096", "nt", "tile"),
+    ("gfx942", "16x4096x4096", "nt", "tile"), ("gfx1151", "4x4096x4096", "tn", "streaming")])
+def test_split_kernels_compile_and_are_verified(tmp_path, target, shape, layout, kernel):
+    out = tmp_path / "out"
+    assert main(["compile", "--target", target, "--shape", shape, "--layout", layout, "--pipeline", "split-k",
+                 "-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] and report["split_k"]["partial_kernel"] == kernel
+    assert len(report["dispatches"]) == 2
+    partial = report["dispatches"][0]
+    assert bool(partial["mma"]) == (kernel == "tile")
+
+
+def test_a_configuration_that_did_not_take_effect_is_an_error(tmp_path):
+    """The output is checked against what was asked: a request for 512 columns per workgroup is not found in a
+    kernel compiled with 256."""
+    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), split=SplitK(64, Streaming(256, 8)))
+    prepared = flow.prepare(job)
+    flow.compile_job(prepared, tmp_path / "out")
+    asked = flow.prepare(flow.Job(SM80, "split-k", job.gemms, (None,), split=SplitK(64, Streaming(512, 8))))
+    stats = inspect_dump(tmp_path / "out" / "dump", SM80)
+    with pytest.raises(FallbackError, match="no dispatch computes the partial products"):
+        route_for(asked.job).verify(asked, tmp_path / "out" / "dump", stats)
+
+
+def test_split_k_flag_sets_s_of_the_split_pipeline(tmp_path):
+    out = tmp_path / "out"
+    assert main(["compile", "--target", "sm_80", "--shape", "16x4096x4096", "--pipeline", "split-k", "--split-k", "4",
+                 "-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["split_k"]["splits"] == 4 and report["split_k"]["why"] == "split-K 4: asked for with --split-k"
+
+
+def test_split_pipeline_refuses_a_problem_it_does_not_split(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["compile", "--target", "sm_80", "--shape", "4096x4096x4096", "--pipeline", "split-k",
+                 "-o", str(out)]) == 2
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "pipeline 'split-k' does not split 4096x4096x4096" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("target, shape", [
+    pytest.param(t, s, marks=[pytest.mark.slow] if s == "512x512x16384" else [])
+    for t in ("gfx942", "gfx950", "gfx1151") for s in ("16x4096x4096", "512x512x16384", "1x4096x4096")])
+def test_split_kernels_match_float64_on_every_amd_target(tmp_path, target, shape):
+    """The partial products and IREE's sum of them, emulated in order through one memory."""
+    out = tmp_path / "out"
+    assert main(["compile", "--target", target, "--shape", shape, "--pipeline", "split-k", "-o", str(out)]) == 0
+    result = emulate_gemm(out)
+    assert result.passed, result.summary()
