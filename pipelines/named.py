@@ -110,12 +110,16 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
         split = SplitK(_power_of_two_split(cap, STREAMING_MAX_SPLIT), STREAMING)
         why = f"M = {gemm.m} < 16: the streaming kernel reads B once without MMA"
     else:
-        max_m, tile, warps, k_step, min_slice, waves = next(row for row in SPLIT_TILES
-                                                            if row[0] is None or gemm.m <= row[0])
+        limit = target.named.max_tile_elements  # tiles that spilled there (gfx1151: 128x128x64 at 256 VGPRs)
+        rows = [row for row in SPLIT_TILES if limit is None or row[1][0] * row[1][1] <= limit]
+        max_m, tile, warps, k_step, min_slice, waves = next(
+            (row for row in rows if row[0] is None or gemm.m <= row[0]), rows[-1])
+        mma = _split_mma(gemm, target)
+        if mma is not None and target.named.double_waves_m and tile[0] % (2 * warps[0] * mma_shape(mma)[0]) == 0:
+            warps = (2 * warps[0], warps[1])  # as `auto` does there: wave32 lanes hold twice the accumulator
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1])
         want = math.ceil(waves * target.compute_units / workgroups)
         s = _power_of_two_split(gemm.k // min_slice, want)
-        mma = _split_mma(gemm, target)
         split = SplitK(s, Schedule(Tile(tile, k_step, warps, mma or ""), Staging(1), Swizzle("pad")))
         why = (f"{workgroups} tiles of {tile[0]}x{tile[1]} x {s} slices of K {gemm.k // s} for "
                f"{target.compute_units} compute units")

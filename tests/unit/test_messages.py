@@ -39,7 +39,7 @@ def test_a_pipeline_the_target_lacks_is_named_with_the_ones_it_has(tmp_path, cap
                         "--compile-only", "-o", tmp_path / "plan"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert ("'codegen-raster' does not run on gfx942; choose one of default, tuned, auto, searched, ukernel, "
-            "codegen.") in err
+            "codegen, split-k.") in err
     assert not (tmp_path / "plan").exists()
 
 
