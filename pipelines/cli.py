@@ -34,7 +34,7 @@ from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump, read_report
-from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, with_splits
+from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
 from .runner import device_or_error, run_plan
@@ -489,17 +489,19 @@ def cmd_tune(args) -> int:
     if args.cache.is_dir():
         raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
     _writable(args.cache.parent, "folder")
-    codegen = args.route == "codegen"
+    codegen, split = args.route == "codegen", args.route == "split"
     if codegen:
         codegen_candidates(gemm, target)  # one sentence where the target's codegen route has no search
+    if split:
+        split_candidates(gemm, target)  # one sentence where no split-K plan fits the problem
     devices = _devices(args, target)
-    hit = None if args.force else cached(gemm, target, args.cache, codegen, is_model(devices))
+    hit = None if args.force else cached(gemm, target, args.cache, codegen, is_model(devices), split)
     if hit is not None:
         print(json.dumps(hit, indent=1))
         return 0
     folder = args.output
     if not (folder / "results.jsonl").exists() or args.device:
-        plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else ())
+        plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (), split)
         if args.compile_only or not devices:
             print(f"wrote {folder}/plan.json; run it where the device is with\n"
                   f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
@@ -674,8 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", action="append")
     p.add_argument("--repetitions", type=_at_least(1), default=3)
     p.add_argument("--limit", type=_at_least(1), help="benchmark at most this many candidates")
-    p.add_argument("--route", choices=("config", "codegen"), default="config",
-                   help="search compilation_info schedules (config) or the transform-dialect codegen route (CUDA)")
+    p.add_argument("--route", choices=("config", "codegen", "split"), default="config",
+                   help="search compilation_info schedules (config), the transform-dialect codegen route (CUDA) or "
+                        "split-K plans (split: S, tile and kernel of the split-k pipeline)")
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--force", action="store_true", help="ignore the cache, and " + FORCE_FOLDER)

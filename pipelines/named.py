@@ -32,14 +32,15 @@ from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, Staging, Swizzle,
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
-from transforms.split_k import SplitError, SplitK, Streaming, check_split, partial_gemm
+from transforms.split_k import SplitError, SplitK, Streaming, check_split, partial_gemm, split_from_dict
 from transforms.schedule import ScheduleError, check as check_schedule
 
 from .routes import codegen_route
 from .targets import Target, TargetError, dtype_family
-from .tune_cache import cached, tune_cache
+from .tune_cache import TuneError, cached, tune_cache
 
 CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
+SPLIT_CANDIDATE = "split-candidate"  # tune's label for a searched split-K plan (`tune --route split`)
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,61 @@ def _split_required(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
         raise TargetError(f"pipeline 'split-k' does not split {gemm.shape_name} {gemm.layout} {gemm.dtype} on "
                           f"{target.name}: {why}.")
     return split, why
+
+
+# `tune --route split`: the slices, streaming shapes (columns per workgroup, K rows per step) and K steps it tries.
+SEARCH_SPLITS = (2, 4, 8, 16, 32, 64, 128)
+SEARCH_STREAMING = ((256, 8), (256, 16), (512, 16))
+SEARCH_K_STEPS = (32, 64)
+
+
+def split_candidates(gemm: Gemm, target: Target) -> list[SplitK]:
+    """Every split-K plan `tune --route split` measures for `gemm`: for M < 16 (B not stored N×K) the streaming
+    kernel at each S and shape, otherwise each `SPLIT_TILES` tile that divides M, at each K step and S; those the
+    checks refuse are left out."""
+    rule, _ = split_plan(gemm, target)
+    if not target.gpu or gemm.batched or gemm.epilogue.kind != "none" or gemm.dtype not in ("f16", "bf16"):
+        raise TuneError(f"tune --route split searches plain f16/bf16 GEMMs on GPU targets, not {gemm.shape_name} "
+                        f"{gemm.dtype} on {target.name}.")
+    kernels: list[Schedule | Streaming] = []
+    if gemm.m < SPLIT_TILES[0][1][0]:
+        kernels = [Streaming(columns, step) for columns, step in SEARCH_STREAMING]
+    mma = _split_mma(gemm, target)
+    limit = target.named.max_tile_elements
+    for _, tile, warps, _, _, _ in SPLIT_TILES:
+        if mma is None or gemm.m % tile[0] or (limit is not None and tile[0] * tile[1] > limit):
+            continue
+        if target.named.double_waves_m and tile[0] % (2 * warps[0] * mma_shape(mma)[0]) == 0:
+            warps = (2 * warps[0], warps[1])
+        kernels += [Schedule(Tile(tile, k, warps, mma), Staging(1), Swizzle("pad")) for k in SEARCH_K_STEPS]
+    found = []
+    for kernel in kernels:
+        for splits in SEARCH_SPLITS:
+            plan = SplitK(splits, kernel)
+            try:
+                check_split(gemm, plan)
+                if isinstance(kernel, Schedule):
+                    check_schedule(kernel, partial_gemm(gemm, plan), target)
+            except (SplitError, ScheduleError):
+                continue
+            found.append(plan)
+    if not found:
+        raise TuneError(f"no split-K plan fits {gemm.shape_name} {gemm.layout} {gemm.dtype} on {target.name}.")
+    # The rule's own choice first, so a --limit search always measures it.
+    return sorted(found, key=lambda plan: plan != rule)
+
+
+def _searched_split(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
+    """The split-K plan `tune --route split` measured for this problem, where it ran faster than the best schedule
+    `tune` measured (or no schedule was measured)."""
+    hit = cached(gemm, target, tune_cache(), split=True)
+    if hit is None:
+        return None, "no split-K search result"
+    other = cached(gemm, target, tune_cache())
+    if other is not None and (other.get("tflops") or 0) >= (hit.get("tflops") or 0):
+        return None, "the searched schedule ran faster than the searched split-K plan"
+    return split_from_dict(hit["schedule"]), (f"split-K: the fastest plan `pipelines tune --route split` measured "
+                                              f"({hit.get('tflops', 0):.1f} TFLOP/s on {hit.get('device')})")
 
 
 def with_splits(split: SplitK, splits: int) -> SplitK:
@@ -302,7 +358,8 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
     Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
                      "units idle", _auto, split=split_plan),
-    Pipeline("searched", "the best schedule `pipelines tune` measured for this exact problem", _searched),
+    Pipeline("searched", "the best schedule (or split-K plan) `pipelines tune` measured for this exact problem",
+             _searched, split=_searched_split),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
                         "verified to be used", lambda gemm, target: None, ukernels=True),
     Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync; ROCm: lane MMA)",

@@ -20,9 +20,10 @@ from iree.compiler import version as iree_version
 
 from transforms.problem import Gemm
 from transforms.schedule import Schedule
+from transforms.split_k import SplitK
 
 from .bench import build_plan
-from .named import CODEGEN_CANDIDATE
+from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, split_candidates
 from .output import output_folder, write_atomic
 from .report import load_rows
 from .routes import codegen_route, schedule_route
@@ -43,10 +44,13 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
-                force: bool = False, keep: Sequence[str] = ()) -> Path:
-    options = (codegen_candidates if codegen else candidates)(gemm, target)[:limit]
-    label = CODEGEN_CANDIDATE if codegen else "candidate"
-    cases = [(gemm, "default", None)] + [(gemm, label, s) for s in options]
+                force: bool = False, keep: Sequence[str] = (), split: bool = False) -> Path:
+    """`split`: search split-K plans (`named.split_candidates`) instead of schedules."""
+    options: list[Schedule | SplitK] = list(
+        (split_candidates if split else codegen_candidates if codegen else candidates)(gemm, target)[:limit])
+    label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
+    cases: list[tuple[Gemm, str, Schedule | SplitK | None]] = [(gemm, "default", None)]
+    cases += [(gemm, label, s) for s in options]
     return build_plan(target, cases, folder, force, keep)
 
 
@@ -60,7 +64,8 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
         raise TuneError(f"{len(missing)} of {len(plan['cases'])} cases in {folder} are not measured yet; run "
                         f"`python -m pipelines.runner {folder} --device ...` first.")
     codegen = any(c["pipeline"] == CODEGEN_CANDIDATE for c in plan["cases"])
-    label = CODEGEN_CANDIDATE if codegen else "candidate"
+    split = any(c["pipeline"] == SPLIT_CANDIDATE for c in plan["cases"])
+    label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
     # Predicted rows (`--device model`) have no numerics to check; a plan's rows are all of one kind (runner).
     predicted = any(r.get("predicted") and r["status"] == "ok" for r in rows)
     good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and (r.get("correct") or predicted)]
@@ -73,7 +78,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     source = folder / Path(case["vmfb"]).parent
     entries = read_cache(cache)  # before anything is written: a corrupt cache stops here
     summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
-               "route": "codegen" if codegen else "compilation_info",
+               "route": "split-k" if split else "codegen" if codegen else "compilation_info",
                "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
                "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
@@ -89,7 +94,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                 (out / name).write_bytes((source / name).read_bytes())
         (out / "best.json").write_text(json.dumps(summary, indent=1))
         (out / "ranking.md").write_text(ranking_markdown(rows, summary))
-    entries[cache_key(gemm, target, codegen, predicted)] = summary
+    entries[cache_key(gemm, target, codegen, predicted, split)] = summary
     write_atomic(cache, json.dumps(entries, indent=1))
     return summary
 

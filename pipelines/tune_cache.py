@@ -29,10 +29,11 @@ def tune_cache() -> Path:
     return Path(os.environ.get("PIPELINES_TUNE_CACHE", Path.home() / ".cache" / "amd-gemm-pipelines" / "tune.json"))
 
 
-def cache_key(gemm: Gemm, target: Target, codegen: bool = False, predicted: bool = False) -> str:
+def cache_key(gemm: Gemm, target: Target, codegen: bool = False, predicted: bool = False, split: bool = False) -> str:
     # Codegen-route winners are kept apart: the `searched` pipeline delivers schedules as compilation_info. So are
+    # split-K winners (`tune --route split`, which `searched` weighs against the compilation_info winner) and
     # winners the timing model predicted (`--device model`): `searched` serves measured winners only.
-    route = ["codegen"] if codegen else []
+    route = ["codegen"] if codegen else ["split"] if split else []
     kind = ["predicted"] if predicted else []
     return json.dumps([target.name, asdict(gemm), iree_version.VERSION, *route, *kind], sort_keys=True)
 
@@ -54,5 +55,6 @@ def read_cache(cache: Path) -> dict:
     return entries
 
 
-def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False, predicted: bool = False) -> dict | None:
-    return read_cache(cache).get(cache_key(gemm, target, codegen, predicted))
+def cached(gemm: Gemm, target: Target, cache: Path, codegen: bool = False, predicted: bool = False,
+           split: bool = False) -> dict | None:
+    return read_cache(cache).get(cache_key(gemm, target, codegen, predicted, split))

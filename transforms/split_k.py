@@ -28,7 +28,7 @@ from iree.compiler.dialects import arith, func, iree_codegen, iree_gpu, linalg, 
 
 from .errors import UserError
 from .problem import Gemm
-from .schedule import Schedule
+from .schedule import Schedule, schedule_from_dict
 
 
 class SplitError(UserError, ValueError):
@@ -57,6 +57,13 @@ class SplitK:
 
     def describe(self) -> str:
         return f"split-K {self.splits}: partial products by {self.partial.describe()}, then their sum"
+
+
+def split_from_dict(fields: dict) -> SplitK:
+    """Inverse of dataclasses.asdict(split), for plans stored as JSON (tuning results)."""
+    partial = fields["partial"]
+    kernel = Streaming(**partial) if "workgroup_n" in partial else schedule_from_dict(partial)
+    return SplitK(fields["splits"], kernel)
 
 
 def partial_gemm(gemm: Gemm, split: SplitK) -> Gemm:

@@ -120,3 +120,35 @@ def test_split_kernels_match_float64_on_every_amd_target(tmp_path, target, shape
     assert main(["compile", "--target", target, "--shape", shape, "--pipeline", "split-k", "-o", str(out)]) == 0
     result = emulate_gemm(out)
     assert result.passed, result.summary()
+
+
+def test_tune_searches_split_plans_and_searched_serves_the_winner(tmp_path, monkeypatch):
+    """`tune --route split` plans the rule's choice first; its winner is cached apart and `searched` serves it
+    where it beat the searched schedule."""
+    from dataclasses import asdict
+
+    from pipelines.named import SPLIT_CANDIDATE, split_candidates
+    from pipelines.tune import finalize
+
+    problem = gemm("16x4096x4096")
+    found = split_candidates(problem, SM80)
+    assert found[0] == split_plan(problem, SM80)[0] and len(found) > 5
+    out = tmp_path / "plan"
+    assert main(["tune", "--target", "sm_80", "--shape", "16x4096x4096", "--route", "split", "--limit", "1",
+                 "--compile-only", "--cache", str(tmp_path / "c.json"), "-o", str(out)]) == 0
+    cases = json.loads((out / "plan.json").read_text())["cases"]
+    assert [c["pipeline"] for c in cases] == ["default", SPLIT_CANDIDATE] and cases[1]["status"] == "ok"
+    # The runner's rows, written by hand: the second candidate is the faster one.
+    slow, fast = found[0], found[1]
+    cases = [dict(cases[0]), dict(cases[1], id="slow"), dict(cases[1], id="fast", schedule=fast.describe(),
+                                                               schedule_fields=asdict(fast))]
+    cases[1]["schedule_fields"] = asdict(slow)
+    (out / "plan.json").write_text(json.dumps({"target": "sm_80", "cases": cases}))
+    rows = [dict({k: v for k, v in c.items() if k != "vendor"}, status="ok", correct=True, device_name="test GPU",
+                 tflops=t) for c, t in zip(cases, (1.0, 2.0, 3.0))]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cache = tmp_path / "c.json"
+    summary = finalize(problem, SM80, out, cache)
+    assert summary["route"] == "split-k" and summary["tflops"] == 3.0
+    monkeypatch.setenv("PIPELINES_TUNE_CACHE", str(cache))
+    assert plan_for("searched", problem, SM80) == fast
