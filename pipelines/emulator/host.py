@@ -32,7 +32,7 @@ from transforms.problem import ProblemError, gemms_from_mlir
 from ..compiler import iree_compile_path
 from ..targets import TARGETS
 from .interpret import Interpreter, element_type, numpy_type
-from .isa import parse_kernel
+from .isa import Kernel, parse_kernel
 from .localise import localise
 from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
@@ -316,7 +316,7 @@ def _inputs(program: Program, folder: Path, report: dict, rng, zeros: bool) -> t
 def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
                  shape: tuple[int, ...] | None = None, record: int | None = None,
                  window: tuple[int, int] | None = None, workgroups: int | None = None,
-                 batch: int = BATCH) -> EmulationResult:
+                 batch: int = BATCH, only: int | None = None) -> EmulationResult:
     """Run the program compiled into `folder` on seeded random inputs and compare with float64.
 
     `kernel_text` replaces the folder's .rocmasm (to run an edited kernel, e.g. a planted fault); `shape`, when
@@ -326,7 +326,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     once they have executed the instruction at `pc` (a loop's back-edge) n times. `workgroups` = N runs N
     workgroups drawn at random (seeded) and checks every output they stored against float64 computed for those
     outputs alone, and that together they stored N whole workgroup tiles (when the problem is whole tiles).
-    `record` and `workgroups` take programs of one plain GEMM dispatch. `batch` workgroups run together in
+    `record` and `workgroups` take programs of one plain GEMM dispatch, except that `record` with `only` = i
+    records dispatch i (in program order) of any program: the other dispatches do not run, and the buffers the
+    earlier ones write stay zeros (timing does not depend on values). `batch` workgroups run together in
     lockstep (one wave's instruction moves all of them); 1 runs them one by one."""
     started = time.perf_counter()
     folder = Path(folder)
@@ -339,7 +341,11 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
             raise EmulatorError(f"{folder} holds a kernel compiled for {'x'.join(map(str, compiled)) or 'a program'},"
                                 f" not {'x'.join(map(str, shape))}; compile that shape first.")
     single_plain = (len(program.launches) == 1 and len(problems) == 1 and problems[0]["epilogue"]["kind"] == "none")
-    if (record is not None or workgroups is not None) and not single_plain:
+    if only is not None and (record is None or not 0 <= only < len(program.launches)):
+        raise EmulatorError(f"dispatch {only} is recorded alone, and the program has dispatches 0 to "
+                            f"{len(program.launches) - 1}." if record is not None else
+                            "a dispatch is chosen only to record it.")
+    if (workgroups is not None or (record is not None and only is None)) and not single_plain:
         raise EmulatorError(f"{'recording' if record is not None else '--workgroups'} takes a folder of one plain "
                             f"GEMM dispatch; this program has {len(program.launches)} dispatch(es) and epilogue "
                             f"'{problems[0]['epilogue']['kind'] if problems else '?'}'.")
@@ -364,7 +370,10 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     if record is None:  # a recording leaves the inputs as the zeros they were allocated as (pages touched on use)
         for buffer, array in zip(program.inputs, arrays):
             memory.write(address[buffer], np.ascontiguousarray(array).view(np.uint8))
+    skipped = {b for launch in program.launches[:only or 0] for b in launch.writes}  # zeros, not run
     for buffer in buffers[len(program.inputs):]:  # NaN: "never written"
+        if buffer in skipped:
+            continue
         memory.write(address[buffer], np.full(buffer.shape, np.nan, np.float32).astype(
             numpy_type(buffer.dtype, buffer.name)).view(np.uint8))
 
@@ -377,7 +386,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     runs: list[tuple] = []
     sample: set[int] | None = None
     writer_kernel, writer = None, None
-    for launch in program.launches:
+    for number, launch in enumerate(program.launches):
+        if only is not None and number != only:
+            continue
         kernel = parse_kernel(kernel_listing(listings[launch.dispatch], launch.export))
         configured = _configured(folder / "dump", launch.dispatch)
         _check_bindings(launch, kernel, configured)
@@ -478,3 +489,19 @@ def program_problem(program: Program) -> dict:
     last = next(launch.problem for launch in reversed(program.launches) if launch.problem is not None) \
         if any(launch.problem is not None for launch in program.launches) else {}
     return dict(last, program=f"@{program.function}, {len(program.launches)} dispatches")
+
+
+def dispatch_kernels(folder: str | Path) -> list[tuple[str, Kernel, str, int]]:
+    """Each dispatch of the program compiled into `folder`, in program order: its name in report.json, its kernel,
+    its configured IR and its workgroup count (what the timing model needs before it records a dispatch)."""
+    folder = Path(folder)
+    report, program, listings = load_program(folder, None)
+    if report.get("grid") is not None and len(program.launches) != 1:
+        raise EmulatorError("report.json states one grid for a program of several dispatches.")
+    found = []
+    for launch in program.launches:
+        kernel = parse_kernel(kernel_listing(listings[launch.dispatch], launch.export))
+        configured = _configured(folder / "dump", launch.dispatch)
+        found.append((launch.dispatch, kernel, configured,
+                      loop_workgroups(configured, launch.loops, launch.dispatch)))
+    return found

@@ -35,7 +35,7 @@ from .. import flow
 from ..job import Job, Prepared
 from ..targets import TARGETS, Timing
 from .ops import TimingError
-from .predict import Recording, record, replay
+from .predict import ProgramRecording, Recording, record, replay
 
 FIELDS = ("source", "gpu", "target", "op", "M", "N", "K", "layout", "dtype", "variant", "time_us")
 # variant -> extra iree-compile flags (IREE's default pipeline); None: not reproducible here (one sentence).
@@ -149,7 +149,7 @@ def forced_dma(folder: Path, job: Job) -> Prepared:
     return dataclasses.replace(flow.prepare(job), spec=spec)
 
 
-def _record(fields: dict, root: str) -> tuple[Row, Recording | None]:
+def _record(fields: dict, root: str) -> tuple[Row, Recording | ProgramRecording | None]:
     """Compile the row as its source describes and record it; or the row with the sentence saying why not. A
     `dma_on` row whose kernel IREE compiled without DMA loads is compiled again with DMA forced (`forced_dma`)."""
     base = _base(fields)

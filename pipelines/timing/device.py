@@ -78,7 +78,8 @@ def _predict(folder: str) -> dict:
             "pct_peak": 100 * p.peak_fraction if p.peak_fraction is not None else None, "bound": p.bound,
             "prediction": {"cu_cycles": p.cu_cycles, "resident": p.resident, "rounds": p.rounds,
                            "mma_busy": p.mma_busy, "stalls": p.stalls, "compute_us": p.compute_us,
-                           "hbm_us": p.hbm_us, "launch_us": p.launch_us, "seconds": p.seconds}}
+                           "hbm_us": p.hbm_us, "launch_us": p.launch_us, "seconds": p.seconds,
+                           **({"dispatches": list(p.dispatches)} if p.dispatches else {})}}
 
 
 def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> Path:

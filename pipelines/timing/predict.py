@@ -10,6 +10,10 @@ over the chip.
    time HBM needs to move A, B and C once, plus the launch overhead.
 Long K loops are not replayed whole: the recorded waves stop after WINDOW passes over the K loop's back-edge and
 the rest of the loop is extrapolated at the CU's matrix throughput in the window (`_extrapolate`).
+A split-K program (`report.json`'s `split_k`: dispatch 0 writes S partial products P[s,m,n], dispatch 1 sums
+them) is two such kernels in a row: each dispatch is recorded (its first resident workgroups, the other dispatch
+not run) and replayed as above against its own HBM bytes (A + B read and S·M·N f32 written; S·M·N f32 read and
+M·N f32 written) plus its own launch, and the program's time is their sum (`Prediction.dispatches`).
 What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
 ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
 workgroup order do not change the time.
@@ -23,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..emulator.isa import Kernel
-from ..emulator.host import emulate_gemm
+from ..emulator.host import dispatch_kernels, emulate_gemm
 from ..emulator.run import load_kernel, output_tile, workgroup_count
 from ..inspect import read_report
 from ..targets import TARGETS
@@ -64,9 +68,16 @@ class Prediction:
     instructions: int  # traced, all resident waves
     seconds: float  # time the prediction took
     assumptions: tuple[str, ...] = ASSUMPTIONS
+    # A program of several dispatches (split-K): one dict per dispatch in program order (its own time, bound, HBM
+    # bytes, workgroups, ...); the fields above are then the whole program's: times, workgroups, rounds, clocks and
+    # instructions summed, `resident` the most of any dispatch, `bound` the slowest dispatch's.
+    dispatches: tuple[dict, ...] = ()
 
     def as_dict(self) -> dict:
-        return dict(asdict(self), predicted=True)
+        row = dict(asdict(self), predicted=True)
+        if not self.dispatches:  # one dispatch: the row as before
+            del row["dispatches"]
+        return row
 
     def summary(self) -> str:
         p = self.problem
@@ -78,10 +89,15 @@ class Prediction:
             f"  {self.microseconds:.1f} us, {self.tflops:.1f} TFLOP/s{peak}; bound by {self.bound}",
             f"  {self.workgroups} workgroups, {self.resident} per CU at once, {self.rounds} round(s) of "
             f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch "
-            f"{self.launch_us:.1f} us",
+            f"{self.launch_us:.1f} us" if not self.dispatches else
+            f"  {len(self.dispatches)} dispatches one after the other, summed: {self.workgroups} workgroups, "
+            f"compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch {self.launch_us:.1f} us",
             f"  matrix pipes busy {100 * self.mma_busy:.0f} % of SIMD clocks; wave clocks: {stalls}",
             f"  {self.instructions} instructions replayed in {self.seconds:.1f} s",
-        ])
+        ] + [f"  dispatch {i} ({d['role']}, {d['kernel']}): {d['microseconds']:.1f} us PREDICTED, bound by "
+             f"{d['bound']}; {d['workgroups']} workgroups, {d['resident']} per CU, {d['rounds']} round(s) of "
+             f"{d['cu_cycles']} clocks; compute {d['compute_us']:.1f} us, HBM {d['hbm_us']:.1f} us "
+             f"({d['hbm_bytes']} B), launch {d['launch_us']:.1f} us" for i, d in enumerate(self.dispatches)])
 
 
 def _target(report: dict):
@@ -112,9 +128,22 @@ class Recording:
     per_cu: int  # workgroups the busiest CU gets
     resident: int  # of them at once
     seconds: float
+    problem: dict | None = None  # a dispatch of a program: the GEMM its K loop is (else report.json's problem)
+    hbm_bytes: int | None = None  # a dispatch of a program: its own HBM traffic (else `_hbm_bytes` of the problem)
+    role: str = ""  # a dispatch of a program: what it computes
 
 
-def record(folder: str | Path, seed: int = 0) -> Recording:
+@dataclass(frozen=True)
+class ProgramRecording:
+    """A split-K program's dispatches, each recorded alone, in program order."""
+
+    report: dict
+    target_name: str
+    parts: tuple[Recording, ...]
+    seconds: float
+
+
+def record(folder: str | Path, seed: int = 0) -> Recording | ProgramRecording:
     """Check the folder, cost every instruction once (an uncosted one is an error before anything runs) and record
     the resident workgroups on the emulator, stopping in the K loop's steady state."""
     started = time.perf_counter()
@@ -123,6 +152,8 @@ def record(folder: str | Path, seed: int = 0) -> Recording:
         raise TimingError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
     report = read_report(folder / "report.json")
     target = _target(report)
+    if report.get("split_k") is not None:
+        return _record_split(folder, report, target, seed, started)
     _, kernel, configured = load_kernel(folder)
     for inst in kernel.instructions:
         classify(inst, target)
@@ -144,11 +175,140 @@ def predict(folder: str | Path, seed: int = 0, timeline: Path | None = None, for
     return replay(record(folder, seed), timeline=timeline, force=force)
 
 
-def replay(rec: Recording, target=None, timeline: Path | None = None, force: bool = False) -> Prediction:
-    """The recording replayed on the CU model with `target`'s timing facts (default: its own target's)."""
+def _record_split(folder: Path, report: dict, target, seed: int, started: float) -> ProgramRecording:
+    """Each dispatch of a split-K program recorded alone: its first resident workgroups, the K loop windowed."""
+    problems, split = report.get("problems") or [], report["split_k"]
+    splits = split.get("splits") if isinstance(split, dict) else None
+    if len(problems) != 1 or not isinstance(splits, int) or isinstance(splits, bool) or splits < 1:
+        raise TimingError("report.json's split_k does not state a whole number of splits for one GEMM; compile the "
+                          "folder again.")
+    kernels = dispatch_kernels(folder)
+    entries = {d.get("dispatch"): d for d in report.get("dispatches") or [] if isinstance(d, dict)}
+    if len(kernels) != 2 or any(name not in entries for name, *_ in kernels):
+        raise TimingError(f"a split-K program is two dispatches that report.json lists, partial products then their "
+                          f"sum; {folder} runs {len(kernels)}.")
+    problem = problems[0]
+    batch, m, n, k = problem.get("batch") or 1, problem["m"], problem["n"], problem["k"]
+    partials = batch * splits * m * n * 4  # P[s, m, n], f32
+    hbm = (batch * (m * k + k * n) * element_bytes(problem["dtype"]) + partials, partials + batch * m * n * 4)
+    # the partial products' K loop: a batch of S GEMMs of K/S each; the sum has no matrix loop to extrapolate
+    shapes = (dict(problem, batch=batch * splits, k=-(-k // splits)), problem)
+    roles = (f"{splits} partial products ({split.get('partial_kernel') or 'our kernel'})", "their sum")
+    parts = []
+    for index, (name, kernel, configured, total) in enumerate(kernels):
+        part_started = time.perf_counter()
+        for inst in kernel.instructions:
+            classify(inst, target)
+        waves_per_group = -(-math.prod(kernel.workgroup_size) // target.wave_size)
+        per_cu = -(-total // target.compute_units)
+        resident = resident_workgroups(entries[name], waves_per_group, target.timing.simds, per_cu)
+        edge = k_loop(kernel)
+        run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None,
+                           only=index)
+        parts.append(Recording(report, target.name, kernel, configured, run.traces or [], edge, run.workgroups,
+                               per_cu, resident, time.perf_counter() - part_started, shapes[index], hbm[index],
+                               roles[index]))
+    return ProgramRecording(report, target.name, tuple(parts), time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    """One dispatch replayed: its own figures."""
+
+    kernel: str
+    workgroups: int
+    resident: int
+    rounds: int
+    cu_cycles: int
+    compute_us: float
+    hbm_us: float
+    hbm_bytes: int
+    microseconds: float
+    mma_busy: float
+    stall_clocks: dict
+    instructions: int
+
+    def bound(self, stalls: dict) -> str:
+        return "HBM bandwidth" if self.hbm_us > self.compute_us else (
+            "matrix pipes" if self.mma_busy >= 0.5 else
+            f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
+
+
+def _fractions(stall_clocks: dict) -> dict:
+    clocks = sum(stall_clocks.values()) or 1
+    return {k: v / clocks for k, v in stall_clocks.items() if v}
+
+
+def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None = None,
+           force: bool = False) -> Prediction:
+    """The recording replayed on the CU model with `target`'s timing facts (default: its own target's). A
+    program's dispatches are replayed one by one and their times summed; `timeline` draws its first dispatch."""
     started = time.perf_counter()
     target = target or TARGETS[rec.target_name]
-    timing, kernel, configured, report, edge = target.timing, rec.kernel, rec.configured, rec.report, rec.edge
+    if isinstance(rec, ProgramRecording):
+        return _replay_program(rec, target, timeline, force, started)
+    problem = rec.report["problems"][0]
+    part = _replay_dispatch(rec, target, timeline, force, problem, _hbm_bytes(problem))
+    timing = target.timing
+    micro = part.microseconds
+    flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
+    tflops = flops / (micro * 1e-6) / 1e12
+    peak = _check_peak(target, problem, tflops, part.kernel)
+    stalls = _fractions(part.stall_clocks)
+    return Prediction(part.kernel, target.name, problem, micro, tflops, tflops / peak if peak else None,
+                      part.bound(stalls), part.workgroups, part.resident, part.rounds, part.cu_cycles,
+                      part.compute_us, part.hbm_us, timing.launch_us, part.mma_busy, stalls, part.instructions,
+                      rec.seconds + time.perf_counter() - started)
+
+
+def _check_peak(target, problem: dict, tflops: float, kernel: str) -> float | None:
+    peak = target.peak(problem["dtype"])
+    if peak and tflops > peak * 1.001:
+        raise TimingError(f"the timing model predicts {tflops:.0f} TFLOP/s for {kernel}, above {target.name}'s "
+                          f"peak of {peak:.0f}: a fault of the model, not a prediction.")
+    return peak
+
+
+def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force: bool,
+                    started: float) -> Prediction:
+    """Each dispatch replayed against its own HBM bytes and launch; the program's time is their sum."""
+    problem = rec.report["problems"][0]
+    parts = [_replay_dispatch(part, target, timeline if i == 0 else None, force, part.problem or problem,
+                              part.hbm_bytes if part.hbm_bytes is not None else _hbm_bytes(problem))
+             for i, part in enumerate(rec.parts)]
+    launch_us = target.timing.launch_us
+    micro = sum(p.microseconds for p in parts)
+    flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
+    tflops = flops / (micro * 1e-6) / 1e12
+    kernel = ", ".join(p.kernel for p in parts)
+    peak = _check_peak(target, problem, tflops, kernel)
+    clocks: dict = {}
+    for p in parts:
+        for state, n in p.stall_clocks.items():
+            clocks[state] = clocks.get(state, 0) + n
+    compute_us = sum(p.compute_us for p in parts)
+    mma_busy = sum(p.mma_busy * p.compute_us for p in parts) / compute_us if compute_us else 0.0
+    dispatches = tuple({"role": r.role, "kernel": p.kernel, "microseconds": p.microseconds,
+                        "bound": p.bound(_fractions(p.stall_clocks)), "workgroups": p.workgroups,
+                        "resident": p.resident, "rounds": p.rounds, "cu_cycles": p.cu_cycles,
+                        "compute_us": p.compute_us, "hbm_us": p.hbm_us, "hbm_bytes": p.hbm_bytes,
+                        "launch_us": launch_us, "mma_busy": p.mma_busy, "stalls": _fractions(p.stall_clocks),
+                        "instructions": p.instructions} for r, p in zip(rec.parts, parts))
+    slowest = max(range(len(parts)), key=lambda i: parts[i].microseconds)
+    bound = f"{dispatches[slowest]['bound']} (dispatch {slowest}, {dispatches[slowest]['role']}, the slowest)"
+    return Prediction(kernel, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
+                      sum(p.workgroups for p in parts), max(p.resident for p in parts), sum(p.rounds for p in parts),
+                      sum(p.cu_cycles for p in parts), compute_us, sum(p.hbm_us for p in parts),
+                      launch_us * len(parts), mma_busy, _fractions(clocks), sum(p.instructions for p in parts),
+                      rec.seconds + time.perf_counter() - started,
+                      ASSUMPTIONS + ("the dispatches of a program run one after the other, each with its own "
+                                     "launch; each moves its own bytes through HBM once",), dispatches)
+
+
+def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool, problem: dict,
+                     hbm_bytes: int) -> _Replayed:
+    """One kernel's recording replayed: a round on one CU, spread over the chip, against `hbm_bytes`."""
+    timing, kernel, configured, edge = target.timing, rec.kernel, rec.configured, rec.edge
     ops = [classify(inst, target) for inst in kernel.instructions]
     traces, per_cu, resident = rec.traces, rec.per_cu, rec.resident
     simds = timing.simds
@@ -171,29 +331,14 @@ def replay(rec: Recording, target=None, timeline: Path | None = None, force: boo
         work = {m.opcode: math.prod(mma_shape(m.name)) for m in target.mma.values()}
         mark_work = [[work.get(kernel.instructions[pcs[i]].opcode, 0) for i in m]
                      for m, (pcs, _) in zip(marks, [w for group in traces for w in group])]
-        cu_cycles = _extrapolate(cu, mark_work, configured, report["problems"][0], rec.workgroups, len(traces))
-    workgroups = rec.workgroups
+        cu_cycles = _extrapolate(cu, mark_work, configured, problem, rec.workgroups, len(traces))
     rounds = -(-per_cu // resident)
     clock = timing.clock_mhz * 1e6
     compute_us = rounds * cu_cycles / clock * 1e6
-    problem = report["problems"][0]
-    hbm_us = _hbm_bytes(problem) / timing.hbm_bytes_per_s * 1e6
+    hbm_us = hbm_bytes / timing.hbm_bytes_per_s * 1e6
     micro = max(compute_us, hbm_us) + timing.launch_us
-    flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
-    tflops = flops / (micro * 1e-6) / 1e12
-    peak = target.peak(problem["dtype"])
-    if peak and tflops > peak * 1.001:
-        raise TimingError(f"the timing model predicts {tflops:.0f} TFLOP/s for {kernel.name}, above {target.name}'s "
-                          f"peak of {peak:.0f}: a fault of the model, not a prediction.")
-    clocks = sum(cu.stalls.values()) or 1
-    stalls = {k: v / clocks for k, v in cu.stalls.items() if v}
-    bound = "HBM bandwidth" if hbm_us > compute_us else (
-        "matrix pipes" if cu.mma_utilization >= 0.5 else
-        f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
-    return Prediction(kernel.name, target.name, problem, micro, tflops, tflops / peak if peak else None, bound,
-                      workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, timing.launch_us,
-                      cu.mma_utilization, stalls, sum(len(w) for w in waves),
-                      rec.seconds + time.perf_counter() - started)
+    return _Replayed(kernel.name, rec.workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, hbm_bytes, micro,
+                     cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves))
 
 
 COLOURS = {"mma": "#d62728", "valu": "#1f77b4", "trans": "#17becf", "lds": "#2ca02c", "vmem": "#ff7f0e",
