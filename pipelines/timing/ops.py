@@ -96,7 +96,9 @@ def _waitcnt(text: str) -> tuple[int | None, int | None]:
     return (int(vm[1]) if vm else None), (int(lgkm[1]) if lgkm else None)
 
 
-_WIDTH = re.compile(r"(dwordx(\d)|dword|b(\d+)|short|ushort|sshort|byte|ubyte|sbyte|d16)")
+# Element widths in VMEM opcodes: CDNA spells them dword/dwordxN/short/byte, RDNA b32/b128/u16/i8 (d16: 16-bit).
+_WIDTH = re.compile(r"dwordx(?P<dwords>\d)|(?P<dword>dword)|[bui](?P<bits>\d+)|(?P<half>short|ushort|sshort|d16)|"
+                    r"(?P<byte>byte|ubyte|sbyte)")
 
 
 def _vmem_bytes(opcode: str, lanes: int) -> int:
@@ -104,13 +106,13 @@ def _vmem_bytes(opcode: str, lanes: int) -> int:
     match = _WIDTH.search(opcode.split("_", 1)[1])
     if match is None:
         raise TimingError(f"the timing model cannot read the width of '{opcode}'.")
-    if match[2]:
-        per_lane = 4 * int(match[2])
-    elif match[3]:
-        per_lane = int(match[3]) // 8
-    elif match[1] == "dword":
+    if match["dwords"]:
+        per_lane = 4 * int(match["dwords"])
+    elif match["bits"]:
+        per_lane = int(match["bits"]) // 8
+    elif match["dword"]:
         per_lane = 4
-    elif match[1] in ("short", "ushort", "sshort", "d16"):
+    elif match["half"]:
         per_lane = 2
     else:
         per_lane = 1
