@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines import flow  # noqa: E402
-from pipelines.named import get_pipeline, pipelines_for  # noqa: E402
+from pipelines.named import get_pipeline, pipelines_for, plan_for  # noqa: E402
+from transforms.split_k import SplitK  # noqa: E402
 from pipelines.targets import TARGETS, TargetError  # noqa: E402
 from transforms.errors import UserError  # noqa: E402
 from transforms.problem import Gemm, ProblemError  # noqa: E402
@@ -43,7 +44,7 @@ FULL_SHAPES = (
 # The CI tier: one of each kind, in one input type per family.
 CI_SHAPES = ((None, 127, 131, 67), (None, 1, 4096, 4096), (None, 257, 513, 129), (None, 1000, 1000, 1000),
              (None, 4000, 4000, 4000), (4, 257, 129, 64), (None, 3072, 2048, 1024), (None, 256, 256, 256))
-NAMED = ("default", "tuned", "auto", "codegen", "codegen-raster")  # `searched` needs a tune cache
+NAMED = ("default", "tuned", "auto", "codegen", "codegen-raster", "split-k")  # `searched` needs a tune cache
 LAYOUTS = ("nn", "nt", "tn")
 
 
@@ -92,7 +93,9 @@ def run_case(case: Case) -> Outcome:
     try:
         gemm = Gemm(m, n, k, case.dtype, case.layout, batch)
         pipeline = get_pipeline(case.pipeline)
-        job = flow.Job(target, case.pipeline, (gemm,), (pipeline.choose(gemm, target),), codegen=pipeline.codegen)
+        plan = plan_for(case.pipeline, gemm, target)
+        job = (flow.Job(target, case.pipeline, (gemm,), (None,), split=plan) if isinstance(plan, SplitK) else
+               flow.Job(target, case.pipeline, (gemm,), (plan,), codegen=pipeline.codegen))
         prepared = flow.prepare(job)
     except REFUSALS as err:
         message = str(err)
