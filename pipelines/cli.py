@@ -34,12 +34,13 @@ from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump, read_report
+from .model_input import dispatched_contractions, read_model, to_linalg
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
 from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
-from .routes import route_for
+from .routes import route_for, schedule_route
 from .timing.calibrate import Calibration, table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
@@ -227,11 +228,7 @@ def _read_input(path: Path) -> str:
         raise UsageError(f"--input {path} is a folder; give a .mlir file.")
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist.")
-    try:
-        return path.read_text()
-    except UnicodeDecodeError as err:
-        raise UsageError(f"input file {path} is not MLIR text (byte {err.object[err.start]:#04x} at offset "
-                         f"{err.start} is not UTF-8).") from None
+    return read_model(path)
 
 
 def _job(args) -> flow.Job:
@@ -268,9 +265,13 @@ def _scheduled_job(args) -> flow.Job:
         if (args.dtype, args.layout, args.epilogue) != ("bf16", "nn", "none"):
             raise UsageError("--dtype, --layout and --epilogue describe a --shape problem; an --input file states "
                              "its own.")
-        text = _read_input(args.input)
-        with ir.Context(), ir.Location.unknown():
+        text = to_linalg(_read_input(args.input), target, str(args.input))
+        with ir.Context(), ir.Location.unknown():  # the source's contractions (compilation_info goes on these ops)
             gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
+        if target.gpu and not named.codegen and not getattr(schedule_route(target), "on_op", True):
+            # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so
+            # those are what get schedules.
+            gemms = dispatched_contractions(text, target, str(args.input))
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text, codegen=named.codegen,

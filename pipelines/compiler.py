@@ -71,7 +71,8 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
     sections = re.split(r"^// -----// IR Dump .*$", text, flags=re.M)
     headers = re.findall(r"^// -----// IR Dump .*$", text, flags=re.M)
     return [body for header, body in zip(headers, sections[1:])
-            if re.search(rf": {re.escape(pass_name)}[{{ ]", header) and re.search(rf"func\.func @{function}_\w+", body)]
+            if re.search(rf": {re.escape(pass_name)}[{{ ]", header)
+            and re.search(rf'func\.func @"?{re.escape(function)}_[\w$]+', body)]
 
 
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,

@@ -97,7 +97,7 @@ def amdgpu_kernels(text: str) -> dict[str, str]:
         named = re.search(r"^\s+\.name:\s+(\S+)", entry, re.M)
         if named is None:
             continue  # the amdhsa.version list that follows the kernels
-        name = named.group(1)
+        name = named.group(1).strip("'\"")  # quoted where the name has characters YAML reserves ('main$async')
         code = re.search(rf"^{re.escape(name)}:.*?^\.Lfunc_end\d+:", text, re.M | re.S)
         descriptor = re.search(rf"^\s+\.amdhsa_kernel {re.escape(name)}\n.*?\.end_amdhsa_kernel", text, re.M | re.S)
         kernels[name] = "\n".join(m.group(0) for m in (code, descriptor) if m) + "\n  - " + entry

@@ -7,7 +7,7 @@ if [ ! -x .venv/bin/pipelines ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
   .venv/bin/pip install --quiet -e ".[test]"
-elif ! .venv/bin/python -c "import hypothesis, ruff" 2>/dev/null; then
+elif ! .venv/bin/python -c "import hypothesis, ruff, onnx" 2>/dev/null; then
   .venv/bin/pip install --quiet -e ".[test]"  # a .venv made by setup_and_compile.sh lacks the test extra
 fi
 .venv/bin/lit -sv tests/lit

@@ -143,7 +143,8 @@ class TuningSpecRoute(ScheduleRoute):
             verify_iree_ukernel(prepared.job, dump, stats)
 
 
-DISPATCH_NAME = re.compile(r"func\.func @\w+?_dispatch_\d+_([a-z_]+?)_(\d+(?:x\d+)*)_")
+# A symbol with characters outside [\w$.] is printed quoted (a model's `main$async` functions are).
+DISPATCH_NAME = re.compile(r'func\.func @"?[\w$.]+?_dispatch_\d+_([a-z_]+?)_(\d+(?:x\d+)*)_')
 
 
 def verify_split_k(job: Job, dump: Path, stats: list[KernelStats]) -> None:

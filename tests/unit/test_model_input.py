@@ -1,0 +1,80 @@
+"""Models as importers write them (issue 17, first part): an ONNX transformer block built here with onnx.helper,
+read as .onnx (IREE's ONNX importer) or as the torch-dialect MLIR the importer writes, gets a schedule for every
+distinct contraction IREE dispatches, delivered by one merged tuning spec and verified in the compiled model.
+
+The block: Q, K and V projections sharing their input, Q·Kᵀ (a Transpose that IREE folds into the contraction, so
+it is dispatched as an NT GEMM), softmax, P·V, the output projection, and an MLP with Gelu.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pipelines.cli import main
+
+onnx = pytest.importorskip("onnx")  # the test extra installs it
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+S, D, F = 64, 128, 256
+
+
+def block(path):
+    rng = np.random.default_rng(0)
+    weights = {name: (rng.standard_normal(shape) * 0.02).astype(np.float16) for name, shape in (
+        ("Wq", (D, D)), ("Wk", (D, D)), ("Wv", (D, D)), ("Wo", (D, D)), ("W1", (D, F)), ("W2", (F, D)))}
+    nodes = [helper.make_node("MatMul", ["X", "Wq"], ["Q"]), helper.make_node("MatMul", ["X", "Wk"], ["K"]),
+             helper.make_node("MatMul", ["X", "Wv"], ["V"]), helper.make_node("Transpose", ["K"], ["Kt"], perm=[1, 0]),
+             helper.make_node("MatMul", ["Q", "Kt"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["probs"], axis=-1),
+             helper.make_node("MatMul", ["probs", "V"], ["ctx"]), helper.make_node("MatMul", ["ctx", "Wo"], ["attn"]),
+             helper.make_node("MatMul", ["attn", "W1"], ["h"]), helper.make_node("Gelu", ["h"], ["g"]),
+             helper.make_node("MatMul", ["g", "W2"], ["Y"])]
+    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [S, D])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [S, D])],
+                              initializer=[numpy_helper.from_array(w, n) for n, w in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+DISTINCT = {(S, D, D, "nn"), (S, S, D, "nt"), (S, D, S, "nn"), (S, F, D, "nn"), (S, D, F, "nn")}
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx950", "gfx1151"])
+def test_every_dispatched_contraction_of_an_onnx_block_gets_its_schedule(tmp_path, target):
+    out = tmp_path / "out"
+    assert main(["compile", "--input", str(block(tmp_path / "block.onnx")), "--target", target, "--pipeline",
+                 "auto", "-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] and all(s is not None for s in report["schedules"])
+    assert {(p["m"], p["n"], p["k"], p["layout"]) for p in report["problems"]} == DISTINCT
+    assert len(report["problems"]) == len(DISTINCT)  # Q, K, V and the output projection: one schedule
+    assert (out / "spec.mlir").is_file()
+
+
+def test_the_importers_torch_dialect_is_lowered_first(tmp_path):
+    model = block(tmp_path / "block.onnx")
+    imported = tmp_path / "block.mlir"
+    subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o", str(imported)],
+                   check=True)
+    assert "torch.operator" in imported.read_text()
+    out = tmp_path / "out"
+    assert main(["compile", "--input", str(imported), "--target", "gfx942", "--pipeline", "auto", "-o",
+                 str(out)]) == 0
+    assert json.loads((out / "report.json").read_text())["verified"]
+
+
+def test_a_model_iree_cannot_lower_is_one_sentence(tmp_path, capsys):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('func.func @f(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {\n'
+                   '  %y = torch.operator "onnx.NoSuchOp"(%x) : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>\n'
+                   '  return %y : !torch.vtensor<[4],f32>\n}\n')
+    out = tmp_path / "out"
+    assert main(["compile", "--input", str(bad), "--target", "gfx942", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "could not bring" in err and "Traceback" not in err and not out.exists()
