@@ -1,5 +1,5 @@
-"""The `pipelines` command: compile, spec, inspect, bench, report, tune, explain, emulate, predict, calibrate and
-list.
+"""The `pipelines` command: compile, spec, inspect, bench, report, tune, tune-model, explain, emulate, predict,
+calibrate and list.
 
 Parses flags into a problem (a `Gemm` or a user `.mlir`), a target and a schedule (a named pipeline, optionally
 overridden field by field with schedule flags), hands them to `flow` (or to bench, tune, the emulator), and prints
@@ -45,6 +45,7 @@ from .timing.calibrate import Calibration, table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
 from .tune import codegen_candidates, finalize, plan_search
+from .tune_model import markdown, tune_model
 from .tune_cache import cached, tune_cache
 from .verify import FallbackError
 
@@ -518,6 +519,18 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_tune_model(args) -> int:
+    target = get_target(args.target)
+    _check_pipeline(args.pipeline, target)
+    _writable(args.output, "folder")
+    if not args.model.is_file():
+        raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
+    summary = tune_model(args.model, target, args.pipeline, args.output, args.force)
+    print(f"wrote {args.output}/ (spec.mlir, model.md, model.json, tuned/, default/)")
+    print(markdown(summary), end="")
+    return 0
+
+
 def cmd_explain(args) -> int:
     names = sorted(set(SCHEDULES) | set(KERNELS))
     if args.schedule not in names:
@@ -685,6 +698,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="ignore the cache, and " + FORCE_FOLDER)
     p.add_argument("-o", "--output", type=Path, required=True, help="plan folder (an existing plan resumes)")
     p.set_defaults(run=cmd_tune)
+    p = sub.add_parser("tune-model", help="schedule every contraction of a model (.onnx, importer MLIR or linalg): "
+                       "one merged tuning spec, verified in the compiled model (compile-only)")
+    p.add_argument("model", type=Path, help="an .onnx file, the torch-dialect MLIR an importer wrote, or linalg")
+    p.add_argument("--target", required=True)
+    p.add_argument("--pipeline", default="auto", help="named pipeline that schedules each contraction (auto, tuned)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
+    p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
+    p.set_defaults(run=cmd_tune_model)
     p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
     p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered, "
                    "interleave; with --target, a generated kernel's own schedule (pingpong8 on gfx942/gfx950, "

@@ -253,8 +253,10 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
     found = []
     for dispatch in dispatches:
         prefix = dispatch.removeprefix("module_") + "_"
+        # PTX names take no '$': IREE writes a model's `main$async_dispatch_0` kernel as `main_async_dispatch_0`.
+        prefixes = (prefix, re.sub(r"[^\w.]", "_", prefix))
         for path, name, text, in_file, shared_users in kernels:
-            if name.startswith(prefix):
+            if name.startswith(prefixes):
                 found.append(ptx_stats(dispatch, path, text, in_file, shared_users) if ptx
                              else amdgpu_stats(dispatch, path, text, target))
     return found

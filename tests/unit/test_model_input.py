@@ -78,3 +78,37 @@ def test_a_model_iree_cannot_lower_is_one_sentence(tmp_path, capsys):
     assert main(["compile", "--input", str(bad), "--target", "gfx942", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "could not bring" in err and "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx950", "gfx1151", "sm_80"])
+def test_tune_model_schedules_every_contraction_and_changes_nothing_else(tmp_path, target):
+    out = tmp_path / "out"
+    assert main(["tune-model", str(block(tmp_path / "block.onnx")), "--target", target, "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["contractions"] == len(DISTINCT)
+    rows = summary["dispatches"]
+    assert all(r["identical_to_default"] for r in rows if r["contraction"] is None)
+    assert any(r["contraction"] is None for r in rows)  # the softmax dispatch, compared with IREE's default
+    if summary["route"] == "tuning-spec":
+        assert summary["verified"] and summary["scheduled"] == len(DISTINCT) and (out / "spec.mlir").is_file()
+        assert all(r["schedule"] != "IREE default heuristic" for r in rows if r["contraction"])
+
+
+def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(tmp_path):
+    """The spec tune-model writes is taken by iree-compile alone, also with IREE's own default tuning specs on:
+    every contraction dispatch carries the spec's marker."""
+    from pipelines.compiler import iree_compile_path
+
+    model = block(tmp_path / "block.onnx")
+    out = tmp_path / "out"
+    assert main(["tune-model", str(model), "--target", "gfx942", "-o", str(out)]) == 0
+    imported = tmp_path / "block.mlir"
+    subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o", str(imported)],
+                   check=True)
+    for extra in ([], ["--iree-codegen-enable-default-tuning-specs"]):
+        dump = tmp_path / f"dump{len(extra)}"
+        subprocess.run([iree_compile_path(), str(imported), "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942",
+                        f"--iree-codegen-tuning-spec-path={out / 'spec.mlir'}", *extra,
+                        f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "m.vmfb")], check=True)
+        marked = [p for p in dump.glob("configured_*.mlir") if "__tuning_spec_applied__" in p.read_text()]
+        assert len(marked) == len(DISTINCT), (extra, marked)

@@ -1,0 +1,101 @@
+"""`pipelines tune-model`: every distinct contraction of a whole model scheduled, one merged tuning spec, and proof in
+the compiled model that each contraction dispatch took its schedule and that nothing else changed.
+
+The model (an .onnx file, the torch-dialect MLIR an importer wrote, or linalg) is lowered to linalg
+(`model_input`); its contractions are read as IREE dispatches them, each distinct one gets the named pipeline's
+schedule, and the model is compiled twice through the target's route: with the schedules (one tuning spec holding a
+matcher per contraction, `spec.mlir`, which plain `iree-compile --iree-codegen-tuning-spec-path=spec.mlir` applies
+on ROCm; compilation_info on the source's ops on CUDA) and with IREE's defaults. The scheduled compile verifies every
+contraction dispatch as `compile` does; the two compiles' configured IR of every other dispatch must be identical.
+Written into the output folder: `tuned/` and `default/` (each a `compile` folder), `spec.mlir`, `model.json` and
+`model.md` (the per-dispatch table). Schedules here are chosen by rule (compile-only); nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from iree.compiler import ir
+
+from transforms.problem import Epilogue, contraction_ops, gemms_from_mlir, parse_module
+
+from . import flow
+from .compiler import DUMP_DIR
+from .job import Job, contraction_key
+from .model_input import ModelError, dispatched_contractions, read_model, to_linalg
+from .named import get_pipeline
+from .output import output_folder
+from .routes import schedule_route
+from .targets import Target
+
+
+def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: bool = False) -> dict:
+    named = get_pipeline(pipeline)
+    if named.codegen or named.ukernels or not target.gpu:
+        raise ModelError(f"tune-model schedules a model's contractions through compilation_info; pipeline "
+                         f"'{pipeline}' on {target.name} does not (use auto or tuned on a GPU target).")
+    text = to_linalg(read_model(model), target, str(model))
+    gemms = dispatched_contractions(text, target, str(model))
+    schedules = tuple(named.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
+    tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text))
+    default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
+    with output_folder(out, "tune-model", force) as folder:
+        reports = {name: flow.compile_job(prepared, folder / name, force=True)
+                   for name, prepared in (("tuned", tuned), ("default", default))}
+        if (folder / "tuned" / flow.SPEC_FILE).is_file():
+            shutil.copyfile(folder / "tuned" / flow.SPEC_FILE, folder / flow.SPEC_FILE)
+        summary = _summary(model, target, pipeline, gemms, schedules, reports, folder)
+        (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
+        (folder / "model.md").write_text(markdown(summary))
+    return summary
+
+
+def _summary(model: Path, target: Target, pipeline: str, gemms, schedules, reports: dict, folder: Path) -> dict:
+    tuned_dump, default_dump = folder / "tuned" / DUMP_DIR, folder / "default" / DUMP_DIR
+    scheduled = {contraction_key(g): s for g, s in zip(gemms, schedules)}
+    rows = []
+    for dispatch in reports["default"]["dispatches"]:
+        name = dispatch["dispatch"]
+        default_ir = (default_dump / f"configured_{name}.mlir").read_text()
+        tuned_path = tuned_dump / f"configured_{name}.mlir"
+        tuned_ir = tuned_path.read_text() if tuned_path.is_file() else None
+        held = _contractions(default_ir, name)
+        computes = [g for g in gemms if contraction_key(g) in held]
+        row = {"dispatch": name, "contraction": None, "schedule": None, "identical_to_default": tuned_ir == default_ir}
+        if computes:
+            gemm = computes[0]
+            schedule = scheduled.get(contraction_key(gemm))
+            row.update(contraction=f"{gemm.shape_name} {gemm.layout} {gemm.dtype}",
+                       schedule=schedule.describe() if schedule else "IREE default heuristic")
+        rows.append(row)
+    others_changed = [r["dispatch"] for r in rows if r["contraction"] is None and not r["identical_to_default"]]
+    if others_changed:
+        raise ModelError(f"scheduling {model}'s contractions changed dispatch {others_changed[0]}, which computes "
+                         "none of them.")
+    return {"model": str(model), "target": target.name, "pipeline": pipeline,
+            "route": schedule_route(target).name, "verified": reports["tuned"]["verified"],
+            "contractions": len(gemms), "scheduled": sum(s is not None for s in schedules),
+            "spec": flow.SPEC_FILE if (folder / flow.SPEC_FILE).is_file() else None, "dispatches": rows,
+            "command": reports["tuned"]["command"]}
+
+
+def _contractions(configured_ir: str, name: str) -> set:
+    """The contractions (epilogue set aside) a dispatch's configured IR computes."""
+    with ir.Context(), ir.Location.unknown():
+        module = parse_module(configured_ir, name)
+        return {contraction_key(g) for _, g in gemms_from_mlir(module, name)} if contraction_ops(module) else set()
+
+
+def markdown(summary: dict) -> str:
+    lines = [f"# tune-model: {summary['model']} on {summary['target']} (pipeline {summary['pipeline']})", "",
+             f"{summary['contractions']} distinct contractions, {summary['scheduled']} scheduled; route "
+             f"{summary['route']}; every scheduled contraction verified in the compiled model: "
+             f"{'yes' if summary['verified'] else 'nothing requested'}. Compile-only: no times.", "",
+             "| dispatch | contraction | schedule | other dispatches: configured IR identical to IREE's default |",
+             "|---|---|---|---|"]
+    for row in summary["dispatches"]:
+        same = "–" if row["contraction"] else ("yes" if row["identical_to_default"] else "NO")
+        lines.append(f"| {row['dispatch']} | {row['contraction'] or '(none)'} | {row['schedule'] or '–'} | {same} |")
+    return "\n".join(lines) + "\n"
