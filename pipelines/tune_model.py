@@ -13,6 +13,7 @@ Written into the output folder: `tuned/` and `default/` (each a `compile` folder
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from transforms.problem import Epilogue, contraction_ops, gemms_from_mlir, parse_module
+from transforms.tuning_spec import link_specs
 
 from . import flow
 from .compiler import DUMP_DIR
@@ -31,7 +33,10 @@ from .routes import schedule_route
 from .targets import Target
 
 
-def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: bool = False) -> dict:
+def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: bool = False,
+               user_spec: Path | None = None) -> dict:
+    """`user_spec`: a tuning spec of the user's, linked in ahead of ours (`link_specs`): it keeps every op it
+    configures, and a contraction of ours that it takes is reported as not having our schedule (an error)."""
     named = get_pipeline(pipeline)
     if named.codegen or named.ukernels or not target.gpu:
         raise ModelError(f"tune-model schedules a model's contractions through compilation_info; pipeline "
@@ -40,6 +45,10 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
     gemms = dispatched_contractions(text, target, str(model))
     schedules = tuple(named.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
     tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text))
+    if user_spec is not None:
+        if tuned.spec is None:
+            raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
+        tuned = dataclasses.replace(tuned, spec=_linked(user_spec, tuned.spec))
     default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
     with output_folder(out, "tune-model", force) as folder:
         reports = {name: flow.compile_job(prepared, folder / name, force=True)
@@ -50,6 +59,21 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
     return summary
+
+
+def _linked(user_spec: Path, ours: str) -> str:
+    try:
+        user_text = user_spec.read_text()
+    except (OSError, UnicodeDecodeError):
+        raise ModelError(f"cannot read the tuning spec {user_spec} as text.") from None
+    with ir.Context(), ir.Location.unknown():
+        user = parse_module(user_text, str(user_spec))
+        entries = [op for op in user.body.operations if op.operation.name == "transform.named_sequence"
+                   and "iree_codegen.tuning_spec_entrypoint" in op.operation.attributes]
+        if not entries:
+            raise ModelError(f"{user_spec} has no named sequence marked iree_codegen.tuning_spec_entrypoint, so it is "
+                             "not a tuning spec IREE can run.")
+        return str(link_specs([("user_spec", user), ("project_spec", parse_module(ours, "the project's spec"))]))
 
 
 def _summary(model: Path, target: Target, pipeline: str, gemms, schedules, reports: dict, folder: Path) -> dict:

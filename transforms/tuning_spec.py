@@ -105,3 +105,33 @@ def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]],
             transform.YieldOp([foreach.updated])
     module.operation.verify()
     return module
+
+
+def link_specs(specs: list[tuple[str, ir.Module]]) -> ir.Module:
+    """One tuning spec running several, in order: each (name, spec) becomes a nested module `@name` and the entry
+    point includes each one's entry point in turn, failures suppressed (the form IREE's own spec linking gives
+    several specs). Every matcher skips an op that already has a configuration, so an earlier spec wins where two
+    match the same op. The specs must live in the current context."""
+    linked = ir.Module.create()
+    linked.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    any_op = transform.AnyOpType.get()
+    with ir.InsertionPoint(linked.body):
+        for name, spec in specs:
+            nested = ir.Operation.create("builtin.module", regions=1)
+            nested.attributes["sym_name"] = ir.StringAttr.get(name)
+            nested.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+            block = nested.regions[0].blocks.append()
+            for op in list(spec.body.operations):
+                op.operation.detach_from_parent()
+                ir.InsertionPoint(block).insert(op.operation)
+        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op],
+                                          arg_attrs=[{"transform.consumed": ir.UnitAttr.get()}])
+        entry.operation.attributes["iree_codegen.tuning_spec_entrypoint"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(entry.body):
+            root = entry.bodyTarget
+            for name, _ in specs:
+                root = transform.IncludeOp([any_op], ir.SymbolRefAttr.get([name, ENTRY_POINT]),
+                                           transform.FailurePropagationMode.Suppress, [root]).results[0]
+            transform.YieldOp([root])
+    linked.operation.verify()
+    return linked

@@ -112,3 +112,26 @@ def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(
                         f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "m.vmfb")], check=True)
         marked = [p for p in dump.glob("configured_*.mlir") if "__tuning_spec_applied__" in p.read_text()]
         assert len(marked) == len(DISTINCT), (extra, marked)
+
+
+def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
+    """--with-spec links the user's spec first: one it does not share an op with leaves every schedule of ours
+    verified; one that configures a contraction of ours first is an error naming the dispatch, nothing written."""
+    model = block(tmp_path / "block.onnx")
+    other = tmp_path / "other.mlir"
+    assert main(["spec", "--target", "gfx942", "--shape", "4096x4096x4096", "--dtype", "f16", "--pipeline", "tuned",
+                 "-o", str(other)]) == 0
+    out = tmp_path / "out"
+    assert main(["tune-model", str(model), "--target", "gfx942", "--with-spec", str(other), "-o", str(out)]) == 0
+    spec = (out / "spec.mlir").read_text()
+    assert "module @user_spec" in spec and "module @project_spec" in spec
+    assert json.loads((out / "model.json").read_text())["verified"]
+    clash = tmp_path / "clash.mlir"
+    assert main(["spec", "--target", "gfx942", "--shape", f"{S}x{D}x{D}", "--dtype", "f16", "--tile", "32x64x32",
+                 "--warps", "2x2", "--mma", "MFMA_F32_16x16x16_F16", "-o", str(clash)]) == 0
+    capsys.readouterr()
+    refused = tmp_path / "refused"
+    assert main(["tune-model", str(model), "--target", "gfx942", "--with-spec", str(clash), "-o",
+                 str(refused)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did not take effect" in err and not refused.exists()
