@@ -60,16 +60,17 @@ def to_linalg(text: str, target: Target, source: str) -> str:
     return _compile_to(text, target, "input", source)
 
 
-def dispatched_contractions(text: str, target: Target, source: str) -> list[Gemm]:
+def dispatched_contractions(text: str, target: Target, source: str, skipped: list[str] | None = None) -> list[Gemm]:
     """Each distinct contraction (sizes, types, layout; the epilogue set aside) of the dispatches IREE forms from the
-    linalg program `text`, in program order."""
+    linalg program `text`, in program order. With `skipped`, contractions with dynamic sizes are described there
+    instead of refused."""
     flow = _compile_to(text, target, "flow", source)
     with ir.Context(), ir.Location.unknown():
         module = parse_module(flow, f"{source} at IREE's flow phase")
         if not contraction_ops(module):
             raise ModelError(f"{source} holds no contraction once IREE has formed its dispatches.")
         found: list[Gemm] = []
-        for _, gemm in gemms_from_mlir(module, source):
+        for _, gemm in gemms_from_mlir(module, source, skipped):
             if gemm.with_(epilogue=type(gemm.epilogue)()) not in {g.with_(epilogue=type(g.epilogue)()) for g in found}:
                 found.append(gemm)
     return found

@@ -42,7 +42,11 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
         raise ModelError(f"tune-model schedules a model's contractions through compilation_info; pipeline "
                          f"'{pipeline}' on {target.name} does not (use auto or tuned on a GPU target).")
     text = to_linalg(read_model(model), target, str(model))
-    gemms = dispatched_contractions(text, target, str(model))
+    skipped: list[str] = []  # contractions with dynamic sizes: reported, left to IREE
+    gemms = dispatched_contractions(text, target, str(model), skipped)
+    if not gemms:
+        raise ModelError(f"{model} has no contraction with static sizes to schedule ({len(skipped)} with dynamic "
+                         f"sizes, e.g. {skipped[0] if skipped else '?'}).")
     schedules = tuple(named.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
     tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text))
     if user_spec is not None:
@@ -56,6 +60,7 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
         if (folder / "tuned" / flow.SPEC_FILE).is_file():
             shutil.copyfile(folder / "tuned" / flow.SPEC_FILE, folder / flow.SPEC_FILE)
         summary = _summary(model, target, pipeline, gemms, schedules, reports, folder)
+        summary["skipped"] = skipped
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
     return summary
@@ -109,7 +114,7 @@ def _contractions(configured_ir: str, name: str) -> set:
     """The contractions (epilogue set aside) a dispatch's configured IR computes."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(configured_ir, name)
-        return {contraction_key(g) for _, g in gemms_from_mlir(module, name)} if contraction_ops(module) else set()
+        return {contraction_key(g) for _, g in gemms_from_mlir(module, name, [])} if contraction_ops(module) else set()
 
 
 def markdown(summary: dict) -> str:
@@ -122,4 +127,8 @@ def markdown(summary: dict) -> str:
     for row in summary["dispatches"]:
         same = "–" if row["contraction"] else ("yes" if row["identical_to_default"] else "NO")
         lines.append(f"| {row['dispatch']} | {row['contraction'] or '(none)'} | {row['schedule'] or '–'} | {same} |")
+    skipped = summary.get("skipped") or []
+    if skipped:
+        lines += ["", f"Skipped ({len(skipped)}, left to IREE's default; their dispatches are in the table as '(none)' "
+                  "and compared with the default compile):", *[f"- {s}" for s in skipped]]
     return "\n".join(lines) + "\n"

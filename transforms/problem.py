@@ -306,14 +306,24 @@ def contraction_ops(module: ir.Module) -> list[ir.Operation]:
     return found
 
 
-def gemms_from_mlir(module: ir.Module, source: str) -> list[tuple[ir.Operation, Gemm]]:
+def gemms_from_mlir(module: ir.Module, source: str, skipped: list[str] | None = None
+                    ) -> list[tuple[ir.Operation, Gemm]]:
     """Every linalg contraction of `module` as a `Gemm` (its epilogue the elementwise op that consumes its
-    result, if one does), or a ProblemError naming what is not supported."""
+    result, if one does), or a ProblemError naming what is not supported. With `skipped`, a contraction with
+    dynamic sizes is described there (op and types) instead of refused."""
     ops = contraction_ops(module)
     if not ops:
         raise ProblemError(f"{source} holds no linalg contraction (linalg.matmul, batch_matmul or a contraction "
                            "generic).")
-    return [(op, _gemm_of(op, source).with_(epilogue=Epilogue(_consumer(op)))) for op in ops]
+    found = []
+    for op in ops:
+        types = [v.type for v in list(op.operands)[:3]]
+        if skipped is not None and all(isinstance(t, ir.RankedTensorType) for t in types) and not all(
+                ir.RankedTensorType(t).has_static_shape for t in types):
+            skipped.append(f"{op.name} on {', '.join(str(t) for t in types)}: dynamic sizes")
+            continue
+        found.append((op, _gemm_of(op, source).with_(epilogue=Epilogue(_consumer(op)))))
+    return found
 
 
 # linalg's named elementwise ops (a generic qualifies when all its loops are parallel).

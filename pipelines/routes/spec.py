@@ -105,7 +105,8 @@ class ScheduleRoute(Route):
             for kernel in stats:
                 configured = dump / f"configured_{kernel.dispatch}.mlir"
                 module = parse_module(configured.read_text(), configured.name)
-                found = gemms_from_mlir(module, configured.name) if contraction_ops(module) else []
+                # A contraction with dynamic sizes is none of ours (schedules are for static shapes): set aside.
+                found = gemms_from_mlir(module, configured.name, []) if contraction_ops(module) else []
                 for op, gemm in found:
                     if contraction_key(gemm) in wanted:
                         schedule, info = wanted[contraction_key(gemm)]

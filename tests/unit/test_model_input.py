@@ -135,3 +135,34 @@ def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
                  str(refused)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "did not take effect" in err and not refused.exists()
+
+
+DYNAMIC = """func.func @main(%x: tensor<?x128xf16>, %w: tensor<128x256xf16>, %v: tensor<64x128xf16>,
+    %u: tensor<128x256xf16>) -> (tensor<?x256xf32>, tensor<64x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %d = tensor.dim %x, %c0 : tensor<?x128xf16>
+  %e = tensor.empty(%d) : tensor<?x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x256xf32>) -> tensor<?x256xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x128xf16>, tensor<128x256xf16>) outs(%f : tensor<?x256xf32>)
+    -> tensor<?x256xf32>
+  %e2 = tensor.empty() : tensor<64x256xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %r2 = linalg.matmul ins(%v, %u : tensor<64x128xf16>, tensor<128x256xf16>) outs(%f2 : tensor<64x256xf32>)
+    -> tensor<64x256xf32>
+  return %r, %r2 : tensor<?x256xf32>, tensor<64x256xf32>
+}
+"""
+
+
+def test_dynamic_contractions_are_reported_as_skipped(tmp_path):
+    model = tmp_path / "dyn.mlir"
+    model.write_text(DYNAMIC)
+    out = tmp_path / "out"
+    assert main(["tune-model", str(model), "--target", "gfx942", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["contractions"] == 1 and summary["verified"]
+    assert len(summary["skipped"]) == 1 and "tensor<?x128xf16>" in summary["skipped"][0]
+    assert "Skipped (1" in (out / "model.md").read_text()
+    dynamic_dispatch = [r for r in summary["dispatches"] if r["contraction"] is None]
+    assert dynamic_dispatch and all(r["identical_to_default"] for r in dynamic_dispatch)
