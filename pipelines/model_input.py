@@ -70,7 +70,7 @@ def dispatched_contractions(text: str, target: Target, source: str, skipped: lis
         if not contraction_ops(module):
             raise ModelError(f"{source} holds no contraction once IREE has formed its dispatches.")
         found: list[Gemm] = []
-        for _, gemm in gemms_from_mlir(module, source, skipped):
+        for _, gemm in gemms_from_mlir(module, f"{source} (as IREE dispatches it)", skipped):
             if gemm.with_(epilogue=type(gemm.epilogue)()) not in {g.with_(epilogue=type(g.epilogue)()) for g in found}:
                 found.append(gemm)
     return found

@@ -363,6 +363,9 @@ def _gemm_of(op: ir.Operation, source: str) -> Gemm:
                            f"{types[1].element_type}; A and B must match.")
     if str(types[2].element_type) != ACC_DTYPE:
         raise ProblemError(f"{op.name} in {source} accumulates in {types[2].element_type}; only f32 is supported.")
+    if str(types[0].element_type) not in DTYPES:
+        raise ProblemError(f"{op.name} in {source} multiplies {types[0].element_type} inputs; the project schedules "
+                           f"{', '.join(DTYPES)}.")
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]  # named ops may not spell them
     dims = linalg.infer_contraction_dimensions(op)
     if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1 or len(dims.batch) > 1:

@@ -166,3 +166,13 @@ def test_dynamic_contractions_are_reported_as_skipped(tmp_path):
     assert "Skipped (1" in (out / "model.md").read_text()
     dynamic_dispatch = [r for r in summary["dispatches"] if r["contraction"] is None]
     assert dynamic_dispatch and all(r["identical_to_default"] for r in dynamic_dispatch)
+
+
+def test_a_model_of_unsupported_type_names_the_op(tmp_path, capsys):
+    model = tmp_path / "f32.mlir"
+    model.write_text(DYNAMIC.replace("f16", "f32"))
+    out = tmp_path / "out"
+    assert main(["tune-model", str(model), "--target", "gfx942", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "linalg.matmul in" in err and "multiplies f32 inputs" in err
+    assert not out.exists()
