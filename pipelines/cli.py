@@ -34,7 +34,7 @@ from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump, read_report
-from .model_input import dispatched_contractions, read_model, to_linalg
+from .model_input import read_model, schedulable_contractions, to_linalg
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
@@ -272,7 +272,7 @@ def _scheduled_job(args) -> flow.Job:
         if target.gpu and not named.codegen and not getattr(schedule_route(target), "on_op", True):
             # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so
             # those are what get schedules.
-            gemms = dispatched_contractions(text, target, str(args.input))
+            gemms = schedulable_contractions(text, target, str(args.input), by_dispatch=True)
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text, codegen=named.codegen,

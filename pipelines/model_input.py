@@ -76,6 +76,16 @@ def dispatched_contractions(text: str, target: Target, source: str, skipped: lis
     return found
 
 
+def schedulable_contractions(text: str, target: Target, source: str, by_dispatch: bool,
+                             skipped: list[str] | None = None) -> list[Gemm]:
+    """The contractions that get schedules: as IREE dispatches them, each once (`by_dispatch`: a tuning spec matches
+    those), or the source's own contraction ops in program order, one per op (compilation_info goes on them)."""
+    if by_dispatch:
+        return dispatched_contractions(text, target, source, skipped)
+    with ir.Context(), ir.Location.unknown():
+        return [g for _, g in gemms_from_mlir(parse_module(text, source), source, skipped)]
+
+
 def _compile_to(text: str, target: Target, phase: str, source: str) -> str:
     with tempfile.TemporaryDirectory(prefix="pipelines-phase-") as scratch:
         path = Path(scratch) / "model.mlir"

@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen
 
 from transforms.problem import Epilogue, contraction_ops, gemms_from_mlir, parse_module
 from transforms.tuning_spec import link_specs
@@ -26,7 +27,7 @@ from transforms.tuning_spec import link_specs
 from . import flow
 from .compiler import DUMP_DIR
 from .job import Job, contraction_key
-from .model_input import ModelError, dispatched_contractions, read_model, to_linalg
+from .model_input import ModelError, read_model, schedulable_contractions, to_linalg
 from .named import get_pipeline
 from .output import output_folder
 from .routes import schedule_route
@@ -43,7 +44,9 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                          f"'{pipeline}' on {target.name} does not (use auto or tuned on a GPU target).")
     text = to_linalg(read_model(model), target, str(model))
     skipped: list[str] = []  # contractions with dynamic sizes: reported, left to IREE
-    gemms = dispatched_contractions(text, target, str(model), skipped)
+    # ROCm: the spec matches what IREE dispatches; CUDA: compilation_info goes on the source's ops, one per op.
+    by_dispatch = not getattr(schedule_route(target), "on_op", True)
+    gemms = schedulable_contractions(text, target, str(model), by_dispatch, skipped)
     if not gemms:
         raise ModelError(f"{model} has no contraction with static sizes to schedule ({len(skipped)} with dynamic "
                          f"sizes, e.g. {skipped[0] if skipped else '?'}).")
@@ -59,7 +62,8 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                    for name, prepared in (("tuned", tuned), ("default", default))}
         if (folder / "tuned" / flow.SPEC_FILE).is_file():
             shutil.copyfile(folder / "tuned" / flow.SPEC_FILE, folder / flow.SPEC_FILE)
-        summary = _summary(model, target, pipeline, gemms, schedules, reports, folder)
+        summary = _summary(model, target, pipeline, _lowerings(tuned.infos, schedules), reports, folder, gemms,
+                           schedules)
         summary["skipped"] = skipped
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
@@ -81,23 +85,40 @@ def _linked(user_spec: Path, ours: str) -> str:
         return str(link_specs([("user_spec", user), ("project_spec", parse_module(ours, "the project's spec"))]))
 
 
-def _summary(model: Path, target: Target, pipeline: str, gemms, schedules, reports: dict, folder: Path) -> dict:
+def _lowerings(infos, schedules) -> dict[str, str]:
+    """Each requested lowering_config as printed, with its schedule's description."""
+    found = {}
+    with ir.Context(), ir.Location.unknown():
+        for info, schedule in zip(infos, schedules):
+            if info is not None and schedule is not None:
+                lowering = iree_codegen.CompilationInfoAttr(ir.Attribute.parse(info)).lowering_config
+                found[str(lowering)] = schedule.describe()
+    return found
+
+
+def _summary(model: Path, target: Target, pipeline: str, lowerings: dict[str, str], reports: dict, folder: Path,
+             gemms, schedules) -> dict:
+    """One row per dispatch of the model. A contraction dispatch's schedule is read from its configured IR (one of
+    ours, found by its lowering_config, or IREE's default when the IR is the default compile's); any other change is
+    an error."""
     tuned_dump, default_dump = folder / "tuned" / DUMP_DIR, folder / "default" / DUMP_DIR
-    scheduled = {contraction_key(g): s for g, s in zip(gemms, schedules)}
     rows = []
     for dispatch in reports["default"]["dispatches"]:
         name = dispatch["dispatch"]
         default_ir = (default_dump / f"configured_{name}.mlir").read_text()
         tuned_path = tuned_dump / f"configured_{name}.mlir"
         tuned_ir = tuned_path.read_text() if tuned_path.is_file() else None
-        held = _contractions(default_ir, name)
-        computes = [g for g in gemms if contraction_key(g) in held]
+        held = sorted(_contractions(default_ir, name), key=str)  # as this dispatch holds it (CUDA: the source's
+        # op may differ, e.g. before a transpose was folded in; such a dispatch shows no schedule of ours)
         row = {"dispatch": name, "contraction": None, "schedule": None, "identical_to_default": tuned_ir == default_ir}
-        if computes:
-            gemm = computes[0]
-            schedule = scheduled.get(contraction_key(gemm))
+        if held:
+            gemm = held[0]
+            ours = [text for lowering, text in lowerings.items() if tuned_ir is not None and lowering in tuned_ir]
+            if not ours and not row["identical_to_default"]:
+                raise ModelError(f"dispatch {name} of {model} changed from IREE's default without carrying a "
+                                 "schedule of ours.")
             row.update(contraction=f"{gemm.shape_name} {gemm.layout} {gemm.dtype}",
-                       schedule=schedule.describe() if schedule else "IREE default heuristic")
+                       schedule=ours[0] if ours else "IREE default heuristic")
         rows.append(row)
     others_changed = [r["dispatch"] for r in rows if r["contraction"] is None and not r["identical_to_default"]]
     if others_changed:
@@ -105,7 +126,8 @@ def _summary(model: Path, target: Target, pipeline: str, gemms, schedules, repor
                          "none of them.")
     return {"model": str(model), "target": target.name, "pipeline": pipeline,
             "route": schedule_route(target).name, "verified": reports["tuned"]["verified"],
-            "contractions": len(gemms), "scheduled": sum(s is not None for s in schedules),
+            "contractions": len(set(map(contraction_key, gemms))),
+            "scheduled": len({contraction_key(g) for g, s in zip(gemms, schedules) if s is not None}),
             "spec": flow.SPEC_FILE if (folder / flow.SPEC_FILE).is_file() else None, "dispatches": rows,
             "command": reports["tuned"]["command"]}
 

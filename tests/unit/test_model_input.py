@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 S, D, F = 64, 128, 256
 
 
-def block(path):
+def block(path, S=S, D=D, F=F):  # noqa: N803 - the block's sizes, as the docstring names them
     rng = np.random.default_rng(0)
     weights = {name: (rng.standard_normal(shape) * 0.02).astype(np.float16) for name, shape in (
         ("Wq", (D, D)), ("Wk", (D, D)), ("Wv", (D, D)), ("Wo", (D, D)), ("W1", (D, F)), ("W2", (F, D)))}
@@ -176,3 +176,18 @@ def test_a_model_of_unsupported_type_names_the_op(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "linalg.matmul in" in err and "multiplies f32 inputs" in err
     assert not out.exists()
+
+
+def test_tune_model_on_cuda_puts_schedules_on_the_source_ops(tmp_path):
+    """sm_80 reads no tuning spec: compilation_info goes on the source's ops, and each contraction dispatch's schedule
+    is read from its configured IR. At 2048 rows `auto` schedules every contraction, and the one IREE rewrites
+    (Q·Kᵀ, its transpose folded in: an NT dispatch) still carries the schedule set on its op."""
+    out = tmp_path / "out"
+    model = block(tmp_path / "big.onnx", S=2048, D=1024, F=2048)
+    assert main(["tune-model", str(model), "--target", "sm_80", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["route"] == "op-attribute" and summary["verified"]
+    rows = [r for r in summary["dispatches"] if r["contraction"]]
+    assert "2048x2048x1024 nt f16" in {r["contraction"] for r in rows}
+    assert all(r["schedule"].startswith("tile 128x128x64") for r in rows)
+    assert all(r["identical_to_default"] for r in summary["dispatches"] if r["contraction"] is None)
