@@ -191,3 +191,19 @@ def test_tune_model_on_cuda_puts_schedules_on_the_source_ops(tmp_path):
     assert "2048x2048x1024 nt f16" in {r["contraction"] for r in rows}
     assert all(r["schedule"].startswith("tile 128x128x64") for r in rows)
     assert all(r["identical_to_default"] for r in summary["dispatches"] if r["contraction"] is None)
+
+
+def test_a_changed_dispatch_that_is_no_contraction_is_an_error(tmp_path):
+    """tune-model's proof that nothing else changed: a dispatch without a contraction whose configured IR differs
+    between the scheduled and the default compile stops the run."""
+    from pipelines.targets import get_target
+    from pipelines.tune_model import _summary
+    from pipelines.model_input import ModelError
+
+    for kind, text in (("default", "module {\n}\n"), ("tuned", "module {\n}\n// changed\n")):
+        (tmp_path / kind / "dump").mkdir(parents=True)
+        (tmp_path / kind / "dump" / "configured_module_m_dispatch_0.mlir").write_text(text)
+    reports = {"default": {"dispatches": [{"dispatch": "module_m_dispatch_0"}]},
+               "tuned": {"verified": True, "command": ""}}
+    with pytest.raises(ModelError, match="changed dispatch module_m_dispatch_0"):
+        _summary(tmp_path / "m.mlir", get_target("gfx942"), "auto", {}, reports, tmp_path, [], [])

@@ -152,3 +152,43 @@ def test_tune_searches_split_plans_and_searched_serves_the_winner(tmp_path, monk
     assert summary["route"] == "split-k" and summary["tflops"] == 3.0
     monkeypatch.setenv("PIPELINES_TUNE_CACHE", str(cache))
     assert plan_for("searched", problem, SM80) == fast
+
+
+def test_a_missing_sum_dispatch_is_an_error(tmp_path):
+    """The partial products alone are not the GEMM: without a dispatch summing the S slices, the check fails."""
+    from pipelines.inspect import inspect_dump as stats_of
+
+    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), split=SplitK(64, Streaming(256, 8)))
+    prepared = flow.prepare(job)
+    flow.compile_job(prepared, tmp_path / "out")
+    stats = [s for s in stats_of(tmp_path / "out" / "dump", SM80) if "dispatch_0" in s.dispatch]
+    with pytest.raises(FallbackError, match="no dispatch sums the 64 partial products"):
+        route_for(job).verify(prepared, tmp_path / "out" / "dump", stats)
+
+
+def test_the_reference_bound_of_a_sum_counts_its_terms():
+    """The float64 reference of the slice sum: its value, and its bound = the inputs' bounds summed plus f32
+    accumulation over the summed terms (relative_tolerance(4096) is twice relative_tolerance(1024))."""
+    import numpy as np
+
+    from pipelines.emulator.interpret import Interpreter
+    from pipelines.reference import relative_tolerance
+
+    text = """func.func @f(%x: tensor<4096x4xf32>) -> tensor<4xf32> {
+      %z = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<4xf32>
+      %i = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(n, s) -> (s, n)>, affine_map<(n, s) -> (n)>],
+                           iterator_types = ["parallel", "reduction"]}
+          ins(%x : tensor<4096x4xf32>) outs(%i : tensor<4xf32>) {
+      ^bb0(%a: f32, %acc: f32):
+        %s = arith.addf %acc, %a : f32
+        linalg.yield %s : f32
+      } -> tensor<4xf32>
+      return %r : tensor<4xf32>
+    }"""
+    x = np.random.default_rng(0).standard_normal((4096, 4))
+    with ir.Context(), ir.Location.unknown():
+        (value, bound), = Interpreter(ir.Module.parse(text), "f").run([x])
+    assert np.allclose(value, x.sum(axis=0))
+    assert np.allclose(bound, relative_tolerance(4096) * np.abs(x).sum(axis=0).max())
