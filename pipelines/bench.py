@@ -28,7 +28,7 @@ from transforms.split_k import SplitK
 
 from . import flow
 from .compiler import CompileError
-from .named import is_codegen, plan_for, uses_ukernels
+from .named import plan_for, plan_job, uses_ukernels
 from .output import work_folder, write_atomic
 from .targets import Target, TargetError, check_dtype
 from .verify import FallbackError
@@ -130,12 +130,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
                          **({"error": first["error"]} if "error" in first else {}))
         elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
             try:
-                if isinstance(schedule, SplitK):
-                    job = flow.Job(target, pipeline, (gemm,), (None,), split=schedule)
-                else:
-                    job = flow.Job(target, pipeline, (gemm,), (schedule,), codegen=is_codegen(pipeline),
-                                   iree_ukernels=uses_ukernels(pipeline))
-                prepared = flow.prepare(job)
+                prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule))
                 # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
                 flow.compile_job(prepared, folder, force=True,
                                  extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))

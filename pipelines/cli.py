@@ -18,11 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from iree.compiler import ir
 
 from transforms.errors import UserError
 from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm, describe_epilogue, \
-    gemms_from_mlir, parse_module, parse_shape
+    parse_shape
 from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
     Tile, WarpGroups
@@ -34,13 +33,13 @@ from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
 from .explain import text_table, timeline_png
 from .inspect import inspect_dump, read_report
-from .model_input import read_model, schedulable_contractions, to_linalg
+from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
 from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
-from .routes import route_for, schedule_route
+from .routes import route_for
 from .timing.calibrate import Calibration, table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
@@ -170,6 +169,10 @@ _SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "r
                    "waves_per_eu")
 
 
+def _schedule_flags_given(args) -> bool:
+    return any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS)
+
+
 def _gemm(args) -> Gemm:
     files = args.command in ("compile", "spec")  # the commands that read --input files (in `_job`)
     if args.input is not None and not files:
@@ -187,7 +190,7 @@ def _gemm(args) -> Gemm:
 def _schedule(args, gemm: Gemm, target) -> Schedule | None:
     pipeline = get_pipeline(args.pipeline or "default")
     base = pipeline.choose(gemm, target)
-    if not any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+    if not _schedule_flags_given(args):
         return base
     if base is None and (args.tile is None or args.mma is None):
         raise UsageError("schedule flags without a named pipeline need at least --tile and --mma.")
@@ -254,7 +257,7 @@ def _scheduled_job(args) -> flow.Job:
     target = get_target(args.target)
     _check_pipeline(args.pipeline or "default", target)
     pipeline = args.pipeline or "default"
-    if any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+    if _schedule_flags_given(args):
         pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
     named = get_pipeline(args.pipeline or "default")
     if args.input is not None:
@@ -267,25 +270,23 @@ def _scheduled_job(args) -> flow.Job:
             raise UsageError("--dtype, --layout and --epilogue describe a --shape problem; an --input file states "
                              "its own.")
         text = to_linalg(_read_input(args.input), target, str(args.input))
-        with ir.Context(), ir.Location.unknown():  # the source's contractions (compilation_info goes on these ops)
-            gemms = [g for _, g in gemms_from_mlir(parse_module(text, str(args.input)), str(args.input))]
-        if target.gpu and not named.codegen and not getattr(schedule_route(target), "on_op", True):
-            # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so
-            # those are what get schedules.
-            gemms = schedulable_contractions(text, target, str(args.input), by_dispatch=True)
+        # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so those
+        # get schedules there; compilation_info goes on the source's own ops.
+        gemms = schedulable_contractions(text, target, str(args.input),
+                                         not named.codegen and spec_reads_dispatches(target))
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text, codegen=named.codegen,
                         iree_ukernels=named.ukernels)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
-        if args.pipeline or any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+        if args.pipeline or _schedule_flags_given(args):
             raise UsageError(f"--schedule {args.schedule} is a whole kernel; it takes no --pipeline or schedule "
                              "flags.")
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
-    if named.split is not None and not any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS):
+    if named.split is not None and not _schedule_flags_given(args):
         split, why = named.split(gemm, target)
         if split is not None:
             return flow.Job(target, pipeline, (gemm,), (None,), split=split, split_reason=why)

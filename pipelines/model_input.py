@@ -24,6 +24,8 @@ from transforms.errors import UserError
 from transforms.problem import Gemm, contraction_ops, gemms_from_mlir, parse_module
 
 from .compiler import COMPILE_TIMEOUT_S, iree_compile_path
+from .job import contraction_key
+from .routes import schedule_route
 from .targets import Target
 
 TORCH_DIALECT = re.compile(r"\btorch\.(?:operator|aten|prim|constant)\b|!torch\.")
@@ -69,21 +71,26 @@ def dispatched_contractions(text: str, target: Target, source: str, skipped: lis
         module = parse_module(flow, f"{source} at IREE's flow phase")
         if not contraction_ops(module):
             raise ModelError(f"{source} holds no contraction once IREE has formed its dispatches.")
-        found: list[Gemm] = []
+        found: dict[Gemm, Gemm] = {}  # contraction (epilogue set aside) -> its first dispatch's GEMM
         for _, gemm in gemms_from_mlir(module, f"{source} (as IREE dispatches it)", skipped):
-            if gemm.with_(epilogue=type(gemm.epilogue)()) not in {g.with_(epilogue=type(g.epilogue)()) for g in found}:
-                found.append(gemm)
-    return found
+            found.setdefault(contraction_key(gemm), gemm)
+    return list(found.values())
+
+
+def spec_reads_dispatches(target: Target) -> bool:
+    """Whether the target's schedules reach IREE through a tuning spec, which matches the contractions IREE
+    dispatches (ROCm), rather than as compilation_info on the source's ops (CUDA)."""
+    return target.gpu and not getattr(schedule_route(target), "on_op", True)
 
 
 def schedulable_contractions(text: str, target: Target, source: str, by_dispatch: bool,
                              skipped: list[str] | None = None) -> list[Gemm]:
     """The contractions that get schedules: as IREE dispatches them, each once (`by_dispatch`: a tuning spec matches
-    those), or the source's own contraction ops in program order, one per op (compilation_info goes on them)."""
-    if by_dispatch:
-        return dispatched_contractions(text, target, source, skipped)
+    those), or the source's own contraction ops in program order, one per op (compilation_info goes on them). The
+    source is read first either way, so that what it holds that is not supported is named in its own terms."""
     with ir.Context(), ir.Location.unknown():
-        return [g for _, g in gemms_from_mlir(parse_module(text, source), source, skipped)]
+        own = [g for _, g in gemms_from_mlir(parse_module(text, source), source, [] if by_dispatch else skipped)]
+    return dispatched_contractions(text, target, source, skipped) if by_dispatch else own
 
 
 def _compile_to(text: str, target: Target, phase: str, source: str) -> str:

@@ -35,6 +35,7 @@ from transforms import codegen_script
 from transforms.split_k import SplitError, SplitK, Streaming, check_split, partial_gemm, split_from_dict
 from transforms.schedule import ScheduleError, check as check_schedule
 
+from .job import Job
 from .routes import codegen_route
 from .targets import Target, TargetError, dtype_family
 from .tune_cache import TuneError, cached, tune_cache
@@ -98,7 +99,7 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
     K is long enough: M < 16 streams B with the SIMT kernel, larger M
     takes the tile of `SPLIT_TILES`; S is the smallest power of two giving every compute unit the row's number of
     workgroups, no larger than keeps the slice's K rows (the streaming kernel: S = 64 where K allows)."""
-    if not target.gpu or gemm.batched or gemm.epilogue.kind != "none" or gemm.dtype not in ("f16", "bf16"):
+    if not _splittable(gemm, target):
         return None, "data-parallel: split-K takes plain f16/bf16 GEMMs on GPU targets"
     tiles = math.ceil(gemm.m / DATA_PARALLEL_TILE[0]) * math.ceil(gemm.n / DATA_PARALLEL_TILE[1])
     if tiles >= DATA_PARALLEL_WAVES * target.compute_units:
@@ -116,21 +117,18 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
         split = SplitK(_power_of_two_split(cap, STREAMING_MAX_SPLIT), STREAMING)
         why = f"M = {gemm.m} < 16: the streaming kernel reads B once without MMA"
     else:
-        limit = target.named.max_tile_elements  # tiles that spilled there (gfx1151: 128x128x64 at 256 VGPRs)
-        rows = [row for row in SPLIT_TILES if limit is None or row[1][0] * row[1][1] <= limit]
-        max_m, tile, warps, k_step, min_slice, waves = next(
-            (row for row in rows if row[0] is None or gemm.m <= row[0]), rows[-1])
         mma = _split_mma(gemm, target)
-        if mma is not None and target.named.double_waves_m and tile[0] % (2 * warps[0] * mma_shape(mma)[0]) == 0:
-            warps = (2 * warps[0], warps[1])  # as `auto` does there: wave32 lanes hold twice the accumulator
+        if mma is None:
+            return None, f"data-parallel: {target.name} has no {gemm.dtype} MMA intrinsic with M = 16 for split-K"
+        rows = _split_rows(target)
+        _, tile, warps, k_step, min_slice, waves = next((row for row in rows if row[0] is None or gemm.m <= row[0]),
+                                                        rows[-1])
         workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1])
         want = math.ceil(waves * target.compute_units / workgroups)
         s = _power_of_two_split(gemm.k // min_slice, want)
-        split = SplitK(s, Schedule(Tile(tile, k_step, warps, mma or ""), Staging(1), Swizzle("pad")))
+        split = SplitK(s, _split_tile(tile, k_step, warps, mma, target))
         why = (f"{workgroups} tiles of {tile[0]}x{tile[1]} x {s} slices of K {gemm.k // s} for "
                f"{target.compute_units} compute units")
-        if mma is None:
-            return None, f"data-parallel: {target.name} has no {gemm.dtype} MMA intrinsic with M = 16 for split-K"
     if split.splits < 2:
         return None, f"data-parallel: {idle}, but K = {gemm.k} is too short to split"
     try:
@@ -140,6 +138,25 @@ def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
     except (SplitError, ScheduleError) as err:
         return None, f"data-parallel: {idle}, but no split-K kernel fits ({str(err).rstrip('.')})"
     return split, f"split-K {split.splits}: {idle}; {why}"
+
+
+def _splittable(gemm: Gemm, target: Target) -> bool:
+    """Split-K takes plain f16/bf16 GEMMs on GPU targets."""
+    return target.gpu and not gemm.batched and gemm.epilogue.kind == "none" and gemm.dtype in ("f16", "bf16")
+
+
+def _split_rows(target: Target) -> list:
+    """The rows of `SPLIT_TILES` whose tile the target takes (gfx1151's limit: 128x128x64 spilled at 256 VGPRs)."""
+    limit = target.named.max_tile_elements
+    return [row for row in SPLIT_TILES if limit is None or row[1][0] * row[1][1] <= limit]
+
+
+def _split_tile(tile: tuple[int, int], k_step: int, warps: tuple[int, int], mma: str, target: Target) -> Schedule:
+    """A partial-product tile kernel, its waves along M doubled where `auto` doubles them (wave32 lanes hold twice
+    the accumulator)."""
+    if target.named.double_waves_m and tile[0] % (2 * warps[0] * mma_shape(mma)[0]) == 0:
+        warps = (2 * warps[0], warps[1])
+    return Schedule(Tile(tile, k_step, warps, mma), Staging(1), Swizzle("pad"))
 
 
 def _split_mma(gemm: Gemm, target: Target) -> str | None:
@@ -166,20 +183,16 @@ def split_candidates(gemm: Gemm, target: Target) -> list[SplitK]:
     kernel at each S and shape, otherwise each `SPLIT_TILES` tile that divides M, at each K step and S; those the
     checks refuse are left out."""
     rule, _ = split_plan(gemm, target)
-    if not target.gpu or gemm.batched or gemm.epilogue.kind != "none" or gemm.dtype not in ("f16", "bf16"):
+    if not _splittable(gemm, target):
         raise TuneError(f"tune --route split searches plain f16/bf16 GEMMs on GPU targets, not {gemm.shape_name} "
                         f"{gemm.dtype} on {target.name}.")
     kernels: list[Schedule | Streaming] = []
     if gemm.m < SPLIT_TILES[0][1][0]:
         kernels = [Streaming(columns, step) for columns, step in SEARCH_STREAMING]
     mma = _split_mma(gemm, target)
-    limit = target.named.max_tile_elements
-    for _, tile, warps, _, _, _ in SPLIT_TILES:
-        if mma is None or gemm.m % tile[0] or (limit is not None and tile[0] * tile[1] > limit):
-            continue
-        if target.named.double_waves_m and tile[0] % (2 * warps[0] * mma_shape(mma)[0]) == 0:
-            warps = (2 * warps[0], warps[1])
-        kernels += [Schedule(Tile(tile, k, warps, mma), Staging(1), Swizzle("pad")) for k in SEARCH_K_STEPS]
+    for _, tile, warps, _, _, _ in _split_rows(target):
+        if mma is not None and gemm.m % tile[0] == 0:
+            kernels += [_split_tile(tile, k, warps, mma, target) for k in SEARCH_K_STEPS]
     found = []
     for kernel in kernels:
         for splits in SEARCH_SPLITS:
@@ -386,6 +399,13 @@ def plan_for(name: str, gemm: Gemm, target: Target) -> Schedule | SplitK | None:
         if split is not None:
             return split
     return pipeline.choose(gemm, target)
+
+
+def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | None) -> Job:
+    """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it."""
+    if isinstance(plan, SplitK):
+        return Job(target, pipeline, (gemm,), (None,), split=plan)
+    return Job(target, pipeline, (gemm,), (plan,), codegen=is_codegen(pipeline), iree_ukernels=uses_ukernels(pipeline))
 
 
 def uses_ukernels(name: str) -> bool:

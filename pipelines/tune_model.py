@@ -27,7 +27,7 @@ from transforms.tuning_spec import link_specs
 from . import flow
 from .compiler import DUMP_DIR
 from .job import Job, contraction_key
-from .model_input import ModelError, read_model, schedulable_contractions, to_linalg
+from .model_input import ModelError, read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
 from .named import get_pipeline
 from .output import output_folder
 from .routes import schedule_route
@@ -45,8 +45,7 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
     text = to_linalg(read_model(model), target, str(model))
     skipped: list[str] = []  # contractions with dynamic sizes: reported, left to IREE
     # ROCm: the spec matches what IREE dispatches; CUDA: compilation_info goes on the source's ops, one per op.
-    by_dispatch = not getattr(schedule_route(target), "on_op", True)
-    gemms = schedulable_contractions(text, target, str(model), by_dispatch, skipped)
+    gemms = schedulable_contractions(text, target, str(model), spec_reads_dispatches(target), skipped)
     if not gemms:
         raise ModelError(f"{model} has no contraction with static sizes to schedule ({len(skipped)} with dynamic "
                          f"sizes, e.g. {skipped[0] if skipped else '?'}).")

@@ -25,8 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines import flow  # noqa: E402
-from pipelines.named import get_pipeline, pipelines_for, plan_for  # noqa: E402
-from transforms.split_k import SplitK  # noqa: E402
+from pipelines.named import pipelines_for, plan_for, plan_job  # noqa: E402
 from pipelines.targets import TARGETS, TargetError  # noqa: E402
 from transforms.errors import UserError  # noqa: E402
 from transforms.problem import Gemm, ProblemError  # noqa: E402
@@ -92,11 +91,7 @@ def run_case(case: Case) -> Outcome:
     batch, m, n, k = case.shape
     try:
         gemm = Gemm(m, n, k, case.dtype, case.layout, batch)
-        pipeline = get_pipeline(case.pipeline)
-        plan = plan_for(case.pipeline, gemm, target)
-        job = (flow.Job(target, case.pipeline, (gemm,), (None,), split=plan) if isinstance(plan, SplitK) else
-               flow.Job(target, case.pipeline, (gemm,), (plan,), codegen=pipeline.codegen))
-        prepared = flow.prepare(job)
+        prepared = flow.prepare(plan_job(target, case.pipeline, gemm, plan_for(case.pipeline, gemm, target)))
     except REFUSALS as err:
         message = str(err)
         one = "\n" not in message and message.endswith(".")
