@@ -46,11 +46,8 @@ def _fail(dispatch: str, choice: str, detail: str) -> None:
     raise FallbackError(f"{dispatch}: requested {choice} did not take effect: {detail}.")
 
 
-def verify_dispatch(dispatch: str, op: ir.Operation, dump: Path, stats: KernelStats, schedule: Schedule,
-                    gemm: Gemm, expected_info: ir.Attribute, target: Target, evidence: bool = False) -> None:
-    """`op` is the dispatch's contraction in its configured IR; `dump` the folder with the pass IR. `evidence`:
-    the tuning spec marked the op it matched and IREE printed the pass IR (the tuning-spec route), so the marker,
-    the LDS swizzle and the prefetch depth are checked too."""
+def verify_configuration(dispatch: str, op: ir.Operation, expected_info: ir.Attribute) -> None:
+    """`op` carries the requested lowering_config and its dispatch function the requested translation_info."""
     lowering = _attr_text(op, "lowering_config")
     expected_lowering = str(iree_codegen.CompilationInfoAttr(expected_info).lowering_config)
     if lowering != expected_lowering:
@@ -60,6 +57,14 @@ def verify_dispatch(dispatch: str, op: ir.Operation, dump: Path, stats: KernelSt
     if translation != expected_translation:
         _fail(dispatch, "translation_info", f"the dispatch function carries {translation}, not "
               f"{expected_translation}")
+
+
+def verify_dispatch(dispatch: str, op: ir.Operation, dump: Path, stats: KernelStats, schedule: Schedule,
+                    gemm: Gemm, expected_info: ir.Attribute, target: Target, evidence: bool = False) -> None:
+    """`op` is the dispatch's contraction in its configured IR; `dump` the folder with the pass IR. `evidence`:
+    the tuning spec marked the op it matched and IREE printed the pass IR (the tuning-spec route), so the marker,
+    the LDS swizzle and the prefetch depth are checked too."""
+    verify_configuration(dispatch, op, expected_info)
     if evidence and APPLIED_MARKER not in op.attributes:
         _fail(dispatch, "tuning spec", f"the contraction lacks the {APPLIED_MARKER} marker")
 

@@ -22,7 +22,7 @@ from transforms import config
 from ..inspect import KernelStats
 from ..job import Job, Prepared
 from ..targets import check_problem
-from ..verify import FallbackError, verify_dispatch
+from ..verify import FallbackError, verify_configuration, verify_dispatch
 from .base import Route, RouteError
 from .spec import DISPATCH_NAME
 
@@ -81,32 +81,31 @@ class SplitReductionRoute(Route):
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job
         split, gemm = job_split(job), job.gemms[0]
+        partial, sums = None, []
         with ir.Context(), ir.Location.unknown():
             info = ir.Attribute.parse(prepared.infos[0] or "")
             lowering = str(iree_codegen.CompilationInfoAttr(info).lowering_config)
-            partial = None
-            for kernel in stats:
+            for kernel in stats:  # each configured IR read once: the partial products' op, and the sums' names
                 configured = dump / f"configured_{kernel.dispatch}.mlir"
-                module = parse_module(configured.read_text(), configured.name)
-                ops = _ops_with_lowering(module, lowering)
-                if ops:
-                    partial = (kernel, ops[0])
-                    break
+                text = configured.read_text()
+                named = DISPATCH_NAME.search(text)
+                if named and named[1] == "reduction":
+                    sums.append(tuple(int(d) for d in named[2].split("x")))
+                if partial is None:
+                    module = parse_module(text, configured.name)  # kept: the op's parents live in it
+                    ops = _ops_with_lowering(module, lowering)
+                    partial = (kernel, ops[0], module) if ops else None
             if partial is None:
                 raise FallbackError(f"split-K {split.splits}: no dispatch computes the partial products with the "
                                     f"requested configuration {lowering}.")
-            kernel, op = partial
+            kernel, op, _ = partial
             if isinstance(split.partial, Streaming):
-                _verify_streaming(kernel, op, info, split.partial)
+                verify_configuration(kernel.dispatch, op, info)
+                _verify_streaming(kernel, split.partial)
             else:
                 verify_dispatch(kernel.dispatch, op, dump, kernel, split.partial, partial_gemm(gemm, split), info,
                                 job.target)
-        names = []
-        for other in stats:
-            match = DISPATCH_NAME.search((dump / f"configured_{other.dispatch}.mlir").read_text())
-            if match and match[1] == "reduction":
-                names.append(tuple(int(d) for d in match[2].split("x")))
-        if not any(dims[-1] == split.splits for dims in names):
+        if not any(dims[-1] == split.splits for dims in sums):
             raise FallbackError(f"split-K {split.splits}: no dispatch sums the {split.splits} partial products of "
                                 f"GEMM {gemm.shape_name}.")
 
@@ -123,15 +122,7 @@ def _ops_with_lowering(module: ir.Module, lowering: str) -> list[ir.Operation]:
     return found
 
 
-def _verify_streaming(kernel: KernelStats, op: ir.Operation, info: ir.Attribute, streaming: Streaming) -> None:
-    function = op
-    while function.name != "func.func":
-        function = function.parent
-    wanted = str(iree_codegen.CompilationInfoAttr(info).translation_info)
-    found = str(function.attributes["translation_info"]) if "translation_info" in function.attributes else None
-    if found != wanted:
-        raise FallbackError(f"{kernel.dispatch}: requested translation_info did not take effect: the dispatch "
-                            f"function carries {found}, not {wanted}.")
+def _verify_streaming(kernel: KernelStats, streaming: Streaming) -> None:
     threads = streaming.workgroup_n // streaming.thread_n
     problems = [(kernel.mma, "MMA instructions"), (kernel.lds_bytes, "shared memory"),
                 (kernel.spill_count, "spilled registers"),
