@@ -155,19 +155,27 @@ def record(folder: str | Path, seed: int = 0) -> Recording | ProgramRecording:
     if report.get("split_k") is not None:
         return _record_split(folder, report, target, seed, started)
     _, kernel, configured = load_kernel(folder)
-    for inst in kernel.instructions:
-        classify(inst, target)
-    threads = math.prod(kernel.workgroup_size)
-    waves_per_group = -(-threads // target.wave_size)
     grid = report.get("grid")
     total = math.prod(grid) if isinstance(grid, list) else workgroup_count(configured, report["problems"][0])
+    return _record_kernel(folder, report, report, target, kernel, configured, total, seed, started)
+
+
+def _record_kernel(folder: Path, report: dict, occupancy: dict, target, kernel: Kernel, configured: str, total: int,
+                   seed: int, started: float, only: int | None = None, **part) -> Recording:
+    """One kernel of `total` workgroups costed and its resident workgroups recorded (`only`: dispatch `only` of a
+    program, recorded alone); `occupancy` is the report entry stating its waves per SIMD; `part` the fields of a
+    program's dispatch (`Recording.problem`, `hbm_bytes`, `role`)."""
+    for inst in kernel.instructions:
+        classify(inst, target)
+    waves_per_group = -(-math.prod(kernel.workgroup_size) // target.wave_size)
     # The busiest CU gets ceil(total / CUs) workgroups, as many at once as occupancy allows.
     per_cu = -(-total // target.compute_units)
-    resident = resident_workgroups(report, waves_per_group, target.timing.simds, per_cu)
+    resident = resident_workgroups(occupancy, waves_per_group, target.timing.simds, per_cu)
     edge = k_loop(kernel)
-    run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None)
+    run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None,
+                       only=only)
     return Recording(report, target.name, kernel, configured, run.traces or [], edge, run.workgroups, per_cu,
-                     resident, time.perf_counter() - started)
+                     resident, time.perf_counter() - started, **part)
 
 
 def predict(folder: str | Path, seed: int = 0, timeline: Path | None = None, force: bool = False) -> Prediction:
@@ -194,21 +202,11 @@ def _record_split(folder: Path, report: dict, target, seed: int, started: float)
     # the partial products' K loop: a batch of S GEMMs of K/S each; the sum has no matrix loop to extrapolate
     shapes = (dict(problem, batch=batch * splits, k=-(-k // splits)), problem)
     roles = (f"{splits} partial products ({split.get('partial_kernel') or 'our kernel'})", "their sum")
-    parts = []
-    for index, (name, kernel, configured, total) in enumerate(kernels):
-        part_started = time.perf_counter()
-        for inst in kernel.instructions:
-            classify(inst, target)
-        waves_per_group = -(-math.prod(kernel.workgroup_size) // target.wave_size)
-        per_cu = -(-total // target.compute_units)
-        resident = resident_workgroups(entries[name], waves_per_group, target.timing.simds, per_cu)
-        edge = k_loop(kernel)
-        run = emulate_gemm(folder, seed=seed, record=resident, window=(edge, WINDOW) if edge is not None else None,
-                           only=index)
-        parts.append(Recording(report, target.name, kernel, configured, run.traces or [], edge, run.workgroups,
-                               per_cu, resident, time.perf_counter() - part_started, shapes[index], hbm[index],
-                               roles[index]))
-    return ProgramRecording(report, target.name, tuple(parts), time.perf_counter() - started)
+    parts = tuple(_record_kernel(folder, report, entries[name], target, kernel, configured, total, seed,
+                                 time.perf_counter(), only=index, problem=shapes[index], hbm_bytes=hbm[index],
+                                 role=roles[index])
+                  for index, (name, kernel, configured, total) in enumerate(kernels))
+    return ProgramRecording(report, target.name, parts, time.perf_counter() - started)
 
 
 @dataclass(frozen=True)
