@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen
 
 from transforms import config, schedule as sched
 from transforms.problem import Gemm, build_module, contraction_ops, gemms_from_mlir, parse_module
@@ -108,15 +109,29 @@ class ScheduleRoute(Route):
                 # A contraction with dynamic sizes is none of ours (schedules are for static shapes): set aside.
                 found = gemms_from_mlir(module, configured.name, []) if contraction_ops(module) else []
                 for op, gemm in found:
-                    if contraction_key(gemm) in wanted:
-                        schedule, info = wanted[contraction_key(gemm)]
+                    key = self._requested(contraction_key(gemm), wanted, op)
+                    if key is not None:
+                        schedule, info = wanted[key]
                         verify_dispatch(kernel.dispatch, op, dump, kernel, schedule, gemm, ir.Attribute.parse(info),
                                         job.target, self.evidence)
-                        seen.add(contraction_key(gemm))
+                        seen.add(key)
         missing = [g for g in wanted if g not in seen]
         if missing:
             raise FallbackError(f"the schedule for GEMM {missing[0].shape_name} {missing[0].layout} "
                                 f"{missing[0].dtype} did not take effect: no dispatch computes that contraction.")
+
+
+    def _requested(self, key: Gemm, wanted: dict, op) -> Gemm | None:
+        """The requested contraction a dispatch's contraction `key` computes. compilation_info set on a source op
+        travels with it when IREE folds a transpose of an operand into its indexing maps (a model's Q·Kᵀ: the
+        source multiplies by a transposed K, the dispatch reads K as NT): such an op is the one requested in another
+        layout, recognised by the lowering_config it carries."""
+        if key in wanted or not self.on_op or "lowering_config" not in op.attributes:
+            return key if key in wanted else None
+        carried = str(op.attributes["lowering_config"])
+        return next((g for g, (_, info) in wanted.items()
+                     if str(iree_codegen.CompilationInfoAttr(ir.Attribute.parse(info)).lowering_config) == carried
+                     and (g.m, g.n, g.k, g.dtype, g.batch) == (key.m, key.n, key.k, key.dtype, key.batch)), None)
 
 
 class TuningSpecRoute(ScheduleRoute):

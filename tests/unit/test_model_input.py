@@ -183,7 +183,7 @@ def test_tune_model_on_cuda_puts_schedules_on_the_source_ops(tmp_path):
     is read from its configured IR. At 2048 rows `auto` schedules every contraction, and the one IREE rewrites
     (Q·Kᵀ, its transpose folded in: an NT dispatch) still carries the schedule set on its op."""
     out = tmp_path / "out"
-    model = block(tmp_path / "big.onnx", S=2048, D=1024, F=2048)
+    model = block(tmp_path / "big.onnx", S=2048, D=1024, F=4096)  # Q·Kᵀ shares its shape with no other product
     assert main(["tune-model", str(model), "--target", "sm_80", "-o", str(out)]) == 0
     summary = json.loads((out / "model.json").read_text())
     assert summary["route"] == "op-attribute" and summary["verified"]
