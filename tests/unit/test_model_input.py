@@ -10,36 +10,19 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from pipelines.cli import main
 
 onnx = pytest.importorskip("onnx")  # the test extra installs it
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from tools import transformer_block  # noqa: E402
 
 S, D, F = 64, 128, 256
 
 
 def block(path, S=S, D=D, F=F):  # noqa: N803 - the block's sizes, as the docstring names them
-    rng = np.random.default_rng(0)
-    weights = {name: (rng.standard_normal(shape) * 0.02).astype(np.float16) for name, shape in (
-        ("Wq", (D, D)), ("Wk", (D, D)), ("Wv", (D, D)), ("Wo", (D, D)), ("W1", (D, F)), ("W2", (F, D)))}
-    nodes = [helper.make_node("MatMul", ["X", "Wq"], ["Q"]), helper.make_node("MatMul", ["X", "Wk"], ["K"]),
-             helper.make_node("MatMul", ["X", "Wv"], ["V"]), helper.make_node("Transpose", ["K"], ["Kt"], perm=[1, 0]),
-             helper.make_node("MatMul", ["Q", "Kt"], ["scores"]),
-             helper.make_node("Softmax", ["scores"], ["probs"], axis=-1),
-             helper.make_node("MatMul", ["probs", "V"], ["ctx"]), helper.make_node("MatMul", ["ctx", "Wo"], ["attn"]),
-             helper.make_node("MatMul", ["attn", "W1"], ["h"]), helper.make_node("Gelu", ["h"], ["g"]),
-             helper.make_node("MatMul", ["g", "W2"], ["Y"])]
-    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [S, D])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [S, D])],
-                              initializer=[numpy_helper.from_array(w, n) for n, w in weights.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    model.ir_version = 9
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
-    return path
+    return transformer_block.build(path, S, D, F)
 
 
 DISTINCT = {(S, D, D, "nn"), (S, S, D, "nt"), (S, D, S, "nn"), (S, F, D, "nn"), (S, D, F, "nn")}

@@ -1,0 +1,154 @@
+"""A whole compiled model on a GPU: each module's result against a float64 reference, its end-to-end time
+(`iree-benchmark-module`, the modules taking turns in one run), and each dispatch's GPU time (Nsight Compute, when
+`ncu` is on PATH).
+
+    python -m pipelines.model_runner --function block --inputs DATA --device cuda -o ROWS.json \\
+        tuned=OUT/tuned/gemm.vmfb default=OUT/default/gemm.vmfb
+
+DATA holds inputs.json (the inputs in the function's order: file, shape, dtype) with its .npy files and a float64
+reference.npy (e.g. `tools/transformer_block.py data`). Imports only the IREE runtime and numpy, like the runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from transforms.errors import UserError
+
+from .runner import RunError, benchmark_tool, device_or_error, environment
+
+PROFILED_CALLS = 4
+UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+
+
+def load_inputs(folder: Path) -> tuple[list[np.ndarray], list[str], np.ndarray]:
+    try:
+        manifest = json.loads((folder / "inputs.json").read_text())
+        arrays = [np.load(folder / entry["file"]) for entry in manifest["inputs"]]
+        reference = np.load(folder / manifest["reference"])
+    except (OSError, ValueError, KeyError) as err:
+        raise RunError(f"{folder} does not hold readable model inputs (inputs.json, its .npy files and the "
+                       f"reference): {err}.") from None
+    return arrays, [f"--input=@{folder / entry['file']}" for entry in manifest["inputs"]], reference
+
+
+def result(vmfb: Path, function: str, device: str, arrays: list[np.ndarray]) -> np.ndarray:
+    import iree.runtime as rt
+
+    config = rt.Config(device=device_or_error(device))
+    context = rt.SystemContext(config=config)
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb.read_bytes()))
+    out = context.modules.module[function](*arrays)
+    return np.asarray((out[0] if isinstance(out, (list, tuple)) else out).to_host())
+
+
+def relative_error(value: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.max(np.abs(value.astype(np.float64) - reference)) / np.max(np.abs(reference)))
+
+
+def time_ms(vmfb: Path, function: str, device: str, inputs: list[str]) -> float:
+    """Median milliseconds per call of one iree-benchmark-module run."""
+    command = [benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={function}", *inputs,
+               "--benchmark_repetitions=3", "--benchmark_min_warmup_time=0.2", "--benchmark_min_time=0.5s",
+               "--benchmark_format=json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RunError(f"iree-benchmark-module failed on {vmfb}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    runs = [r["real_time"] * scale[r["time_unit"]] for r in json.loads(done.stdout)["benchmarks"]
+            if r.get("run_type") == "iteration"]
+    return statistics.median(runs)
+
+
+def dispatch_times_us(vmfb: Path, function: str, device: str, inputs: list[str]) -> list[dict] | None:
+    """GPU time of every kernel launch of one call, in launch order (Nsight Compute's gpu__time_duration, caches
+    and clocks left as they run); None without ncu. The call profiled is the last of a few iree-benchmark-module
+    calls: the first call of a fresh process ran its input-reading kernels several times slower on an H100 (ncu
+    on iree-run-module: 6.5 ms for a 4096x2048x2048 product that takes 0.3 ms in the next call)."""
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return None
+    command = [ncu, "--csv", "--metrics", "gpu__time_duration.sum", "--cache-control", "none", "--clock-control",
+               "none", benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={function}", *inputs,
+               f"--benchmark_min_time={PROFILED_CALLS}x", "--benchmark_repetitions=1", "--benchmark_min_warmup_time=0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RunError(f"ncu failed on {vmfb}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    table = done.stdout[done.stdout.index('"ID"'):] if '"ID"' in done.stdout else ""
+    launches = []
+    for row in csv.DictReader(io.StringIO(table)):
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            factor = UNITS_US.get(row.get("Metric Unit", ""))
+            if factor is None:
+                raise RunError(f"ncu reported a time in unit '{row.get('Metric Unit')}', which is not known here.")
+            launches.append({"kernel": row["Kernel Name"], "us": float(row["Metric Value"].replace(",", "")) * factor})
+    return last_call(launches)
+
+
+def last_call(launches: list[dict]) -> list[dict]:
+    """The launches of the last call: the shortest period with which the kernel names repeat at the end."""
+    names = [launch["kernel"] for launch in launches]
+    for period in range(1, len(names) // 2 + 1):
+        if names[-period:] == names[-2 * period:-period]:
+            return launches[-period:]
+    raise RunError(f"the {len(names)} profiled launches do not repeat call after call.")
+
+
+def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int) -> dict:
+    arrays, flags, reference = load_inputs(data)
+    rows = {}
+    for name, vmfb in modules.items():
+        value = result(vmfb, function, device, arrays)
+        if value.shape != reference.shape:
+            raise RunError(f"{name} returned shape {value.shape}, the reference has {reference.shape}.")
+        rows[name] = {"vmfb": str(vmfb), "max_rel_error": relative_error(value, reference),
+                      "finite": bool(np.isfinite(value).all()), "times_ms": []}
+    for _ in range(rounds):  # the modules take turns, so drift hits them alike
+        for name, vmfb in modules.items():
+            rows[name]["times_ms"].append(time_ms(vmfb, function, device, flags))
+    for name, vmfb in modules.items():
+        rows[name]["median_ms"] = statistics.median(rows[name]["times_ms"])
+        rows[name]["dispatches"] = dispatch_times_us(vmfb, function, device, flags)
+    return {"function": function, "device": device, "environment": environment(device), "modules": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="+", help="NAME=PATH.vmfb, timed in this order")
+    parser.add_argument("--function", required=True)
+    parser.add_argument("--inputs", type=Path, required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        modules = {}
+        for entry in args.modules:
+            name, _, path = entry.partition("=")
+            if not path or not Path(path).is_file():
+                raise RunError(f"'{entry}' is not NAME=PATH of a compiled module.")
+            modules[name] = Path(path)
+        report = run(modules, args.function, args.device, args.inputs, args.rounds)
+    except UserError as err:
+        print(f"model_runner: error: {err}", file=sys.stderr)
+        return 2
+    partial = args.output.with_name(args.output.name + ".partial")
+    partial.write_text(json.dumps(report, indent=1) + "\n")
+    partial.replace(args.output)
+    for name, row in report["modules"].items():
+        print(f"{name}: {row['median_ms']:.3f} ms, max rel. error {row['max_rel_error']:.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

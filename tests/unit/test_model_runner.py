@@ -1,0 +1,73 @@
+"""pipelines.model_runner, the whole-model measurement (issue 17), on the CPU: a compiled transformer block's result
+against tools/transformer_block.py's float64 reference, its time, and the launch bookkeeping of the per-dispatch
+profile."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pipelines import model_runner
+from pipelines.compiler import iree_compile_path
+from pipelines.runner import RunError
+from tools import transformer_block
+
+pytest.importorskip("onnx")  # the test extra installs it
+
+ROWS, WIDTH, MLP = 64, 128, 256
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("block")
+    model = transformer_block.build(folder / "block.onnx", ROWS, WIDTH, MLP, weights="inputs")
+    subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o",
+                    str(folder / "block.mlir")], check=True)
+    subprocess.run([iree_compile_path(), str(folder / "block.mlir"), "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                    "-o", str(folder / "block.vmfb")], check=True)
+    transformer_block.write_data(folder / "data", ROWS, WIDTH, MLP)
+    return folder
+
+
+def test_a_compiled_block_is_checked_against_float64_and_timed(compiled):
+    out = compiled / "rows.json"
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "2", "-o", str(out), f"a={compiled / 'block.vmfb'}"]) == 0
+    row = json.loads(out.read_text())["modules"]["a"]
+    # f16 intermediates: the error is f16's (unit roundoff 4.9e-4), far from the float64 reference's own
+    assert 1e-5 < row["max_rel_error"] < 1e-2 and row["finite"]
+    assert len(row["times_ms"]) == 2 and row["median_ms"] > 0
+
+
+def test_a_wrong_reference_shows_as_a_large_error(compiled, tmp_path):
+    """The check can fail: the same module against the reference of other inputs."""
+    import numpy as np
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(compiled / "data", data)
+    np.save(data / "reference.npy", np.load(data / "reference.npy")[::-1])
+    arrays, _, reference = model_runner.load_inputs(data)
+    value = model_runner.result(compiled / "block.vmfb", "block", "local-task", arrays)
+    assert model_runner.relative_error(value, reference) > 0.1
+
+
+def test_missing_inputs_are_one_sentence(tmp_path, capsys):
+    vmfb = tmp_path / "m.vmfb"
+    vmfb.write_bytes(b"")
+    assert model_runner.main(["--function", "f", "--inputs", str(tmp_path), "-o", str(tmp_path / "r.json"),
+                              f"a={vmfb}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("model_runner: error:") and err.count("\n") == 1
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_the_profiled_call_is_the_last_period_of_launches():
+    names = ["d0", "d0", "d3", "d0", "d8"]
+    launches = [{"kernel": n, "us": float(i)} for i, n in enumerate(names * 3)]
+    assert [x["kernel"] for x in model_runner.last_call(launches)] == names
+    assert model_runner.last_call(launches)[0]["us"] == 10.0
+    with pytest.raises(RunError):
+        model_runner.last_call([{"kernel": n, "us": 1.0} for n in ["a", "b", "c"]])

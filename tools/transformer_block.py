@@ -1,0 +1,135 @@
+"""The transformer block the project tunes as a whole model (issue 17): an ONNX graph built with onnx.helper, the
+inputs it is measured on and its float64 result.
+
+    X (S×D) -> Q = X·Wq, K = X·Wk, V = X·Wv (three projections sharing X)
+            -> P = softmax(Q·Kᵀ) (a Transpose node that IREE folds into the product: an NT contraction)
+            -> A = (P·V)·Wo -> Y = gelu(A·W1)·W2 (the MLP, F wide)
+
+All tensors f16, as an exporter writes a half-precision model. `weights="initializers"` stores the six weight
+matrices in the model (the tests); `weights="inputs"` makes them graph inputs after X, so that a compiled model
+stays small enough to carry to a GPU machine (the measured rows, results/h100/model/).
+
+    python tools/transformer_block.py onnx OUT.onnx --rows 4096 --width 2048 --mlp 8192 [--weights inputs]
+    python tools/transformer_block.py data DIR --rows 4096 --width 2048 --mlp 8192   # on the GPU machine
+
+`data` writes input0.npy... (X then the weights, the graph's input order), inputs.json and reference.npy (float64,
+no intermediate rounding: torch on the GPU when it is there, else numpy). The inputs are seeded normal values scaled
+so that every intermediate stays well inside f16's range: X ~ N(0, 1), Wq and Wk ~ N(0, 1/D²) (Q·Kᵀ then has unit
+spread, as the 1/sqrt(D) attention scale gives in a trained model), the others ~ N(0, 1/fan-in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+WEIGHTS = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
+SEED = 17
+
+
+def weight_shapes(width: int, mlp: int) -> dict[str, tuple[int, int]]:
+    square = (width, width)
+    return {"Wq": square, "Wk": square, "Wv": square, "Wo": square, "W1": (width, mlp), "W2": (mlp, width)}
+
+
+def build(path: Path, rows: int, width: int, mlp: int, weights: str = "initializers") -> Path:
+    """Write the block as an ONNX model to `path` (needs the onnx package: the project's onnx extra)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node
+    nodes = [node("MatMul", ["X", "Wq"], ["Q"]), node("MatMul", ["X", "Wk"], ["K"]), node("MatMul", ["X", "Wv"], ["V"]),
+             node("Transpose", ["K"], ["Kt"], perm=[1, 0]), node("MatMul", ["Q", "Kt"], ["scores"]),
+             node("Softmax", ["scores"], ["probs"], axis=-1), node("MatMul", ["probs", "V"], ["ctx"]),
+             node("MatMul", ["ctx", "Wo"], ["attn"]), node("MatMul", ["attn", "W1"], ["h"]),
+             node("Gelu", ["h"], ["g"]), node("MatMul", ["g", "W2"], ["Y"])]
+    f16 = TensorProto.FLOAT16
+    inputs = [helper.make_tensor_value_info("X", f16, [rows, width])]
+    arrays = weight_arrays(width, mlp)
+    if weights == "inputs":
+        inputs += [helper.make_tensor_value_info(name, f16, list(arrays[name].shape)) for name in WEIGHTS]
+        initializers = []
+    else:
+        initializers = [numpy_helper.from_array(arrays[name], name) for name in WEIGHTS]
+    graph = helper.make_graph(nodes, "block", inputs, [helper.make_tensor_value_info("Y", f16, [rows, width])],
+                              initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+def weight_arrays(width: int, mlp: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(SEED)
+    scale = {"Wq": 1 / width, "Wk": 1 / width, "Wv": width ** -0.5, "Wo": width ** -0.5, "W1": width ** -0.5,
+             "W2": mlp ** -0.5}
+    return {name: (rng.standard_normal(shape, dtype=np.float32) * scale[name]).astype(np.float16)
+            for name, shape in weight_shapes(width, mlp).items()}
+
+
+def inputs(rows: int, width: int, mlp: int) -> list[tuple[str, np.ndarray]]:
+    """The graph's inputs in order (weights as inputs), seeded."""
+    x = np.random.default_rng(SEED + 1).standard_normal((rows, width), dtype=np.float32).astype(np.float16)
+    return [("X", x), *weight_arrays(width, mlp).items()]
+
+
+def reference(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The block's result in float64 from f16 inputs, without rounding in between."""
+    try:
+        import torch
+
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if gpu:
+        t = {name: torch.from_numpy(a.astype(np.float64)).cuda() for name, a in arrays.items()}
+        x = t["X"]
+        q, k, v = x @ t["Wq"], x @ t["Wk"], x @ t["Wv"]
+        h = ((torch.softmax(q @ k.T, dim=-1) @ v) @ t["Wo"]) @ t["W1"]
+        return ((0.5 * h * (1 + torch.erf(h / math.sqrt(2)))) @ t["W2"]).cpu().numpy()
+    a = {name: value.astype(np.float64) for name, value in arrays.items()}
+    x = a["X"]
+    q, k, v = x @ a["Wq"], x @ a["Wk"], x @ a["Wv"]
+    scores = q @ k.T
+    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    h = ((probs @ v) @ a["Wo"]) @ a["W1"]
+    erf = np.vectorize(math.erf)
+    return (0.5 * h * (1 + erf(h / math.sqrt(2)))) @ a["W2"]
+
+
+def write_data(folder: Path, rows: int, width: int, mlp: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    named = inputs(rows, width, mlp)
+    manifest = []
+    for i, (name, array) in enumerate(named):
+        np.save(folder / f"input{i}.npy", array)
+        manifest.append({"name": name, "file": f"input{i}.npy", "shape": list(array.shape), "dtype": "f16"})
+    np.save(folder / "reference.npy", reference(dict(named)))
+    (folder / "inputs.json").write_text(json.dumps({"inputs": manifest, "reference": "reference.npy"}, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("onnx", "data"))
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--rows", type=int, default=4096)
+    parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--mlp", type=int, default=8192)
+    parser.add_argument("--weights", choices=("initializers", "inputs"), default="inputs")
+    args = parser.parse_args(argv)
+    if args.what == "onnx":
+        build(args.out, args.rows, args.width, args.mlp, args.weights)
+    else:
+        write_data(args.out, args.rows, args.width, args.mlp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
