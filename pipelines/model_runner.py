@@ -106,18 +106,19 @@ def last_call(launches: list[dict]) -> list[dict]:
 
 def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int) -> dict:
     arrays, flags, reference = load_inputs(data)
-    rows = {}
+    rows: dict[str, dict] = {}
+    times: dict[str, list[float]] = {name: [] for name in modules}
     for name, vmfb in modules.items():
         value = result(vmfb, function, device, arrays)
         if value.shape != reference.shape:
             raise RunError(f"{name} returned shape {value.shape}, the reference has {reference.shape}.")
         rows[name] = {"vmfb": str(vmfb), "max_rel_error": relative_error(value, reference),
-                      "finite": bool(np.isfinite(value).all()), "times_ms": []}
+                      "finite": bool(np.isfinite(value).all())}
     for _ in range(rounds):  # the modules take turns, so drift hits them alike
         for name, vmfb in modules.items():
-            rows[name]["times_ms"].append(time_ms(vmfb, function, device, flags))
+            times[name].append(time_ms(vmfb, function, device, flags))
     for name, vmfb in modules.items():
-        rows[name]["median_ms"] = statistics.median(rows[name]["times_ms"])
+        rows[name].update(times_ms=times[name], median_ms=statistics.median(times[name]))
         rows[name]["dispatches"] = dispatch_times_us(vmfb, function, device, flags)
     return {"function": function, "device": device, "environment": environment(device), "modules": rows}
 
