@@ -66,15 +66,48 @@ def dispatched_contractions(text: str, target: Target, source: str, skipped: lis
     """Each distinct contraction (sizes, types, layout; the epilogue set aside) of the dispatches IREE forms from the
     linalg program `text`, in program order. With `skipped`, contractions with dynamic sizes are described there
     instead of refused."""
-    flow = _compile_to(text, target, "flow", source)
+    return contractions_at_flow(_compile_to(text, target, "flow", source), source, skipped)
+
+
+def contractions_at_flow(flow: str, source: str, skipped: list[str] | None = None) -> list[Gemm]:
+    """`dispatched_contractions` of a program already at IREE's flow phase. A horizontally fused dispatch (several
+    products sharing an operand in one multi-result linalg.generic, which IREE forms with
+    --iree-dispatch-creation-enable-fuse-horizontal-contractions) is no single contraction a schedule describes: it
+    is described in `skipped` and left to IREE."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(flow, f"{source} at IREE's flow phase")
+        fused = horizontally_fused(module)
+        if skipped is not None:
+            skipped.extend(fused)
         if not contraction_ops(module):
-            raise ModelError(f"{source} holds no contraction once IREE has formed its dispatches.")
+            raise ModelError(f"{source} holds no contraction once IREE has formed its dispatches"
+                             + (f" that the project schedules ({fused[0]})." if fused else "."))
         found: dict[Gemm, Gemm] = {}  # contraction (epilogue set aside) -> its first dispatch's GEMM
         for _, gemm in gemms_from_mlir(module, f"{source} (as IREE dispatches it)", skipped):
             found.setdefault(contraction_key(gemm), gemm)
     return list(found.values())
+
+
+def horizontally_fused(module: ir.Module) -> list[str]:
+    """A sentence per multi-result linalg.generic with a reduction loop and a multiplication in its body (products
+    that share an operand, fused into one op), naming its dispatch."""
+    found = []
+
+    def visit(op):
+        if op.name == "linalg.generic" and len(op.results) > 1 and "reduction" in str(op.attributes["iterator_types"]):
+            body = [inner.name for inner in op.regions[0].blocks[0].operations]
+            if "arith.mulf" in body or "arith.muli" in body:
+                function = op.parent
+                while function is not None and function.name != "func.func":
+                    function = function.parent
+                where = function.attributes["sym_name"].value if function is not None else "?"
+                types = ", ".join(str(r.type) for r in op.results)
+                found.append(f"{where}: {len(op.results)} contractions fused into one linalg.generic ({types}), "
+                             "horizontally fused: left to IREE")
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
 
 
 def spec_reads_dispatches(target: Target) -> bool:

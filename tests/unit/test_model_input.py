@@ -190,3 +190,20 @@ def test_a_changed_dispatch_that_is_no_contraction_is_an_error(tmp_path):
                "tuned": {"verified": True, "command": ""}}
     with pytest.raises(ModelError, match="changed dispatch module_m_dispatch_0"):
         _summary(tmp_path / "m.mlir", get_target("gfx942"), "auto", {}, reports, tmp_path, [], [])
+
+
+def test_horizontally_fused_projections_are_reported_not_dropped(tmp_path):
+    """With IREE's horizontal fusion the three projections sharing X become one multi-result linalg.generic: not a
+    contraction a schedule describes, so it is listed as skipped (left to IREE), by its dispatch."""
+    from pipelines.compiler import iree_compile_path
+    from pipelines.model_input import contractions_at_flow, read_model
+
+    source = tmp_path / "block.mlir"
+    source.write_text(read_model(block(tmp_path / "block.onnx")))
+    flow = subprocess.run([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
+                           "--iree-cuda-target=sm_80", "--iree-dispatch-creation-enable-fuse-horizontal-contractions",
+                           "--compile-to=flow", "-o", "-"], capture_output=True, text=True, check=True).stdout
+    skipped = []
+    gemms = contractions_at_flow(flow, "block", skipped)
+    assert len(skipped) == 1 and "horizontal_multi_contract" in skipped[0] and "3 contractions" in skipped[0]
+    assert (S, S, D, "nt") in {(g.m, g.n, g.k, g.layout) for g in gemms}
