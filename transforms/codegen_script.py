@@ -30,6 +30,12 @@ of the resulting PTX into the bf16 one, which the second compile links in its pl
 the accumulator and the output are f32. NT and TN reach the same NN kernel through a transpose dispatch
 (`kernel_gemm`).
 
+`model_library` puts several GEMMs of one program, each with its own schedule, into one library: their phases,
+codegen sequences, matchers and raster functions are named apart (`g<i>_`), and the one `@__kernel_config` points
+each matched dispatch at its GEMM's sequence. Its matchers take a contraction only when it writes the dispatch's
+output itself: a dispatch where IREE fused an elementwise consumer (e.g. a truncf to f16) keeps IREE's pipeline,
+since the plain kernel has no epilogue.
+
 The schedule is the same `Schedule` dataclass the other routes read (block tile, K step, warp grid, stages,
 padding, workgroup order); `check` says in one sentence what this route cannot do (batches, epilogues).
 Problems that are not whole tiles are compiled as `padded_gemm`: the route's program zero-pads the operands.
@@ -367,6 +373,20 @@ def _canonicalize(target: ir.Value, *more: str) -> None:
     _cse(target)
 
 
+def _sequences(builders: dict, prefix: str = "") -> None:
+    """One named sequence per phase and the codegen sequence that includes them in order, all named `prefix` +
+    their name."""
+    for name, build in builders.items():
+        _phase(prefix + name, build)
+    codegen = transform.NamedSequenceOp(prefix + CODEGEN_SEQUENCE, [_any_op()], [],
+                                        arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(codegen.body):
+        for name in builders:
+            transform.IncludeOp([], ir.FlatSymbolRefAttr.get(prefix + name),
+                                transform.FailurePropagationMode.Propagate, [codegen.bodyTarget])
+        transform.YieldOp([])
+
+
 def _phase(name: str, build) -> None:
     sequence = transform.NamedSequenceOp(name, [_any_op()], [], arg_attrs=[{"transform.readonly": _unit()}])
     with ir.InsertionPoint(sequence.body):
@@ -422,14 +442,19 @@ def _tile(schedule: Schedule):
     return build
 
 
-def _raster(root: ir.Value) -> None:
-    """Replace each block id by a call to its raster function, imported into the dispatch, then inline the calls.
-    Exactly one id op per dimension must be found: the phase fails rather than leave the order as it was."""
+def _raster(names: tuple[str, str] = RASTER_FUNCTIONS):
+    """Replace each block id by a call to its raster function (`names`), imported into the dispatch, then inline
+    the calls. Exactly one id op per dimension must be found: the phase fails rather than leave the order as it
+    was."""
+    return lambda root: _raster_ids(root, names)
+
+
+def _raster_ids(root: ir.Value, names: tuple[str, str]) -> None:
     function = _function(root)
     table = _op("transform.util.get_nearest_symbol_table", function, results=1).result
     count_type = transform.ParamType.get(ir.IntegerType.get_signless(64))
     one = transform.ParamConstantOp(count_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)).result
-    for dimension, name in enumerate(RASTER_FUNCTIONS):
+    for dimension, name in enumerate(names):
         ids = structured.MatchOp(_any_op(), function, ops=["hal.interface.workgroup.id"],
                                  op_attrs={"dimension": ir.IntegerAttr.get(ir.IndexType.get(), dimension)}).result
         found = transform.NumAssociationsOp(count_type, ids).num
@@ -442,7 +467,7 @@ def _raster(root: ir.Value) -> None:
     transform.ApplyRegisteredPassOp(_any_op(), table, "inline")
 
 
-def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
+def _raster_functions(schedule: Schedule, gemm: Gemm, names: tuple[str, str] = RASTER_FUNCTIONS) -> None:
     """`raster_tile` as IR: one private function per block id, each an affine map of both hardware ids (y, x) with
     the static grid folded in. Affine maps, not arith ops: IREE's vector->nvgpu conversion rejected arith index
     ops (and their constants) that it found next to the mma.sync operands."""
@@ -454,7 +479,7 @@ def _raster_functions(schedule: Schedule, gemm: Gemm) -> None:
     floordiv = lambda expr, by: ir.AffineFloorDivExpr.get(expr, ir.AffineConstantExpr.get(by))  # noqa: E731
     tiles = (floordiv(within, rows), floordiv(linear, span) * rows + within % rows)
     index = ir.IndexType.get()
-    for name, tile in zip(RASTER_FUNCTIONS, tiles):
+    for name, tile in zip(names, tiles):
         function = func.FuncOp(name, ([], [index]), visibility="private")
         with ir.InsertionPoint(function.add_entry_block()):
             ids = [_op("hal.interface.workgroup.id", results=1, result_type=index,
@@ -638,9 +663,19 @@ def _lanes_lower(schedule: Schedule, wave_size: int):
 def _kernel_config(gemm: Gemm) -> None:
     """Match the GEMM's contraction (types, maps, sizes) and point its function at `@codegen` (`gemm` is the GEMM
     the library compiles: `kernel_gemm` of the problem)."""
+    _matcher("match_gemm", gemm)
+    entry = transform.NamedSequenceOp(ENTRY_POINT, [_any_op()], [], arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(entry.body):
+        _configure(entry.bodyTarget, "match_gemm", CODEGEN_SEQUENCE)
+        transform.YieldOp([])
+
+
+def _matcher(name: str, gemm: Gemm, stored: bool = False) -> None:
+    """The named sequence `name` that matches `gemm`'s contraction (element types, maps, sizes). With `stored`,
+    only a contraction whose result goes straight to the dispatch's output, not into a fused consumer (an
+    elementwise linalg.generic that IREE put into the same dispatch): the plain kernel computes no epilogue."""
     any_op = _any_op()
-    matcher = transform.NamedSequenceOp("match_gemm", [any_op], [any_op],
-                                        arg_attrs=[{"transform.readonly": _unit()}])
+    matcher = transform.NamedSequenceOp(name, [any_op], [any_op], arg_attrs=[{"transform.readonly": _unit()}])
     with ir.InsertionPoint(matcher.body):
         op = matcher.bodyTarget
         elem = ir.Type.parse(gemm.dtype)
@@ -649,16 +684,32 @@ def _kernel_config(gemm: Gemm) -> None:
         _, m, n, k = contraction.results
         for dims, size in ((m, gemm.m), (n, gemm.n), (k, gemm.k)):
             match.MatchDimsEqualOp(dims, [size])
+        if stored:
+            structured_match = ir.Operation.create("transform.match.structured", results=[any_op], operands=[op],
+                                                   regions=1)
+            body = structured_match.regions[0].blocks.append(any_op)
+            with ir.InsertionPoint(body):
+                user = _op("transform.match.structured.result", body.arguments[0], results=1, position=_i64(0),
+                           single=_unit()).result
+                _op("transform.match.structured.yield", user)
+            transform.MatchOperationNameOp(structured_match.result, list(_OUTPUT_STORES))
         transform.YieldOp([op])
-    entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [], arg_attrs=[{"transform.readonly": _unit()}])
-    with ir.InsertionPoint(entry.body):
-        found = transform.CollectMatchingOp([any_op], entry.bodyTarget, "match_gemm")
-        function = transform.GetParentOp(any_op, found.results[0], op_name="func.func", deduplicate=True).result
-        info = transform.ParamConstantOp(transform.AnyParamType.get(), ir.Attribute.parse(
-            "#iree_codegen.translation_info<pipeline = #iree_codegen.transform_dialect_codegen "
-            f"codegen_spec = @{CODEGEN_SEQUENCE}>"))
-        transform.AnnotateOp(function, "translation_info", param=info.result)
-        transform.YieldOp([])
+
+
+# The ops through which a dispatch writes a tensor to its output binding (before and after IREE's
+# bufferization-ready rewrite of the dispatch).
+_OUTPUT_STORES = ("iree_tensor_ext.dispatch.tensor.store", "iree_codegen.store_to_buffer")
+
+
+def _configure(root: ir.Value, matcher: str, sequence: str) -> None:
+    """Give the function of each op that `matcher` finds in `root` a translation_info naming `sequence`."""
+    any_op = _any_op()
+    found = transform.CollectMatchingOp([any_op], root, matcher)
+    function = transform.GetParentOp(any_op, found.results[0], op_name="func.func", deduplicate=True).result
+    info = transform.ParamConstantOp(transform.AnyParamType.get(), ir.Attribute.parse(
+        "#iree_codegen.translation_info<pipeline = #iree_codegen.transform_dialect_codegen "
+        f"codegen_spec = @{sequence}>"))
+    transform.AnnotateOp(function, "translation_info", param=info.result)
 
 
 def phases_of(schedule: Schedule) -> tuple[str, ...]:
@@ -668,15 +719,52 @@ def phases_of(schedule: Schedule) -> tuple[str, ...]:
     return PHASES[:1] + ("raster",) + PHASES[1:]
 
 
+def _builders(schedule: Schedule, raster_names: tuple[str, str] = RASTER_FUNCTIONS) -> dict:
+    """The phase builders of the CUDA kernel for `schedule`, in order (`phases_of`)."""
+    builders = {"tile": _tile(schedule), "raster": _raster(raster_names), "accumulate": _accumulate,
+                "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
+                "pipeline": _pipeline(schedule), "cleanup": _cleanup}
+    return {name: builders[name] for name in phases_of(schedule)}
+
+
 def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
     """The CUDA route's transform library for `gemm` (whole tiles: `padded_gemm` of the problem) under `schedule`
     (call `check` first), built in the caller's context."""
-    builders = {"tile": _tile(schedule), "raster": _raster, "accumulate": _accumulate,
-                "stage": _stage(schedule), "synchronize": _synchronize, "mma": _mma,
-                "pipeline": _pipeline(schedule), "cleanup": _cleanup}
     raster = schedule.swizzle.workgroup_order == "raster"
-    return _library({name: builders[name] for name in phases_of(schedule)}, kernel_gemm(gemm),
+    return _library(_builders(schedule), kernel_gemm(gemm),
                     lambda: _raster_functions(schedule, gemm) if raster else None)
+
+
+def model_library(kernels: list[tuple[Schedule, Gemm]]) -> ir.Module:
+    """One CUDA library for several GEMMs of a model, each under its own schedule (call `check` for each first):
+    per GEMM `i` a matcher `g<i>_match_gemm`, the phases and the `g<i>_codegen` sequence (and raster functions)
+    named apart, and one `@__kernel_config` that gives each matched dispatch function the translation_info naming
+    its GEMM's sequence. Contractions of other sizes, types or maps, and those with a fused consumer (the plain
+    kernel has no epilogue), keep IREE's own configuration."""
+    keys = [kernel_gemm(gemm) for _, gemm in kernels]
+    repeated = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
+    if repeated is not None:
+        raise ScheduleError(f"GEMM {repeated.shape_name} {repeated.dtype} {repeated.layout} appears twice in the model "
+                            "library; one dispatch takes one schedule.")
+    for _, gemm in kernels:
+        _check_plain(gemm)
+    module = ir.Module.create()
+    module.operation.attributes["transform.with_named_sequence"] = _unit()
+    with ir.InsertionPoint(module.body):
+        for i, ((schedule, gemm), key) in enumerate(zip(kernels, keys)):
+            prefix = f"g{i}_"
+            names = tuple(prefix + name for name in RASTER_FUNCTIONS)
+            _sequences(_builders(schedule, names), prefix)
+            _matcher(f"{prefix}match_gemm", key, stored=True)
+            if schedule.swizzle.workgroup_order == "raster":
+                _raster_functions(schedule, gemm, names)
+        entry = transform.NamedSequenceOp(ENTRY_POINT, [_any_op()], [], arg_attrs=[{"transform.readonly": _unit()}])
+        with ir.InsertionPoint(entry.body):
+            for i in range(len(kernels)):
+                _configure(entry.bodyTarget, f"g{i}_match_gemm", f"g{i}_{CODEGEN_SEQUENCE}")
+            transform.YieldOp([])
+    module.operation.verify()
+    return module
 
 
 def lanes_library(schedule: Schedule, gemm: Gemm, target) -> ir.Module:
@@ -691,15 +779,7 @@ def _library(builders: dict, configured: Gemm, more) -> ir.Module:
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = _unit()
     with ir.InsertionPoint(module.body):
-        for name, build in builders.items():
-            _phase(name, build)
-        codegen = transform.NamedSequenceOp(CODEGEN_SEQUENCE, [_any_op()], [],
-                                            arg_attrs=[{"transform.readonly": _unit()}])
-        with ir.InsertionPoint(codegen.body):
-            for name in builders:
-                transform.IncludeOp([], ir.FlatSymbolRefAttr.get(name), transform.FailurePropagationMode.Propagate,
-                                    [codegen.bodyTarget])
-            transform.YieldOp([])
+        _sequences(builders)
         _kernel_config(configured)
         more()
     module.operation.verify()
