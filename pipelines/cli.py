@@ -526,8 +526,10 @@ def cmd_tune_model(args) -> int:
     _writable(args.output, "folder")
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
-    summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec)
-    print(f"wrote {args.output}/ (spec.mlir, model.md, model.json, tuned/, default/)")
+    summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict)
+    written = [summary["script"]] if summary.get("script") else []
+    written += ["model.md", "model.json", "tuned/", "default/"] + (["predicted/"] if args.predict else [])
+    print(f"wrote {args.output}/ ({', '.join(written)})")
     print(markdown(summary), end="")
     return 0
 
@@ -703,8 +705,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "one merged tuning spec, verified in the compiled model (compile-only)")
     p.add_argument("model", type=Path, help="an .onnx file, the torch-dialect MLIR an importer wrote, or linalg")
     p.add_argument("--target", required=True)
-    p.add_argument("--pipeline", default="auto", help="named pipeline that schedules each contraction (auto, tuned)")
+    p.add_argument("--pipeline", default="auto",
+                   help="named pipeline that schedules each contraction (auto, tuned; codegen on CUDA)")
     p.add_argument("--with-spec", type=Path, help="a tuning spec of yours to link in ahead of the project's (ROCm)")
+    p.add_argument("--predict", action="store_true", help="AMD targets: also the PREDICTED time (timing model) of "
+                   "each contraction with its schedule and with IREE's default, each compiled alone")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=cmd_tune_model)

@@ -252,14 +252,28 @@ def inspect_dump(dump: Path, target: Target) -> list[KernelStats]:
         kernels += [(path, name, text, len(texts), shared_users) for name, text in texts.items()]
     found = []
     for dispatch in dispatches:
-        prefix = dispatch.removeprefix("module_") + "_"
-        # PTX names take no '$': IREE writes a model's `main$async_dispatch_0` kernel as `main_async_dispatch_0`.
-        prefixes = (prefix, re.sub(r"[^\w.]", "_", prefix))
+        prefixes = kernel_prefixes(dispatch)
         for path, name, text, in_file, shared_users in kernels:
             if name.startswith(prefixes):
                 found.append(ptx_stats(dispatch, path, text, in_file, shared_users) if ptx
                              else amdgpu_stats(dispatch, path, text, target))
     return found
+
+
+def kernel_prefixes(dispatch: str) -> tuple[str, str]:
+    """How the ISA's kernel names of `dispatch` begin. PTX names take no '$': IREE writes a model's
+    `main$async_dispatch_0` kernel as `main_async_dispatch_0`."""
+    prefix = dispatch.removeprefix("module_") + "_"
+    return prefix, re.sub(r"[^\w.]", "_", prefix)
+
+
+def dispatch_ptx(ptx: str, dispatch: str) -> str:
+    """The PTX of `dispatch`'s kernel in a PTX file."""
+    prefixes = kernel_prefixes(dispatch)
+    found = [text for name, text in ptx_kernels(ptx).items() if name.startswith(prefixes)]
+    if not found:
+        raise ReportError(f"the PTX holds no kernel of dispatch {dispatch}.")
+    return found[0]
 
 
 class ReportError(UserError, ValueError):

@@ -14,6 +14,15 @@ from .targets import Target
 
 
 @dataclass(frozen=True)
+class ModelPlan:
+    """A model compiled through the CUDA codegen library: the dispatched contractions the library compiles, each with
+    its schedule (the job's own GEMMs and schedules are the source's contraction ops and their compilation_info)."""
+
+    library: tuple[tuple[Gemm, sched.Schedule], ...]
+    consumer_sizes: tuple[int, ...] = ()  # elements of each consumer split out of a library contraction
+
+
+@dataclass(frozen=True)
 class Job:
     target: Target
     pipeline: str
@@ -30,6 +39,7 @@ class Job:
     # and the rule's reason for choosing it; None: no such split.
     split: SplitK | None = None
     split_reason: str = ""
+    model: ModelPlan | None = None  # a model through the codegen library and compilation_info (routes.model)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,16 @@ def horizontally_fused(module: ir.Module) -> list[str]:
     return found
 
 
+def dispatch_launches(text: str, target: Target, source: str) -> dict[str, int]:
+    """How many times the program launches each dispatch (by executable name, e.g. `block$async_dispatch_0`): the
+    flow.dispatch ops of the program at IREE's flow phase."""
+    flow = _compile_to(text, target, "flow", source)
+    counts: dict[str, int] = {}
+    for name in re.findall(r"flow\.dispatch @([^:\s]+)::", flow):
+        counts[name.strip('"')] = counts.get(name.strip('"'), 0) + 1
+    return counts
+
+
 def spec_reads_dispatches(target: Target) -> bool:
     """Whether the target's schedules reach IREE through a tuning spec, which matches the contractions IREE
     dispatches (ROCm), rather than as compilation_info on the source's ops (CUDA)."""

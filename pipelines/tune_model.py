@@ -15,58 +15,123 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
 from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen
 
-from transforms.problem import Epilogue, contraction_ops, gemms_from_mlir, parse_module
+from transforms.problem import Epilogue, Gemm, contraction_ops, gemms_from_mlir, parse_module
+from transforms import codegen_script
 from transforms.tuning_spec import link_specs
 
 from . import flow
 from .compiler import DUMP_DIR
 from .job import Job, contraction_key
-from .model_input import ModelError, read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
+from .model_input import (ModelError, dispatch_launches, read_model,
+                          schedulable_contractions, spec_reads_dispatches, to_linalg)
 from .named import get_pipeline
 from .output import output_folder
-from .routes import schedule_route
+from .routes import codegen_route, route_for, schedule_route
+from .routes.model import library_sequence, plan_library
 from .targets import Target
+
+# The schedules of the contractions the codegen library leaves to compilation_info on their ops.
+ON_OP_PIPELINE = "auto"
+LIBRARY_FILE = "library.mlir"
+PREDICTED_DIR = "predicted"
 
 
 def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: bool = False,
-               user_spec: Path | None = None) -> dict:
+               user_spec: Path | None = None, predict: bool = False) -> dict:
     """`user_spec`: a tuning spec of the user's, linked in ahead of ours (`link_specs`): it keeps every op it
-    configures, and a contraction of ours that it takes is reported as not having our schedule (an error)."""
+    configures, and a contraction of ours that it takes is reported as not having our schedule (an error).
+    `predict` (targets with a timing model): each contraction's PREDICTED time with its schedule and with IREE's
+    default (`_predicted`)."""
     named = get_pipeline(pipeline)
-    if named.codegen or named.ukernels or not target.gpu:
-        raise ModelError(f"tune-model schedules a model's contractions through compilation_info; pipeline "
-                         f"'{pipeline}' on {target.name} does not (use auto or tuned on a GPU target).")
+    library_route = codegen_route(target) if named.codegen else None
+    if named.ukernels or not target.gpu or (named.codegen and not getattr(library_route, "compiles_models", False)):
+        raise ModelError(f"tune-model schedules a model's contractions through compilation_info (and on CUDA through "
+                         f"the codegen library); pipeline '{pipeline}' on {target.name} does neither (use auto, tuned "
+                         "or, on CUDA, codegen).")
+    if predict and target.timing is None:
+        raise ModelError(f"{target.name} has no timing model to predict with; measure the compiled model on the GPU "
+                         "(python -m pipelines.model_runner).")
     text = to_linalg(read_model(model), target, str(model))
     skipped: list[str] = []  # contractions with dynamic sizes: reported, left to IREE
+    plan, passed_over = plan_library(text, target, named.choose) if named.codegen else (None, {})
+    library = plan.library if plan is not None else ()
     # ROCm: the spec matches what IREE dispatches; CUDA: compilation_info goes on the source's ops, one per op.
     gemms = schedulable_contractions(text, target, str(model), spec_reads_dispatches(target), skipped)
     if not gemms:
         raise ModelError(f"{model} has no contraction with static sizes to schedule ({len(skipped)} with dynamic "
                          f"sizes, e.g. {skipped[0] if skipped else '?'}).")
-    schedules = tuple(named.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
-    tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text))
+    in_library = {contraction_key(g) for g, _ in library}
+    on_ops = get_pipeline(ON_OP_PIPELINE) if named.codegen else named
+    schedules = tuple(None if contraction_key(g) in in_library else on_ops.choose(g.with_(epilogue=Epilogue()), target)
+                      for g in gemms)
+    tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
     if user_spec is not None:
-        if tuned.spec is None:
+        if tuned.spec is None or plan is not None:
             raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
         tuned = dataclasses.replace(tuned, spec=_linked(user_spec, tuned.spec))
     default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
     with output_folder(out, "tune-model", force) as folder:
         reports = {name: flow.compile_job(prepared, folder / name, force=True)
                    for name, prepared in (("tuned", tuned), ("default", default))}
+        script = LIBRARY_FILE if plan is not None else flow.SPEC_FILE
         if (folder / "tuned" / flow.SPEC_FILE).is_file():
-            shutil.copyfile(folder / "tuned" / flow.SPEC_FILE, folder / flow.SPEC_FILE)
-        summary = _summary(model, target, pipeline, _lowerings(tuned.infos, schedules), reports, folder, gemms,
-                           schedules)
-        summary["skipped"] = skipped
+            shutil.copyfile(folder / "tuned" / flow.SPEC_FILE, folder / script)
+        markers = {**_lowerings(tuned.infos, schedules),
+                   **{_library_marker(i): f"codegen library: {s.describe()}" for i, (_, s) in enumerate(library)}}
+        summary = _summary(model, target, pipeline, markers, reports, folder, gemms, schedules, bool(library))
+        summary.update(route=route_for(tuned.job).name, skipped=skipped,
+                       script=script if (folder / script).is_file() else None,
+                       library=len(library), not_in_library=passed_over)
+        summary["scheduled"] += len(library)
+        if predict:
+            _add_predictions(summary, folder, target, pipeline, gemms, schedules, dispatch_launches(text, target,
+                                                                                                      str(model)))
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
     return summary
+
+
+def _add_predictions(summary: dict, folder: Path, target: Target, pipeline: str, gemms, schedules,
+                     launches: dict[str, int]) -> None:
+    """PREDICTED times (the timing model, not a measurement): each distinct contraction compiled alone under
+    `predicted/` (the same schedule, or IREE's default; an f32 result and no fused consumer, which the model's
+    dispatch has), its time on each row, and the sum over the model's contraction launches."""
+    from .timing.predict import predict
+
+    times: dict[Gemm, dict[str, float]] = {}
+    for index, (gemm, schedule) in enumerate(zip(gemms, schedules)):
+        key = contraction_key(gemm)
+        if key in times:
+            continue
+        times[key] = {}
+        for name, chosen in (("tuned", schedule), ("default", None)):
+            job = Job(target, pipeline if chosen is not None else "default", (key,), (chosen,))
+            sub = folder / PREDICTED_DIR / f"{index}_{key.shape_name}_{key.layout}" / name
+            flow.compile_job(flow.prepare(job), sub, force=True)
+            times[key][name] = round(predict(sub).microseconds, 2)
+    by_name = {_named(g): t for g, t in times.items()}
+    totals = {"tuned": 0.0, "default": 0.0}
+    for row in summary["dispatches"]:
+        row["predicted_us"] = by_name.get(row["contraction"] or "")
+        count = launches.get(row["dispatch"].removeprefix("module_"), 0)
+        row["launches"] = count
+        for name in totals:
+            totals[name] += count * (row["predicted_us"] or {}).get(name, 0.0)
+    summary["predicted"] = {"contraction_launches_us": {k: round(v, 2) for k, v in totals.items()},
+                            "note": "PREDICTED by the timing model, not measured; each contraction compiled alone "
+                                    "(f32 result, no fused consumer); other dispatches not predicted"}
+
+
+def _library_marker(index: int) -> str:
+    """What a dispatch's configured IR shows when the library's GEMM `index` configured it."""
+    return f"codegen_spec = @{library_sequence(index)}>"
 
 
 def _linked(user_spec: Path, ours: str) -> str:
@@ -95,40 +160,88 @@ def _lowerings(infos, schedules) -> dict[str, str]:
     return found
 
 
-def _summary(model: Path, target: Target, pipeline: str, lowerings: dict[str, str], reports: dict, folder: Path,
-             gemms, schedules) -> dict:
-    """One row per dispatch of the model. A contraction dispatch's schedule is read from its configured IR (one of
-    ours, found by its lowering_config, or IREE's default when the IR is the default compile's); any other change is
-    an error."""
+def _summary(model: Path, target: Target, pipeline: str, markers: dict[str, str], reports: dict, folder: Path,
+             gemms, schedules, isolated: bool = False) -> dict:
+    """One row per dispatch of the tuned model. A contraction dispatch's schedule is read from its configured IR (one
+    of ours, found by its marker: a lowering_config or a library sequence; or IREE's default, when the IR is one the
+    default compile has too). Every other dispatch must have an identical twin in the default compile (dispatch
+    numbers set aside: isolating contractions renumbers them) and every such dispatch of the default compile one in
+    the tuned; `isolated` (routes.model) allows the consumers split out of isolated contractions, elementwise
+    dispatches of their own, reported as such. Any other change is an error."""
     tuned_dump, default_dump = folder / "tuned" / DUMP_DIR, folder / "default" / DUMP_DIR
-    rows = []
-    for dispatch in reports["default"]["dispatches"]:
+    default_texts = {d["dispatch"]: (default_dump / f"configured_{d['dispatch']}.mlir").read_text()
+                     for d in reports["default"]["dispatches"]}
+    default_others = {_renumbered(text): name for name, text in default_texts.items()
+                      if not _contractions(text, name)}
+    default_all = {_renumbered(text) for text in default_texts.values()}
+    rows, twins = [], set()
+    for dispatch in sorted(reports["tuned"]["dispatches"], key=lambda d: _dispatch_number(d["dispatch"])):
         name = dispatch["dispatch"]
-        default_ir = (default_dump / f"configured_{name}.mlir").read_text()
-        tuned_path = tuned_dump / f"configured_{name}.mlir"
-        tuned_ir = tuned_path.read_text() if tuned_path.is_file() else None
-        held = sorted(_contractions(default_ir, name), key=str)  # as this dispatch holds it (CUDA: the source's
-        # op may differ, e.g. before a transpose was folded in; such a dispatch shows no schedule of ours)
-        row = {"dispatch": name, "contraction": None, "schedule": None, "identical_to_default": tuned_ir == default_ir}
+        tuned_ir = (tuned_dump / f"configured_{name}.mlir").read_text()
+        held = sorted(_contractions(tuned_ir, name), key=str)
+        row = {"dispatch": name, "contraction": None, "schedule": None, "identical_to_default": None}
         if held:
-            gemm = held[0]
-            ours = [text for lowering, text in lowerings.items() if tuned_ir is not None and lowering in tuned_ir]
-            if not ours and not row["identical_to_default"]:
+            ours = [text for marker, text in markers.items() if marker in tuned_ir]
+            if not ours and _renumbered(tuned_ir) not in default_all:
                 raise ModelError(f"dispatch {name} of {model} changed from IREE's default without carrying a "
                                  "schedule of ours.")
-            row.update(contraction=f"{gemm.shape_name} {gemm.layout} {gemm.dtype}",
-                       schedule=ours[0] if ours else "IREE default heuristic")
+            row.update(contraction=_named(held[0]), schedule=ours[0] if ours else "IREE default heuristic")
+        else:
+            twin = default_others.get(_renumbered(tuned_ir))
+            row["identical_to_default"] = twin is not None
+            if twin is not None:
+                twins.add(twin)
+            elif isolated and _elementwise(tuned_ir):
+                config = codegen_script.CONSUMER
+                configured = config.lowering_config() in tuned_ir
+                row.update(split_consumer=True, schedule=(
+                    f"split out: TileAndFuse, {config.threads} threads x {config.per_thread} elements (library)"
+                    if configured else "split out (an operand's transpose or a consumer): IREE default"))
+            else:
+                raise ModelError(f"scheduling {model}'s contractions changed dispatch {name}, which computes none of "
+                                 "them.")
         rows.append(row)
-    others_changed = [r["dispatch"] for r in rows if r["contraction"] is None and not r["identical_to_default"]]
-    if others_changed:
-        raise ModelError(f"scheduling {model}'s contractions changed dispatch {others_changed[0]}, which computes "
-                         "none of them.")
+    lost = [name for name in default_others.values() if name not in twins]
+    if lost:
+        raise ModelError(f"scheduling {model}'s contractions changed dispatch {lost[0]}, which computes none of "
+                         "them.")
+    default_rows = [{"dispatch": name, "contraction": next(iter(map(_named, sorted(_contractions(text, name),
+                                                                                   key=str))), None)}
+                    for name, text in default_texts.items()]
     return {"model": str(model), "target": target.name, "pipeline": pipeline,
             "route": schedule_route(target).name, "verified": reports["tuned"]["verified"],
             "contractions": len(set(map(contraction_key, gemms))),
             "scheduled": len({contraction_key(g) for g, s in zip(gemms, schedules) if s is not None}),
             "spec": flow.SPEC_FILE if (folder / flow.SPEC_FILE).is_file() else None, "dispatches": rows,
-            "command": reports["tuned"]["command"]}
+            "default_dispatches": default_rows, "command": reports["tuned"]["command"]}
+
+
+def _dispatch_number(name: str) -> tuple:
+    found = re.search(r"dispatch_(\d+)$", name)
+    return (int(found.group(1)) if found else -1, name)
+
+
+def _named(gemm: Gemm) -> str:
+    return f"{gemm.shape_name} {gemm.layout} {gemm.dtype}"
+
+
+def _renumbered(configured_ir: str) -> str:
+    """A dispatch's configured IR with dispatch numbers and binding offsets set aside: isolating contractions
+    renumbers IREE's dispatches and changes where its transient buffers lie, which IREE writes into each dispatch as
+    constant binding offsets (and the strided memref types they give). A constant that is an offset somewhere is
+    dropped everywhere, so a dispatch that also uses it otherwise compares as changed (never the reverse)."""
+    offsets = set(re.findall(r"offset\((%[\w]+)\)", configured_ir))
+    lines = [line for line in configured_ir.splitlines()
+             if not any(line.lstrip().startswith(f"{name} = arith.constant") for name in offsets)]
+    text = re.sub(r"offset\(%[\w]+\)", "offset(?)", "\n".join(lines))
+    text = re.sub(r", strided<\[[^\]]*\], offset: \?>", "", text)
+    return re.sub(r"dispatch_\d+", "dispatch_N", text)
+
+
+def _elementwise(configured_ir: str) -> bool:
+    """Whether a dispatch without a contraction computes elementwise ops only (generics without a reduction)."""
+    return "linalg.generic" in configured_ir and '"reduction"' not in configured_ir \
+        and "#linalg.iterator_type<reduction>" not in configured_ir
 
 
 def _contractions(configured_ir: str, name: str) -> set:
@@ -139,15 +252,39 @@ def _contractions(configured_ir: str, name: str) -> set:
 
 
 def markdown(summary: dict) -> str:
+    script = summary.get("script")
+    how = {LIBRARY_FILE: f"`iree-compile --iree-codegen-transform-dialect-library={LIBRARY_FILE}@__kernel_config` "
+                         "(with the tuned program, tuned/gemm.mlir, which carries compilation_info on the other ops)",
+           flow.SPEC_FILE: f"`iree-compile --iree-codegen-tuning-spec-path={flow.SPEC_FILE}`"}.get(script or "")
     lines = [f"# tune-model: {summary['model']} on {summary['target']} (pipeline {summary['pipeline']})", "",
              f"{summary['contractions']} distinct contractions, {summary['scheduled']} scheduled; route "
              f"{summary['route']}; every scheduled contraction verified in the compiled model: "
-             f"{'yes' if summary['verified'] else 'nothing requested'}. Compile-only: no times.", "",
+             f"{'yes' if summary['verified'] else 'nothing requested'}. Compile-only: no times."
+             + (f" Applied by {how}." if how else ""), "",
              "| dispatch | contraction | schedule | other dispatches: configured IR identical to IREE's default |",
              "|---|---|---|---|"]
+    predicted = summary.get("predicted")
+    if predicted:
+        lines[-2] += " PREDICTED µs per launch (timing model) | launches |"
+        lines[-1] += "---|---|"
     for row in summary["dispatches"]:
-        same = "–" if row["contraction"] else ("yes" if row["identical_to_default"] else "NO")
-        lines.append(f"| {row['dispatch']} | {row['contraction'] or '(none)'} | {row['schedule'] or '–'} | {same} |")
+        same = "–" if row["contraction"] else ("split out" if row.get("split_consumer") else
+                                               "yes" if row["identical_to_default"] else "NO")
+        line = f"| {row['dispatch']} | {row['contraction'] or '(none)'} | {row['schedule'] or '–'} | {same} |"
+        if predicted:
+            times = row.get("predicted_us")
+            line += (f" {times['default']:.1f} default, {times['tuned']:.1f} tuned |" if times else " – |") + \
+                f" {row.get('launches', 0)} |"
+        lines.append(line)
+    if predicted:
+        total = predicted["contraction_launches_us"]
+        lines += ["", f"PREDICTED, not measured: the model's contraction launches take {total['default']:.1f} µs with "
+                  f"IREE's default and {total['tuned']:.1f} µs tuned ({total['default'] / total['tuned']:.2f}×); "
+                  f"{predicted['note']}."]
+    passed_over = summary.get("not_in_library") or {}
+    if passed_over:
+        lines += ["", "Left to compilation_info (the codegen library does not compile them in a model):",
+                  *[f"- {name}: {why}" for name, why in passed_over.items()]]
     skipped = summary.get("skipped") or []
     if skipped:
         lines += ["", f"Skipped ({len(skipped)}, left to IREE's default; their dispatches are in the table as '(none)' "

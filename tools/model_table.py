@@ -4,8 +4,9 @@
     python tools/model_table.py ROWS.json MODEL.json [--tuned tuned] [--default default] > table.md
 
 Every launch of the call is a row (a dispatch that runs several times, e.g. projections sharing one executable,
-is a row per launch), with IREE's default and the tuned module's GPU times side by side; the end-to-end line is
-each module's median over the runner's rounds.
+is a row per launch), with IREE's default and the tuned module's GPU times side by side; a dispatch that the tuned
+model splits out of an isolated contraction (tune-model's split-out rows) is a row of its own. The end-to-end line
+is each module's median over the runner's rounds.
 """
 
 from __future__ import annotations
@@ -27,13 +28,30 @@ def _ptx_name(dispatch: str) -> str:
     return dispatch.removeprefix("module_").replace("$", "_")
 
 
+def _launches(launches: list[dict], rows: list[dict]) -> list[tuple[dict, dict, float]]:
+    """(launch, its model.json row, GPU µs) for each launch, in order."""
+    by_dispatch = {row["dispatch"]: row for row in rows}
+    found = []
+    for i, launch in enumerate(launches):
+        name = kernel_dispatch(launch["kernel"], list(by_dispatch))
+        if name is None:
+            raise SystemExit(f"launch {i} runs {launch['kernel']}, which is no dispatch of model.json.")
+        found.append((dict(launch, dispatch=name), by_dispatch[name], launch["us"]))
+    return found
+
+
 def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
+    """Launches of IREE's work paired in order; the dispatches the tuned model splits out of its isolated
+    contractions (`split_consumer` rows: an operand's transpose, a consumer) are rows of their own, with no
+    default counterpart (their work is inside the default's contraction dispatches)."""
     modules = rows["modules"]
-    by_dispatch = {d["dispatch"]: d for d in summary["dispatches"]}
-    launches = {name: modules[name].get("dispatches") or [] for name in (tuned, default)}
-    if len(launches[tuned]) != len(launches[default]):
-        raise SystemExit(f"the two modules launch {len(launches[tuned])} and {len(launches[default])} kernels; "
-                         "their launches cannot be paired.")
+    tuned_all = _launches(modules[tuned].get("dispatches") or [], summary["dispatches"])
+    default_all = _launches(modules[default].get("dispatches") or [],
+                            summary.get("default_dispatches") or summary["dispatches"])
+    paired = [x for x in tuned_all if not x[1].get("split_consumer")]
+    if len(paired) != len(default_all):
+        raise SystemExit(f"the two modules run {len(paired)} and {len(default_all)} launches of the model's own work; "
+                         "they cannot be paired.")
     env = rows.get("environment", {})
     lines = [f"Device: {env.get('device_name', '?')}; IREE runtime {env.get('iree_runtime', '?')}; "
              f"function `{rows['function']}`.", "",
@@ -42,21 +60,27 @@ def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
     lines.append(f"| end to end, median ms | {d:.3f} | {t:.3f} | **{d / t:.2f}×** |")
     lines.append(f"| max rel. error vs float64 | {modules[default]['max_rel_error']:.2e} | "
                  f"{modules[tuned]['max_rel_error']:.2e} | |")
-    lines += ["", "| launch | dispatch | contraction | tuned schedule | default µs | tuned µs | default / tuned |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "GPU time per launch (Nsight Compute), in launch order.", "",
+              "| launch | contraction | tuned schedule | default µs | tuned µs | default / tuned |",
+              "|---|---|---|---|---|---|"]
+    pairs = iter(default_all)
     totals = [0.0, 0.0]
-    for i, (lt, ld) in enumerate(zip(launches[tuned], launches[default])):
-        name = kernel_dispatch(lt["kernel"], list(by_dispatch))
-        if name is None or name != kernel_dispatch(ld["kernel"], list(by_dispatch)):
-            raise SystemExit(f"launch {i} runs {lt['kernel']} (tuned) and {ld['kernel']} (default), which model.json "
-                             "does not pair.")
-        row = by_dispatch[name]
-        totals[0] += ld["us"]
-        totals[1] += lt["us"]
-        lines.append(f"| {i} | {name.removeprefix('module_')} | {row['contraction'] or '(none)'} | "
-                     f"{row['schedule'] or '–'} | {ld['us']:.1f} | {lt['us']:.1f} | {ld['us'] / lt['us']:.2f}× |")
-    if launches[tuned]:
-        lines.append(f"| all | | | | {totals[0]:.1f} | {totals[1]:.1f} | {totals[0] / totals[1]:.2f}× |")
+    for i, (launch, row, us) in enumerate(tuned_all):
+        totals[1] += us
+        if row.get("split_consumer"):
+            lines.append(f"| {i} | (split out: {launch['kernel'].split('_dispatch_')[-1]}) | {row['schedule']} | – | "
+                         f"{us:.1f} | |")
+            continue
+        _, default_row, default_us = next(pairs)
+        if row["contraction"] != default_row["contraction"]:
+            raise SystemExit(f"launch {i} computes {row['contraction']} (tuned) and {default_row['contraction']} "
+                             "(default): the launches cannot be paired.")
+        totals[0] += default_us
+        what = row["contraction"] or launch["dispatch"].removeprefix("module_")
+        lines.append(f"| {i} | {what} | {row['schedule'] or '–'} | {default_us:.1f} | {us:.1f} | "
+                     f"{default_us / us:.2f}× |")
+    if tuned_all:
+        lines.append(f"| all | | | {totals[0]:.1f} | {totals[1]:.1f} | {totals[0] / totals[1]:.2f}× |")
     return "\n".join(lines) + "\n"
 
 

@@ -44,6 +44,8 @@ On ROCm targets the library is the lane route instead (`check_lanes`, `_lanes_ti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from iree.compiler import ir
 from iree.compiler.dialects import affine, func
 from iree.compiler.dialects import preprocessing_transform as match
@@ -735,12 +737,89 @@ def codegen_library(schedule: Schedule, gemm: Gemm) -> ir.Module:
                     lambda: _raster_functions(schedule, gemm) if raster else None)
 
 
-def model_library(kernels: list[tuple[Schedule, Gemm]]) -> ir.Module:
+def _model_prefix(index: int) -> str:
+    return f"g{index}_"
+
+
+def model_sequence(index: int) -> str:
+    """The codegen sequence of GEMM `index` of a `model_library`: the name its dispatch's translation_info shows."""
+    return _model_prefix(index) + CODEGEN_SEQUENCE
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """IREE's TileAndFuse configuration that the model library gives the elementwise consumer of an isolated
+    contraction (a rank-1 generic, f32 in, 16-bit out, as IREE collapses it): `threads` threads a workgroup, each
+    `per_thread` adjacent elements (8: one 16-byte f16 store, two 16-byte f32 loads). IREE's own choice for such a
+    dispatch (32 threads, 4 elements each) moved 48 MB in 41.7 us on an H100; this one in 14.8 us
+    (results/h100/model)."""
+
+    threads: int = 256
+    per_thread: int = 8
+
+    @property
+    def elements(self) -> int:
+        return self.threads * self.per_thread
+
+    def translation_info(self) -> str:
+        return (f"#iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> workgroup_size = "
+                f"[{self.threads}, 1, 1] subgroup_size = 32>")
+
+    def lowering_config(self) -> str:
+        return f"#iree_gpu.lowering_config<{{thread = [{self.per_thread}], workgroup = [{self.elements}]}}>"
+
+
+CONSUMER = ConsumerConfig()
+
+
+def _consumer_matcher(name: str, size: int) -> None:
+    """The named sequence `name` that matches a rank-1 linalg.generic of `size` elements, every loop parallel, one
+    f32 input and a 16-bit result: the elementwise consumer of an isolated contraction as IREE dispatches it."""
+    any_op, i64 = _any_op(), transform.ParamType.get(ir.IntegerType.get_signless(64))
+    matcher = transform.NamedSequenceOp(name, [any_op], [any_op], arg_attrs=[{"transform.readonly": _unit()}])
+    with ir.InsertionPoint(matcher.body):
+        op = matcher.bodyTarget
+        transform.MatchOperationNameOp(op, ["linalg.generic"])
+        structured_match = ir.Operation.create("transform.match.structured", operands=[op], regions=1)
+        body = structured_match.regions[0].blocks.append(any_op)
+        with ir.InsertionPoint(body):
+            target = body.arguments[0]
+            _op("transform.match.structured.dim", target, raw_dim_list=ir.DenseI64ArrayAttr.get([]), is_all=_unit(),
+                parallel=_unit())
+            checks = [(_op("transform.match.structured.rank", target, results=1, result_type=i64).result, 1),
+                      (_op("transform.match.structured.dim", target, results=1, result_type=i64,
+                           raw_dim_list=ir.DenseI64ArrayAttr.get([0])).result, size)]
+            value = transform.AnyValueType.get()
+            for kind, bits in (("input", 32), ("init", 16)):
+                operand = _op(f"transform.match.structured.{kind}", target, results=1, result_type=value,
+                              raw_position_list=ir.DenseI64ArrayAttr.get([0])).result
+                checks.append((_op("transform.match.structured.elemental_bitwidth", operand, results=1,
+                                   result_type=i64).result, bits))
+            for param, wanted in checks:
+                constant = transform.ParamConstantOp(i64, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), wanted))
+                transform.MatchParamCmpIOp(param, constant.result, transform.MatchCmpIPredicate.eq)
+            _op("transform.match.structured.yield")
+        transform.YieldOp([op])
+
+
+def _configure_consumers(root: ir.Value, matcher: str, config: ConsumerConfig) -> None:
+    any_op = _any_op()
+    found = transform.CollectMatchingOp([any_op], root, matcher).results[0]
+    function = transform.GetParentOp(any_op, found, op_name="func.func", deduplicate=True).result
+    for target, name, text in ((function, "translation_info", config.translation_info()),
+                               (found, "lowering_config", config.lowering_config())):
+        param = transform.ParamConstantOp(transform.AnyParamType.get(), ir.Attribute.parse(text))
+        transform.AnnotateOp(target, name, param=param.result)
+
+
+def model_library(kernels: list[tuple[Schedule, Gemm]], consumer_sizes: tuple[int, ...] = ()) -> ir.Module:
     """One CUDA library for several GEMMs of a model, each under its own schedule (call `check` for each first):
     per GEMM `i` a matcher `g<i>_match_gemm`, the phases and the `g<i>_codegen` sequence (and raster functions)
     named apart, and one `@__kernel_config` that gives each matched dispatch function the translation_info naming
     its GEMM's sequence. Contractions of other sizes, types or maps, and those with a fused consumer (the plain
-    kernel has no epilogue), keep IREE's own configuration."""
+    kernel has no epilogue), keep IREE's own configuration. `consumer_sizes`: the element counts of the elementwise
+    consumers split out of the GEMMs (`problem.isolate_contractions`), which get `CONSUMER`'s configuration (sizes
+    that are not whole workgroups of it are left to IREE)."""
     keys = [kernel_gemm(gemm) for _, gemm in kernels]
     repeated = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
     if repeated is not None:
@@ -752,16 +831,21 @@ def model_library(kernels: list[tuple[Schedule, Gemm]]) -> ir.Module:
     module.operation.attributes["transform.with_named_sequence"] = _unit()
     with ir.InsertionPoint(module.body):
         for i, ((schedule, gemm), key) in enumerate(zip(kernels, keys)):
-            prefix = f"g{i}_"
-            names = tuple(prefix + name for name in RASTER_FUNCTIONS)
+            prefix = _model_prefix(i)
+            names = (prefix + RASTER_FUNCTIONS[0], prefix + RASTER_FUNCTIONS[1])
             _sequences(_builders(schedule, names), prefix)
             _matcher(f"{prefix}match_gemm", key, stored=True)
             if schedule.swizzle.workgroup_order == "raster":
                 _raster_functions(schedule, gemm, names)
+        sizes = sorted({size for size in consumer_sizes if size % CONSUMER.elements == 0})
+        for size in sizes:
+            _consumer_matcher(f"match_consumer_{size}", size)
         entry = transform.NamedSequenceOp(ENTRY_POINT, [_any_op()], [], arg_attrs=[{"transform.readonly": _unit()}])
         with ir.InsertionPoint(entry.body):
             for i in range(len(kernels)):
-                _configure(entry.bodyTarget, f"g{i}_match_gemm", f"g{i}_{CODEGEN_SEQUENCE}")
+                _configure(entry.bodyTarget, f"{_model_prefix(i)}match_gemm", model_sequence(i))
+            for size in sizes:
+                _configure_consumers(entry.bodyTarget, f"match_consumer_{size}", CONSUMER)
             transform.YieldOp([])
     module.operation.verify()
     return module

@@ -9,6 +9,7 @@
 | `codegen-library` | `codegen`     | CUDA    | a whole transform-dialect library (cp.async, mma.sync)         |
 | `lanes`           | `lanes`       | ROCm    | a whole transform-dialect library (MMA fragments per lane)     |
 | `split-reduction` | `split`       | GPUs    | split-K in the linalg program, compilation_info on the partial op |
+| `model-codegen`   | `model`       | CUDA    | a model: codegen library where it applies, compilation_info else |
 
 Each target names its schedule and codegen routes (`Target.schedule_route`, `Target.codegen_route`) and the
 kernels it has; a job asks for a kernel (ukernel), for a split reduction, for the codegen route, or for its target's
@@ -23,12 +24,14 @@ from .base import Flags, Route, RouteError
 from .codegen import CodegenLibraryRoute
 from .lanes import LanesRoute
 from .library import LibraryRoute
+from .model import ModelLibraryRoute
 from .spec import HostRoute, OpAttributeRoute, TuningSpecRoute
 from .split import SplitReductionRoute
 from .ukernel import UkernelRoute
 
 ROUTES: dict[str, Route] = {r.name: r for r in (TuningSpecRoute(), OpAttributeRoute(), HostRoute(), UkernelRoute(),
-                                                CodegenLibraryRoute(), LanesRoute(), SplitReductionRoute())}
+                                                CodegenLibraryRoute(), LanesRoute(), SplitReductionRoute(),
+                                                ModelLibraryRoute())}
 
 
 def schedule_route(target: Target) -> Route:
@@ -45,6 +48,8 @@ def route_for(job: Job) -> Route:
         return ROUTES["ukernel"]
     if job.split is not None:
         return ROUTES["split-reduction"]
+    if job.model is not None:
+        return ROUTES["model-codegen"]
     if job.codegen:
         route = codegen_route(job.target)
         if route is None:

@@ -21,7 +21,7 @@ from transforms.problem import Gemm, build_module, parse_module, gemms_from_mlir
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile, aligned
 
 from ..compiler import Compiled, run_iree_compile
-from ..inspect import KernelStats, inspect_dump, ptx_kernels
+from ..inspect import KernelStats, dispatch_ptx, inspect_dump
 from ..job import Job, Prepared, contraction_key
 from ..targets import Target, TargetError
 from ..tune_cache import TuneError
@@ -52,6 +52,7 @@ class CodegenLibraryRoute(LibraryRoute):
     name = "codegen-library"
     about = "transform-dialect codegen library: cp.async, ldmatrix, mma.sync (CUDA)"
     raster = True
+    compiles_models = True  # tune-model --pipeline codegen (routes.model: one library for a model's contractions)
 
     def check(self, schedule: Schedule, gemm: Gemm, target: Target) -> None:
         codegen_script.check(schedule, gemm, target)
@@ -135,8 +136,7 @@ class CodegenLibraryRoute(LibraryRoute):
                     choice = f"padding to {padded.shape_name}" if padded != gemm else f"GEMM {gemm.shape_name}"
                     raise FallbackError(f"{kernel.dispatch}: requested {choice} did not take effect: the dispatch "
                                         f"computes {', '.join(g.shape_name for g in computed)}.")
-                ptx = ptx_kernels((dump / kernel.isa_file).read_text())
-                text = next(t for name, t in ptx.items() if name.startswith(kernel.dispatch.removeprefix("module_")))
+                text = dispatch_ptx((dump / kernel.isa_file).read_text(), kernel.dispatch)
                 verify_codegen(kernel.dispatch, text, kernel, schedule, gemm, job.target)
                 return
         raise FallbackError(f"the codegen schedule for GEMM {gemm.shape_name} {gemm.layout} {gemm.dtype} did not take "

@@ -187,7 +187,7 @@ def test_a_changed_dispatch_that_is_no_contraction_is_an_error(tmp_path):
         (tmp_path / kind / "dump").mkdir(parents=True)
         (tmp_path / kind / "dump" / "configured_module_m_dispatch_0.mlir").write_text(text)
     reports = {"default": {"dispatches": [{"dispatch": "module_m_dispatch_0"}]},
-               "tuned": {"verified": True, "command": ""}}
+               "tuned": {"verified": True, "command": "", "dispatches": [{"dispatch": "module_m_dispatch_0"}]}}
     with pytest.raises(ModelError, match="changed dispatch module_m_dispatch_0"):
         _summary(tmp_path / "m.mlir", get_target("gfx942"), "auto", {}, reports, tmp_path, [], [])
 
@@ -207,3 +207,45 @@ def test_horizontally_fused_projections_are_reported_not_dropped(tmp_path):
     gemms = contractions_at_flow(flow, "block", skipped)
     assert len(skipped) == 1 and "horizontal_multi_contract" in skipped[0] and "3 contractions" in skipped[0]
     assert (S, S, D, "nt") in {(g.m, g.n, g.k, g.layout) for g in gemms}
+
+
+def test_tune_model_codegen_on_cuda_compiles_every_product_through_the_library(tmp_path):
+    """`--pipeline codegen` on CUDA: each contraction is isolated in a dispatch of its own and compiled by the
+    codegen library (the kernel stores f32, so the importer's truncf/Gelu run as split-out dispatches, configured by
+    the library); Q·Kᵀ stays NN with K's transpose as its own dispatch; softmax is unchanged."""
+    out = tmp_path / "out"
+    model = block(tmp_path / "b.onnx", S=512, D=256, F=512)
+    assert main(["tune-model", str(model), "--target", "sm_80", "--pipeline", "codegen", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["route"] == "model-codegen" and summary["verified"] and summary["script"] == "library.mlir"
+    rows = summary["dispatches"]
+    products = [r for r in rows if r["contraction"]]
+    assert {r["contraction"] for r in products} == {"512x256x256 nn f16", "512x512x256 nn f16", "512x256x512 nn f16"}
+    assert all(r["schedule"].startswith("codegen library: tile 128x256x32") for r in products)
+    split = [r for r in rows if r.get("split_consumer")]
+    assert sum("(library)" in r["schedule"] for r in split) >= 3  # truncf, Q·Kᵀ's truncf, Gelu
+    assert any("transpose" in r["dispatch"] or "IREE default" in r["schedule"] for r in split)
+    assert [r["identical_to_default"] for r in rows if r["contraction"] is None and not r.get("split_consumer")] == [
+        True]  # softmax
+    assert (out / "library.mlir").is_file() and not (out / "spec.mlir").exists()
+
+
+def test_a_small_transposed_product_is_left_to_compilation_info(tmp_path):
+    """At 256 rows Q·Kᵀ's transpose of K, a dispatch of its own once isolated, costs more than the product gains:
+    that contraction keeps IREE's fused NT dispatch, with `auto`'s compilation_info where auto gives one."""
+    out = tmp_path / "out"
+    model = block(tmp_path / "b.onnx", S=256, D=128, F=512)
+    assert main(["tune-model", str(model), "--target", "sm_80", "--pipeline", "codegen", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert list(summary["not_in_library"]) == ["256x256x128 nn f16"]
+    assert "transposed by the program" in summary["not_in_library"]["256x256x128 nn f16"]
+    schedules = {r["contraction"]: r["schedule"] for r in summary["dispatches"] if r["contraction"]}
+    assert not schedules.pop("256x256x128 nt f16").startswith("codegen library")
+    assert all(s.startswith("codegen library") for s in schedules.values())
+
+
+def test_tune_model_codegen_is_cuda_only(tmp_path, capsys):
+    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "gfx942", "--pipeline", "codegen",
+                 "-o", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert "on CUDA, codegen" in err and "Traceback" not in err and not (tmp_path / "out").exists()

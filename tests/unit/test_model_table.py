@@ -29,8 +29,22 @@ SUMMARY = {"pipeline": "codegen", "dispatches": [
 def test_the_table_pairs_launches_and_states_the_ratios():
     text = table(_rows([10.0, 5.0], [30.0, 5.0]), SUMMARY, "tuned", "default")
     assert "| end to end, median ms | 2.000 | 1.000 | **2.00×** |" in text
-    assert "| 0 | block$async_dispatch_1 | 64x64x64 nn f16 | codegen library: tile | 30.0 | 10.0 | 3.00× |" in text
-    assert "| all | | | | 35.0 | 15.0 | 2.33× |" in text
+    assert "| 0 | 64x64x64 nn f16 | codegen library: tile | 30.0 | 10.0 | 3.00× |" in text
+    assert "| all | | | 35.0 | 15.0 | 2.33× |" in text
+
+
+def test_a_split_out_dispatch_is_a_row_of_its_own():
+    rows = _rows([10.0, 5.0], [30.0, 5.0])
+    launches = rows["modules"]["tuned"]["dispatches"]
+    launches.insert(1, {"kernel": "block_async_dispatch_2_elementwise_4096_f32xf16", "us": 2.0})
+    summary = dict(SUMMARY, dispatches=SUMMARY["dispatches"] + [
+        {"dispatch": "module_block$async_dispatch_2", "contraction": None, "split_consumer": True,
+         "schedule": "split out"}],
+        default_dispatches=SUMMARY["dispatches"])
+    text = table(rows, summary, "tuned", "default")
+    assert "| 0 | 64x64x64 nn f16 | codegen library: tile | 30.0 | 10.0 | 3.00× |" in text
+    assert "| 1 | (split out: 2_elementwise_4096_f32xf16) | split out | – | 2.0 | |" in text
+    assert "| all | | | 35.0 | 17.0 | 2.06× |" in text
 
 
 def test_unpaired_launches_stop_the_table():
