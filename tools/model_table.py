@@ -40,6 +40,15 @@ def _launches(launches: list[dict], rows: list[dict]) -> list[tuple[dict, dict, 
     return found
 
 
+def _product(contraction: str | None) -> tuple | None:
+    """A contraction's sizes and type, its layout set aside: an isolated product reads an operand the program
+    transposes as a separate dispatch (NN), where IREE's default folds the transpose in (NT)."""
+    if contraction is None:
+        return None
+    shape, _, dtype = contraction.split()
+    return shape, dtype
+
+
 def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
     """Launches of IREE's work paired in order; the dispatches the tuned model splits out of its isolated
     contractions (`split_consumer` rows: an operand's transpose, a consumer) are rows of their own, with no
@@ -72,7 +81,7 @@ def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
                          f"{us:.1f} | |")
             continue
         _, default_row, default_us = next(pairs)
-        if row["contraction"] != default_row["contraction"]:
+        if _product(row["contraction"]) != _product(default_row["contraction"]):
             raise SystemExit(f"launch {i} computes {row['contraction']} (tuned) and {default_row['contraction']} "
                              "(default): the launches cannot be paired.")
         totals[0] += default_us
