@@ -249,3 +249,24 @@ def test_tune_model_codegen_is_cuda_only(tmp_path, capsys):
                  "-o", str(tmp_path / "out")]) != 0
     err = capsys.readouterr().err
     assert "on CUDA, codegen" in err and "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_predicted_times_per_contraction_on_an_amd_target(tmp_path):
+    """--predict: each distinct contraction compiled alone (its schedule, IREE's default) and replayed on the
+    timing model; the rows carry PREDICTED times and their launch counts, the summary their sum."""
+    out = tmp_path / "out"
+    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "gfx950", "--predict",
+                 "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    products = [r for r in summary["dispatches"] if r["contraction"]]
+    assert all(r["predicted_us"]["tuned"] > 0 and r["predicted_us"]["default"] > 0 for r in products)
+    assert sum(r["launches"] for r in products) == 8  # Q, K, V and the output projection share one dispatch
+    total = summary["predicted"]["contraction_launches_us"]
+    assert total["tuned"] == pytest.approx(sum(r["launches"] * r["predicted_us"]["tuned"] for r in products), abs=0.1)
+    assert "PREDICTED" in (out / "model.md").read_text()
+
+
+def test_predict_needs_a_timing_model(tmp_path, capsys):
+    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "sm_80", "--predict",
+                 "-o", str(tmp_path / "out")]) != 0
+    assert "no timing model" in capsys.readouterr().err
