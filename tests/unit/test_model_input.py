@@ -270,3 +270,27 @@ def test_predict_needs_a_timing_model(tmp_path, capsys):
     assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "sm_80", "--predict",
                  "-o", str(tmp_path / "out")]) != 0
     assert "no timing model" in capsys.readouterr().err
+
+
+def test_a_consumer_configuration_that_did_not_take_effect_is_an_error(tmp_path):
+    """The library configures the split-out consumers it was planned for; a planned size no dispatch has (so none
+    carries the configuration) stops the compile with one sentence naming it."""
+    import dataclasses
+
+    from pipelines import flow
+    from pipelines.job import Job
+    from pipelines.model_input import read_model, to_linalg
+    from pipelines.named import get_pipeline
+    from pipelines.routes.model import plan_library
+    from pipelines.targets import get_target
+    from pipelines.verify import FallbackError
+
+    target = get_target("sm_80")
+    text = to_linalg(read_model(block(tmp_path / "b.onnx", S=512, D=256, F=512)), target, "block")
+    plan, _ = plan_library(text, target, get_pipeline("codegen").choose)
+    wrong = dataclasses.replace(plan, consumer_sizes=plan.consumer_sizes + (7 * 2048,))
+    gemms = tuple(g for g, _ in plan.library)
+    job = Job(target, "codegen", gemms, (None,) * len(gemms), user_source=text, model=wrong)
+    with pytest.raises(FallbackError, match="consumers of 14336 elements"):
+        flow.compile_job(flow.prepare(job), tmp_path / "out")
+    flow.compile_job(flow.prepare(dataclasses.replace(job, model=plan)), tmp_path / "ok")  # as planned: verified
