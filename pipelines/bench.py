@@ -16,6 +16,7 @@ import math
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -95,13 +96,15 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | Spli
 
 
 def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | SplitK | Refused | None]], plan: Path,
-               force: bool = False, keep: Sequence[str] = ()) -> Path:
+               force: bool = False, keep: Sequence[str] = (), client=None) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
     ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
     (see `output.work_folder`). `keep`: the dump files (glob patterns) each case keeps, for a timing-model plan
-    (`timing.device.KEPT`); a case compiled without them is compiled again."""
+    (`timing.device.KEPT`); a case compiled without them is compiled again. `client`: a dask Client
+    (`pipelines.cluster`): the compiles run as tasks on its CPU workers, which send the case folders back."""
     work_folder(plan, force)
     entries, seen_problems = [], set()
+    remote: list[tuple[dict, Path, flow.Prepared, tuple[str, ...]]] = []  # compiles for the cluster
     iree_kernels: dict[tuple[Gemm, int, bool], dict] = {}  # the first case of each problem left to IREE's heuristic
     for index, (gemm, pipeline, schedule) in enumerate(cases, 1):
         repeat = repeat_count(gemm, target)
@@ -129,20 +132,75 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
             entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
                          **({"error": first["error"]} if "error" in first else {}))
         elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
+            flags = (f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",)
             try:
                 prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule))
-                # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
-                flow.compile_job(prepared, folder, force=True,
-                                 extra_flags=(f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",))
-                _prune_dump(folder / flow.DUMP_DIR, keep)  # verified; the plan travels without ISA and LLVM IR
+                if client is not None:
+                    remote.append((entry, folder, prepared, flags))
+                else:
+                    # force: a case folder inside the plan is the tool's even when a stopped run left it half-made
+                    flow.compile_job(prepared, folder, force=True, extra_flags=flags)
+                    _prune_dump(folder / flow.DUMP_DIR, keep)  # verified; the plan travels without ISA and LLVM IR
             except (CompileError, FallbackError, TargetError, ValueError) as err:
                 entry.update(status="compile-failed", error=str(err)[:300], vmfb=None)
         entries.append(entry)
     sys.stderr.write("\n")
+    if remote:
+        _compile_on_cluster(client, remote, keep)
     meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
             "cases": entries}
     write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
     return plan
+
+
+def compile_case(prepared: flow.Prepared, extra_flags: tuple[str, ...], keep: Sequence[str]) -> dict:
+    """A cluster task: compile one case in a scratch folder of the worker and return its files (or the one-sentence
+    failure), for `_compile_on_cluster` to write into the plan."""
+    with tempfile.TemporaryDirectory(prefix="pipelines-case-") as scratch:
+        folder = Path(scratch) / "case"
+        try:
+            flow.compile_job(prepared, folder, force=True, extra_flags=extra_flags)
+            _prune_dump(folder / flow.DUMP_DIR, keep)
+        except (CompileError, FallbackError, TargetError, ValueError) as err:
+            return {"status": "compile-failed", "error": str(err)[:300]}
+        files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        return {"status": "ok", "files": files, "scratch": str(folder)}
+
+
+def _compile_on_cluster(client, remote: list, keep: Sequence[str]) -> None:
+    """Each compile of `remote` as a CPU task; each finished case folder is written beside its place and renamed
+    into it (a case that failed, or whose worker died twice, is recorded compile-failed with the reason)."""
+    from .cluster import Task, run_tasks
+
+    by_key = {}
+    tasks = []
+    for entry, folder, prepared, flags in remote:
+        key = f"compile-{entry['id']}"
+        by_key[key] = (entry, folder)
+        tasks.append(Task(key, "compile", compile_case, (prepared, flags, tuple(keep)), "CPU",
+                          lambda reason: {"status": "compile-failed", "error": f"not compiled: {reason}"}))
+
+    def write(task, result) -> None:
+        entry, folder = by_key[task.key]
+        if not isinstance(result, dict) or result.get("status") != "ok" or not isinstance(result.get("files"), dict):
+            error = result.get("error") if isinstance(result, dict) else None
+            entry.update(status="compile-failed", error=str(error or "the worker returned no case folder")[:300],
+                         vmfb=None)
+            return
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)  # the tool's own half-written folder of a stopped run
+        for name, data in result["files"].items():
+            path = (partial / name).resolve()
+            if partial.resolve() not in path.parents:
+                raise UserError(f"a worker returned a file outside its case folder ({name[:80]}).")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if name == flow.REPORT_FILE:  # the command names the worker's scratch folder: name the plan's
+                data = data.replace(result["scratch"].encode(), str(folder.resolve()).encode())
+            path.write_bytes(data)
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
+
+    run_tasks(client, tasks, write)
 
 
 def _prune_dump(dump: Path, keep: Sequence[str]) -> None:

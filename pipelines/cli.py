@@ -16,6 +16,7 @@ import math
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -37,7 +38,8 @@ from .model_input import read_model, schedulable_contractions, spec_reads_dispat
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
-from .runner import device_or_error, run_plan
+from .cluster import ClusterSpec, open_cluster
+from .runner import GPU_VISIBILITY, device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
 from .timing.calibrate import Calibration, table as calibration_table
@@ -413,11 +415,35 @@ def _plan_target(plan: Path):
     return get_target(meta["target"])
 
 
-def _run(plan: Path, devices: list[str], repetitions: int) -> Path:
-    """Measure the plan on the devices, or predict it with the timing model (`--device model`)."""
+def _run(plan: Path, devices: list[str], repetitions: int, client=None) -> Path:
+    """Measure the plan on the devices, or predict it with the timing model (`--device model`); with `client`, as
+    tasks on its cluster (predictions on CPU workers, benchmarks on GPU workers)."""
     if is_model(devices):
-        return predict_plan(plan, os.cpu_count() or 1)
-    return run_plan(plan, devices, repetitions)
+        return predict_plan(plan, os.cpu_count() or 1, client=client)
+    return run_plan(plan, devices, repetitions, client=client)
+
+
+def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
+    """--scheduler / --workers / --gpus as a ClusterSpec (GPU workers see one GPU each through the visibility
+    variable of the --device driver)."""
+    workers, gpus = getattr(args, "workers", 0) or 0, getattr(args, "gpus", 0) or 0
+    if workers < 0 or gpus < 0:
+        raise UsageError("--workers and --gpus count workers: give 0 or more.")
+    driver = devices[0].split("://")[0] if devices else "cuda"
+    if gpus and (not devices or is_model(devices)):
+        raise UsageError("--gpus starts GPU workers that benchmark; give --device cuda or hip (a model run "
+                         "predicts on the CPU workers of --workers).")
+    return ClusterSpec(getattr(args, "scheduler", None), workers, gpus, GPU_VISIBILITY.get(driver,
+                                                                                          "CUDA_VISIBLE_DEVICES"))
+
+
+@contextmanager
+def _maybe_cluster(spec: ClusterSpec):
+    if not spec.wanted:
+        yield None
+        return
+    with open_cluster(spec) as client:
+        yield client
 
 
 def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str) -> None:
@@ -503,14 +529,18 @@ def cmd_tune(args) -> int:
         print(json.dumps(hit, indent=1))
         return 0
     folder = args.output
+    spec = _cluster_spec(args, devices)
     if not (folder / "results.jsonl").exists() or args.device:
-        plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (), split)
-        if args.compile_only or not devices:
-            print(f"wrote {folder}/plan.json; run it where the device is with\n"
-                  f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
-                  "again with the same arguments to pick the best.")
-            return 0
-        _run(folder, devices, args.repetitions)
+        with _maybe_cluster(spec) as client:
+            plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (),
+                        split, client)
+            if args.compile_only or not devices:
+                print(f"wrote {folder}/plan.json; run it where the device is with\n"
+                      f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
+                      "again with the same arguments to pick the best.")
+                return 0
+            _run(folder, devices, args.repetitions, client if (spec.gpus or spec.scheduler or is_model(devices))
+                 else None)
     elif not (folder / "plan.json").is_file():
         raise UsageError(f"{folder} has results.jsonl but no plan.json, so it is not a tune folder; give another -o.")
     else:
@@ -700,6 +730,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--force", action="store_true", help="ignore the cache, and " + FORCE_FOLDER)
     p.add_argument("-o", "--output", type=Path, required=True, help="plan folder (an existing plan resumes)")
+    p.add_argument("--workers", type=int, default=0, help="start a local dask cluster with this many CPU workers "
+                   "(compiles; predictions with --device model); needs the cluster extra")
+    p.add_argument("--gpus", type=int, default=0, help="local dask cluster: this many GPU workers, one per GPU "
+                   "(benchmarks)")
+    p.add_argument("--scheduler", help="run compiles and benchmarks on the dask cluster of this scheduler address "
+                   "(tcp://HOST:PORT, or tls:// with certificates from your dask configuration)")
     p.set_defaults(run=cmd_tune)
     p = sub.add_parser("tune-model", help="schedule every contraction of a model (.onnx, importer MLIR or linalg): "
                        "one merged tuning spec, verified in the compiled model (compile-only)")

@@ -39,6 +39,10 @@ DEVICE_PEAKS = {"H100": {"16bit": 989.4, "fp8": 1978.9}, "H200": {"16bit": 989.4
 SEED = 20261122
 
 
+# The variable that makes a process see only some GPUs, by IREE driver (a GPU worker of a cluster sees one).
+GPU_VISIBILITY = {"cuda": "CUDA_VISIBLE_DEVICES", "hip": "HIP_VISIBLE_DEVICES"}
+
+
 class RunError(UserError, RuntimeError):
     """The runtime or device cannot do what was asked; the message is one sentence."""
 
@@ -154,8 +158,13 @@ def time_vendor(case: dict, arrays: list[np.ndarray], repetitions: int) -> list[
     return times
 
 
+ENV_FIELDS = ("host", "device", "device_name", "driver", "iree_runtime", "visible_devices")
+
+
 def environment(device: str) -> dict:
-    info = {"host": platform.node(), "device": device, "device_name": device, "driver": None}
+    info = {"host": platform.node(), "device": device, "device_name": device, "driver": None,
+            # a cluster's GPU worker sees one GPU through this variable (None: the process sees them all)
+            "visible_devices": next((os.environ[v] for v in GPU_VISIBILITY.values() if v in os.environ), None)}
     try:
         from iree._runtime_libs import version as runtime_version
 
@@ -380,9 +389,12 @@ def _worker_process(*args) -> None:
         sys.exit(130)
 
 
-def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None) -> Path:
-    """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each)."""
-    for device in devices:
+def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None,
+             client=None) -> Path:
+    """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each), or with
+    `client` (a dask Client, `pipelines.cluster`) as tasks on the cluster's GPU workers, each on the device
+    `devices[0]` names as its worker sees it (one GPU per worker)."""
+    for device in devices if client is None else ():
         device_or_error(device)
     cases = json.loads((plan / "plan.json").read_text())["cases"]
     results = results or plan / "results.jsonl"
@@ -394,7 +406,9 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
     if retried:
         sys.stderr.write(f"running again {retried} case(s) that failed or gave wrong results before\n")
     started = time.time()
-    if len(devices) == 1:
+    if client is not None:
+        _run_on_cluster(client, plan, devices[0], todo, results, repetitions, {c["id"] for c in cases})
+    elif len(devices) == 1:
         _worker(plan, devices[0], todo, results, repetitions, len(todo))
     else:
         import multiprocessing
@@ -419,18 +433,90 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
     return results
 
 
+def bench_case(case: dict, vmfb: bytes | None, device: str, repetitions: int, plan_env: dict) -> dict:
+    """A cluster task on a GPU worker: `run_case` of one case whose executable is sent as bytes."""
+    env = _WORKER_ENV.setdefault(device, environment(device))  # nvidia-smi once per worker, not per case
+    env = dict(env, **plan_env)
+    data = _WORKER_DATA.get("data")
+    if data is None:  # the worker's inputs and reference, kept for its next case of the same problem
+        data = _WORKER_DATA["data"] = ProblemData(Path(tempfile.mkdtemp(prefix="pipelines-data-")))
+    with tempfile.TemporaryDirectory(prefix="pipelines-bench-") as scratch:
+        plan = Path(scratch)
+        if vmfb is not None:
+            (plan / case["vmfb"]).parent.mkdir(parents=True)
+            (plan / case["vmfb"]).write_bytes(vmfb)
+        return run_case(case, plan, device, repetitions, env, data)
+
+
+_WORKER_DATA: dict[str, ProblemData] = {}  # in a cluster worker's process: its current problem's data
+_WORKER_ENV: dict[str, dict] = {}  # and its device's environment
+
+
+def _run_on_cluster(client, plan: Path, device: str, todo: list[dict], results: Path, repetitions: int,
+                    ids: set[str]) -> None:
+    """Each case a GPU task; a case that shares another's kernel takes that case's row once it is in (as the
+    runner does), and is run itself when that one did not succeed."""
+    from .cluster import Task, checked_row, run_tasks
+
+    meta = json.loads((plan / "plan.json").read_text())
+    plan_env = {"iree_compiler": meta.get("iree_compiler"), "git_commit": meta.get("git_commit")}
+    todo_ids = {c["id"] for c in todo}
+    measured = {row["id"]: row for row in read_results(results)}
+    waiting = [c for c in todo if c.get("same_kernel_as") in todo_ids]
+    first = [c for c in todo if c not in waiting]
+
+    def task(case: dict) -> Task:
+        vmfb = (plan / case["vmfb"]).read_bytes() if case.get("status", "ok") == "ok" and case.get("vmfb") else None
+        failed = lambda reason: dict(case_row(case, {"device": device}), status="worker-died"  # noqa: E731
+                                     if "died" in reason else "task-failed", error=reason[:300], correct=False)
+        return Task(f"bench-{case['id']}", "bench", bench_case, (case, vmfb, device, repetitions, plan_env), "GPU",
+                    failed)
+
+    def write(task: Task, row) -> None:
+        row = checked_row(row, ids)
+        measured[row["id"]] = row
+        append_line(results, row)
+
+    run_tasks(client, [task(c) for c in first], write)
+    again = []
+    for case in waiting:
+        shared = measured.get(case["same_kernel_as"])
+        if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:
+            env = {k: shared[k] for k in (*ENV_FIELDS, "iree_compiler", "git_commit") if k in shared}
+            write(task(case), run_case(case, plan, device, repetitions, env, None, measured))  # type: ignore[arg-type]
+        else:
+            again.append(task(case))
+    if again:
+        run_tasks(client, again, write)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m pipelines.runner PLAN --device cuda [--device cuda://1 ...]`: the GPU-side entry point."""
+    """`python -m pipelines.runner PLAN --device cuda [--device cuda://1 ...]`: the GPU-side entry point; with
+    `--gpus N` (a local dask cluster, one worker per GPU) or `--scheduler ADDRESS`, the cases run as cluster
+    tasks (`pipelines.cluster`)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="pipelines.runner")
     parser.add_argument("plan", type=Path)
     parser.add_argument("--device", action="append", required=True)
     parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--gpus", type=int, default=0, help="start a local cluster with one worker per GPU")
+    parser.add_argument("--scheduler", help="run the cases on the dask cluster of this scheduler")
     args = parser.parse_args(argv)
     try:
-        run_plan(args.plan, args.device, args.repetitions)
-    except RunError as err:
+        if args.gpus or args.scheduler:
+            from .cluster import ClusterSpec, open_cluster
+
+            driver = args.device[0].split("://")[0]
+            if len(args.device) > 1 or "://" in args.device[0]:
+                raise RunError("with --gpus or --scheduler, give the driver once (--device cuda): each worker sees "
+                               "one GPU, its device 0.")
+            spec = ClusterSpec(args.scheduler, 0, args.gpus, GPU_VISIBILITY.get(driver, "CUDA_VISIBLE_DEVICES"))
+            with open_cluster(spec) as client:
+                run_plan(args.plan, args.device, args.repetitions, client=client)
+        else:
+            run_plan(args.plan, args.device, args.repetitions)
+    except (RunError, UserError) as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # every finished case is in results.jsonl

@@ -44,14 +44,15 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
-                force: bool = False, keep: Sequence[str] = (), split: bool = False) -> Path:
-    """`split`: search split-K plans (`named.split_candidates`) instead of schedules."""
+                force: bool = False, keep: Sequence[str] = (), split: bool = False, client=None) -> Path:
+    """`split`: search split-K plans (`named.split_candidates`) instead of schedules. `client`: compile the
+    candidates on a dask cluster (`pipelines.cluster`)."""
     options: list[Schedule | SplitK] = list(
         (split_candidates if split else codegen_candidates if codegen else candidates)(gemm, target)[:limit])
     label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
     cases: list[tuple[Gemm, str, Schedule | SplitK | None]] = [(gemm, "default", None)]
     cases += [(gemm, label, s) for s in options]
-    return build_plan(target, cases, folder, force, keep)
+    return build_plan(target, cases, folder, force, keep, client)
 
 
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:

@@ -82,8 +82,29 @@ def _predict(folder: str) -> dict:
                            **({"dispatches": list(p.dispatches)} if p.dispatches else {})}}
 
 
-def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> Path:
-    """Predict every case of `plan` not yet predicted in `results`, one row per case (resumable like the runner)."""
+def predict_case(files: dict[str, bytes]) -> dict:
+    """A cluster task: `_predict` of a case folder sent as its files."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pipelines-predict-") as scratch:
+        folder = Path(scratch)
+        for name, data in files.items():
+            path = (folder / name).resolve()
+            if folder.resolve() not in path.parents:
+                return {"status": "predict-failed", "error": f"a file outside the case folder was sent ({name[:80]})"}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return _predict(str(folder))
+
+
+def _case_files(folder: Path) -> dict[str, bytes]:
+    """A case folder as its files (a prediction reads the report, the source and the kept dump)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def predict_plan(plan: Path, workers: int = 2, results: Path | None = None, client=None) -> Path:
+    """Predict every case of `plan` not yet predicted in `results`, one row per case (resumable like the runner).
+    `client`: a dask Client (`pipelines.cluster`): each distinct kernel is a task on its CPU workers."""
     meta = json.loads((plan / "plan.json").read_text())
     target = TARGETS[meta["target"]]
     check_devices([MODEL], target)
@@ -112,6 +133,11 @@ def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> P
                        "a GPU); build the plan again with --device model into another folder.")
         append_line(results, row)
         done += 1
+    if client is not None:
+        _predict_on_cluster(client, kernels, folders, results, {c["id"] for c in meta["cases"]})
+        sys.stderr.write(f"predicted {len(todo)} cases ({len(kernels)} distinct kernels) on the cluster in "
+                         f"{time.time() - started:.0f} s -> {results}\n")
+        return results
     context = multiprocessing.get_context("spawn")  # workers start clean: no compiler state forked
     with ProcessPoolExecutor(max(1, workers), mp_context=context) as pool:
         futures = {pool.submit(_predict, str(folders[key])): group for key, group in kernels.items()}
@@ -125,4 +151,23 @@ def predict_plan(plan: Path, workers: int = 2, results: Path | None = None) -> P
     sys.stderr.write(f"\npredicted {len(todo)} cases ({len(kernels)} distinct kernels) in {time.time() - started:.0f} "
                      f"s -> {results}\n")
     return results
+
+
+def _predict_on_cluster(client, kernels: dict[str, list[dict]], folders: dict[str, Path], results: Path,
+                        ids: set[str]) -> None:
+    from ..cluster import Task, checked_row, run_tasks
+
+    tasks = [Task(f"predict-{group[0]['id']}", "predict", predict_case, (_case_files(folders[key]),), "CPU",
+                  lambda reason: {"status": "predict-failed", "error": f"not predicted: {reason}"},
+                  meta={"group": group}) for key, group in kernels.items()]
+
+    def write(task, fields) -> None:
+        if not isinstance(fields, dict):
+            fields = {"status": "predict-failed", "error": "the worker returned no prediction"}
+        group = task.meta["group"]
+        for i, row in enumerate(group):
+            append_line(results, checked_row(dict(row, **fields, **({"measured_as": group[0]["id"]} if i else {})),
+                                             ids))
+
+    run_tasks(client, tasks, write)
 

@@ -1,0 +1,203 @@
+"""A search's work on a dask.distributed cluster (the `cluster` extra): compiles and predictions on CPU workers,
+benchmarks on GPU workers, one at a time per GPU.
+
+- `open_cluster`: joins the scheduler at `--scheduler ADDRESS` (its TLS settings, if any, come from the user's dask
+  configuration, as dask reads them), or starts a local one: a scheduler, `--workers N` CPU workers (resource
+  `CPU=1` each) and `--gpus N` GPU workers (resource `GPU=1`, each process seeing only its own GPU through the
+  device's visibility variable), every socket on 127.0.0.1. A cluster runs code for whoever can reach its
+  scheduler: a local one is reachable from this machine only.
+- `run_tasks`: each task asks for its resource, so a benchmark never shares its GPU and compiles never wait for one.
+  A task whose worker dies is run once more elsewhere (the scheduler's `allowed-failures` is 1 on a local cluster),
+  then recorded as failed with the reason; every row a worker returns is checked (`checked_row`) before the one
+  writer (the caller, on this process) appends it. Rows are written as tasks finish, so a stopped run resumes from
+  its results file.
+
+Imports the runtime side only (no compiler), so the GPU machine's runner can use it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from transforms.errors import UserError
+
+ALLOWED_FAILURES = 1  # a task whose worker dies is run once more elsewhere, then recorded as failed
+ROW_STATUSES = ("ok", "compile-failed", "refused", "run-failed", "wrong-result", "predict-failed", "worker-died",
+                "task-failed")
+
+
+class ClusterError(UserError, RuntimeError):
+    """The cluster cannot be reached or started, or a worker sent something unusable; one sentence."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    scheduler: str | None = None  # an existing scheduler's address
+    workers: int = 0  # local CPU workers
+    gpus: int = 0  # local GPU workers, one per GPU
+    gpu_env: str = "CUDA_VISIBLE_DEVICES"  # the visibility variable of the GPUs' runtime
+
+    @property
+    def wanted(self) -> bool:
+        return self.scheduler is not None or self.workers > 0 or self.gpus > 0
+
+
+@dataclass
+class Task:
+    key: str
+    kind: str  # "compile", "predict", "bench": a progress column each
+    fn: Callable
+    args: tuple
+    resource: str  # "CPU" or "GPU"
+    failed: Callable[[str], dict]  # the row or result recorded when the task cannot finish
+    meta: dict = field(default_factory=dict)
+
+
+def _dask():
+    try:
+        import dask
+        import distributed
+    except ImportError:
+        raise ClusterError("running on a cluster needs dask.distributed: pip install -e '.[cluster]'.") from None
+    return dask, distributed
+
+
+@contextmanager
+def open_cluster(spec: ClusterSpec) -> Iterator:
+    """A dask Client for `spec` (see the module docstring); a local cluster is shut down on exit."""
+    dask, distributed = _dask()
+    if spec.scheduler is not None:
+        if spec.workers or spec.gpus:
+            raise ClusterError("--scheduler joins an existing cluster; --workers and --gpus start a local one; give "
+                               "one or the other.")
+        try:
+            client = distributed.Client(spec.scheduler, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as err:
+            raise ClusterError(f"cannot reach the dask scheduler at {spec.scheduler}: {err}.") from None
+        try:
+            _announce(client)
+            yield client
+        finally:
+            client.close()
+        return
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    common = {"host": "127.0.0.1", "nthreads": 1, "silence_logs": 40}  # 40: the workers log errors only
+    workers = {f"cpu-{i}": {"cls": Nanny, "options": {**common, "resources": {"CPU": 1}}}
+               for i in range(spec.workers)}
+    workers.update({f"gpu-{i}": {"cls": Nanny, "options": {**common, "resources": {"GPU": 1},
+                                                          "env": {spec.gpu_env: str(i)}}}
+                    for i in range(spec.gpus)})
+    dashboard = "127.0.0.1:0" if _has_dashboard() else None
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": dashboard,
+                                               "dashboard": dashboard is not None}}
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.worker.daemon": False, "logging.distributed": "error"}):
+        cluster = SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
+        client = distributed.Client(cluster)
+        try:
+            client.wait_for_workers(len(workers), timeout=120)
+            _announce(client)
+            yield client
+        finally:
+            client.close()
+            cluster.close()
+
+
+def _has_dashboard() -> bool:
+    try:
+        import bokeh  # noqa: F401  (dask's dashboard needs it)
+    except ImportError:
+        return False
+    return True
+
+
+def _announce(client) -> None:
+    info = client.scheduler_info()
+    resources = Counter(r for w in info.get("workers", {}).values() for r in (w.get("resources") or {}))
+    link = getattr(client, "dashboard_link", None) if info.get("services", {}).get("dashboard") else None
+    sys.stderr.write(f"cluster {info.get('address')}: {len(info.get('workers', {}))} workers "
+                     f"({resources.get('CPU', 0)} CPU, {resources.get('GPU', 0)} GPU)"
+                     + (f"; dashboard {link}" if link else "") + "\n")
+
+
+def addresses(client) -> list[str]:
+    """Every address the cluster listens on: the scheduler, its workers and nannies, and the dashboard."""
+    info = client.scheduler_info()
+    found = [info["address"]]
+    for address, worker in info.get("workers", {}).items():
+        found += [address, worker.get("nanny") or address]
+    dashboard = info.get("services", {}).get("dashboard")
+    if dashboard:
+        host = info["address"].split("://")[-1].rsplit(":", 1)[0]
+        found.append(f"http://{host}:{dashboard}")
+    return found
+
+
+def needs(client, resource: str, kind: str) -> None:
+    """One sentence when no worker of the cluster offers `resource`."""
+    workers = client.scheduler_info().get("workers", {}).values()
+    if not any(resource in (w.get("resources") or {}) for w in workers):
+        raise ClusterError(f"the cluster has no worker with resource {resource}, which every {kind} task needs "
+                           f"(start workers with --resources {resource}=1).")
+
+
+def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) -> None:
+    """Run `tasks` on the cluster, calling `write(task, result)` on this process as each one finishes (the failed
+    result of a task whose worker died twice or that raised)."""
+    distributed = _dask()[1]
+    for resource in sorted({t.resource for t in tasks}):
+        needs(client, resource, next(t.kind for t in tasks if t.resource == resource))
+    futures = {client.submit(t.fn, *t.args, key=t.key, resources={t.resource: 1}, pure=False): t for t in tasks}
+    totals, done = Counter(t.kind for t in tasks), Counter[str]()
+    started = time.time()
+    for future in distributed.as_completed(futures):
+        task = futures[future]
+        try:
+            result = future.result()
+        except distributed.KilledWorker:
+            result = task.failed(f"its worker died {ALLOWED_FAILURES + 1} times while running it")
+        except Exception as err:  # noqa: BLE001 - anything a task raises becomes that task's recorded failure
+            result = task.failed(f"{type(err).__name__}: {str(err).splitlines()[0][:240] if str(err) else ''}")
+        write(task, result)
+        done[task.kind] += 1
+        progress = " | ".join(f"{kind} {done[kind]}/{totals[kind]}" for kind in totals)
+        sys.stderr.write(f"\r{progress} ({time.time() - started:.0f} s)")
+        sys.stderr.flush()
+    sys.stderr.write("\n")
+
+
+def checked_row(row: object, ids: set[str]) -> dict:
+    """A results row from a worker, checked before it is written: a JSON object of a case of the plan, with a known
+    status and finite numbers."""
+    if not isinstance(row, dict):
+        raise ClusterError(f"a worker returned {type(row).__name__}, not a results row.")
+    if row.get("id") not in ids:
+        raise ClusterError(f"a worker returned a row for case {str(row.get('id'))[:80]!r}, which is not in the plan.")
+    if row.get("status") not in ROW_STATUSES:
+        raise ClusterError(f"a worker returned status {str(row.get('status'))[:40]!r} for {row['id']}.")
+    for key, value in row.items():
+        if not isinstance(key, str) or not _plain(value):
+            raise ClusterError(f"a worker's row for {row['id']} holds a field {str(key)[:40]!r} that is not plain "
+                               "JSON data.")
+    return row
+
+
+def _plain(value, depth: int = 0) -> bool:
+    if depth > 6:
+        return False
+    if value is None or isinstance(value, (bool, str, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False

@@ -1,0 +1,133 @@
+"""Searches on a local dask cluster (issue 18, `pipelines.cluster`): the same plan, rows and best candidate as a
+serial run, a worker killed mid-run costing only a retry, a task whose worker dies twice recorded as failed, rows
+checked before they are written, and every socket of a local cluster on loopback."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("distributed")  # the test extra installs dask.distributed
+
+from pipelines import cluster  # noqa: E402
+from pipelines.cli import main  # noqa: E402
+from pipelines.cluster import ClusterError, ClusterSpec, Task, checked_row, open_cluster, run_tasks  # noqa: E402
+
+SEARCH = ["tune", "--target", "gfx942", "--shape", "512x512x512", "--dtype", "f16", "--device", "model",
+          "--limit", "8"]
+VOLATILE = ("git_commit", "host")  # besides the prediction's own wall time
+
+
+def _rows(folder):
+    rows = {}
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        for key in VOLATILE:
+            row.pop(key, None)
+        row.get("prediction", {}).pop("seconds", None)
+        rows[row["id"]] = row
+    return rows
+
+
+def _best(folder):
+    best = json.loads((folder / "best" / "best.json").read_text())
+    return best["schedule"], best["tflops"]
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("serial")
+    assert main([*SEARCH, "--cache", str(folder / "cache.json"), "-o", str(folder / "plan")]) == 0
+    return folder / "plan"
+
+
+def _kill_a_busy_worker(client, folder, killed):
+    """Once the plan has its first compiled case, SIGKILL a worker process that is running a task."""
+    deadline = time.time() + 120
+    while time.time() < deadline and not killed:
+        busy = [w for w, keys in client.processing().items() if keys]
+        if busy and (folder / "cases").is_dir() and any((folder / "cases").iterdir()):
+            pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            return
+        time.sleep(0.05)
+
+
+def test_a_cluster_with_a_killed_worker_finds_what_the_serial_search_finds(tmp_path, serial):
+    from pipelines.timing.device import KEPT, predict_plan
+    from pipelines.targets import get_target
+    from pipelines.tune import finalize, plan_search
+    from transforms.problem import Gemm
+
+    target, gemm, folder = get_target("gfx942"), Gemm(512, 512, 512, "f16"), tmp_path / "plan"
+    killed = []
+    with open_cluster(ClusterSpec(workers=4)) as client:
+        killer = threading.Thread(target=_kill_a_busy_worker, args=(client, folder, killed))
+        killer.start()
+        plan_search(gemm, target, folder, 8, keep=KEPT, client=client)
+        killer.join()
+        predict_plan(folder, client=client)
+    finalize(gemm, target, folder, tmp_path / "cache.json")
+    assert killed, "no worker was killed while the search ran"
+    assert _rows(folder) == _rows(serial)
+    assert _best(folder) == _best(serial)
+    plans = [json.loads((f / "plan.json").read_text()) for f in (folder, serial)]
+    assert [c["status"] for c in plans[0]["cases"]] == [c["status"] for c in plans[1]["cases"]] == ["ok"] * 9
+
+
+def test_a_task_whose_worker_dies_twice_is_recorded_failed():
+    written = []
+    with open_cluster(ClusterSpec(workers=2)) as client:
+        tasks = [Task("dies", "compile", lambda: os._exit(3), (), "CPU", lambda reason: {"failed": reason}),
+                 Task("lives", "compile", lambda: {"ok": 1}, (), "CPU", lambda reason: {"failed": reason})]
+        run_tasks(client, tasks, lambda task, result: written.append((task.key, result)))
+    assert dict(written) == {"dies": {"failed": "its worker died 2 times while running it"}, "lives": {"ok": 1}}
+
+
+def test_a_local_cluster_listens_on_loopback_only():
+    with open_cluster(ClusterSpec(workers=2, gpus=1)) as client:
+        found = cluster.addresses(client)
+        gpu_env = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+    assert len(found) >= 5  # the scheduler, two CPU workers and one GPU worker with their nannies
+    assert all(a.split("://")[1].startswith("127.0.0.1:") for a in found), found
+    assert sorted(v for v in gpu_env.values() if v is not None) == ["0"]  # only the GPU worker sees a GPU
+
+
+def test_rows_from_workers_are_checked_before_they_are_written():
+    row = {"id": "a", "status": "ok", "tflops": 1.5, "problem": {"m": 1}}
+    assert checked_row(row, {"a"}) is row
+    for bad in ({"id": "b", "status": "ok"}, {"id": "a", "status": "rm -rf"}, dict(row, tflops=float("nan")),
+                dict(row, extra=object()), ["a"]):
+        with pytest.raises(ClusterError):
+            checked_row(bad, {"a"})
+
+
+def test_a_scheduler_that_is_not_there_is_one_sentence(tmp_path, capsys):
+    code = main([*SEARCH, "--scheduler", "tcp://127.0.0.1:9", "--cache", str(tmp_path / "c.json"),
+                 "-o", str(tmp_path / "plan")])
+    err = capsys.readouterr().err
+    assert code != 0 and "cannot reach the dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
+
+
+def test_the_runner_benchmarks_on_gpu_workers_as_it_does_alone(tmp_path):
+    """The runner's cluster path on the CPU (the 'GPU' workers run local-task): the same rows as a serial run."""
+    plan = tmp_path / "plan"
+    assert main(["bench", "--target", "cpu", "--shape", "64x64x64", "--dtype", "f16", "--pipelines", "default",
+                 "--compile-only", "-o", str(plan)]) == 0
+    for name, extra in (("serial", []), ("cluster", ["--gpus", "2"])):
+        results = plan / "results.jsonl"
+        if results.exists():
+            results.rename(plan / "results_serial.jsonl")
+        done = subprocess.run([sys.executable, "-m", "pipelines.runner", str(plan), "--device", "local-task",
+                               "--repetitions", "1", *extra], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    serial, clustered = (json.loads((plan / f).read_text().splitlines()[0])
+                         for f in ("results_serial.jsonl", "results.jsonl"))
+    assert clustered["status"] == serial["status"] == "ok" and clustered["correct"] and serial["correct"]
+    assert clustered["max_rel_error"] == serial["max_rel_error"] and clustered["visible_devices"] in ("0", "1")
