@@ -131,3 +131,28 @@ def test_the_runner_benchmarks_on_gpu_workers_as_it_does_alone(tmp_path):
                          for f in ("results_serial.jsonl", "results.jsonl"))
     assert clustered["status"] == serial["status"] == "ok" and clustered["correct"] and serial["correct"]
     assert clustered["max_rel_error"] == serial["max_rel_error"] and clustered["visible_devices"] in ("0", "1")
+
+
+def test_a_search_resumes_from_its_results_file_on_a_new_cluster(tmp_path):
+    """The results file is the one source of truth: rows lost with a stopped cluster are predicted again by the
+    next one, and only those; the compiled cases are reused."""
+    from pipelines.timing.device import KEPT, predict_plan
+    from pipelines.targets import get_target
+    from pipelines.tune import plan_search
+    from transforms.problem import Gemm
+
+    target, gemm, folder = get_target("gfx942"), Gemm(512, 512, 512, "f16"), tmp_path / "plan"
+    with open_cluster(ClusterSpec(workers=2)) as client:
+        plan_search(gemm, target, folder, 4, keep=KEPT, client=client)
+        predict_plan(folder, client=client)
+    results = folder / "results.jsonl"
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:2]) + "\n")  # the run stopped after two rows
+    compiled = {p: p.stat().st_mtime_ns for p in (folder / "cases").glob("*/gemm.vmfb")}
+    with open_cluster(ClusterSpec(workers=2)) as client:
+        plan_search(gemm, target, folder, 4, keep=KEPT, client=client)
+        predict_plan(folder, client=client)
+    again = results.read_text().splitlines()
+    assert again[:2] == lines[:2] and len(again) == len(lines) == 5
+    assert sorted(json.loads(line)["id"] for line in again) == sorted(json.loads(line)["id"] for line in lines)
+    assert {p: p.stat().st_mtime_ns for p in (folder / "cases").glob("*/gemm.vmfb")} == compiled
