@@ -1,6 +1,6 @@
 """Compile-only probe of Hopper (sm_90a) paths in IREE 3.13. Nothing here runs on a GPU.
 
-Runs each case under tests/lit/hopper/, prints how far it got (rc, first error line) and counts Hopper
+Runs each case under results/h100/hopper_inputs/, prints how far it got (rc, first error line) and counts Hopper
 instructions in the dumped PTX; assembles PTX with `ptxas -arch=sm_90a` when ptxas is on PATH.
 Findings: results/h100/hopper_paths.md.
 
@@ -8,7 +8,6 @@ Findings: results/h100/hopper_paths.md.
 """
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LIT = ROOT / "tests" / "lit" / "hopper"
+LIT = ROOT / "results" / "h100" / "hopper_inputs"
 PATTERNS = {
     "wgmma.mma_async": r"wgmma\.mma_async",
     "cp.async.bulk.tensor": r"cp\.async\.bulk\.tensor",
@@ -66,7 +65,8 @@ def main():
     run([compile_, str(LIT / "gemm_4096_f16.mlir"), "--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80",
          "--compile-to=executable-sources", "-o", str(src)], out)
     src90 = out / "src90a.mlir"
-    src90.write_text(src.read_text().replace('arch = "sm_80", features = "+ptx76"', 'arch = "sm_90a", features = "+ptx80"'))
+    src90.write_text(src.read_text().replace('arch = "sm_80", features = "+ptx76"',
+                                             'arch = "sm_90a", features = "+ptx80"'))
     cases = [("default_pipeline_sm90a", [compile_, str(src90), "--compile-from=executable-sources"])]
     # 3. Hand-written dispatch bodies substituted into a placeholder program.
     for f in sorted(LIT.glob("exec_*.mlir")):
