@@ -1,0 +1,51 @@
+// Hand-written Hopper GEMM dispatch (TMA + mbarrier + wgmma via nvgpu ops) inside an IREE program.
+// C[4096x4096]f32 = A[4096x4096]f16 * B[4096x4096]f16, 1 warpgroup per 128x128 tile, BK=64, 2 stages.
+// The two CUtensorMaps (128 B each) arrive in global memory as binding 2 (tensor<32xi64>).
+#target = #hal.executable.target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<arch = "sm_90a", features = "+ptx80", wgp = <compute = fp64|fp32|fp16|int64|int32|int16|int8, storage = b64|b32|b16|b8, subgroup = shuffle|arithmetic, dot = dp4xi8toi32, mma = [<NV_MMA_SYNC_F32_16x8x16_F16>], subgroup_size_choices = [32], max_workgroup_sizes = [1024, 1024, 1024], max_thread_count_per_workgroup = 1024, max_workgroup_memory_bytes = 232448, max_workgroup_counts = [2147483647, 65535, 65535]>>}>
+#layout = #hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+!barrierType = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+!lhsTensorMap = !nvgpu.tensormap.descriptor<tensor = memref<128x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!rhsTensorMap = !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+#map = affine_map<(d0)[s0] -> (d0 + s0)>
+module {
+  hal.executable private @hopper {
+  hal.executable.variant public @cuda_nvptx_fb target(#target) {
+    hal.executable.export public @gemm_tma_wgmma ordinal(0) layout(#layout) count(%device: !hal.device) -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      hal.return %c32, %c32, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func @gemm_tma_wgmma() attributes {translation_info = #iree_codegen.translation_info<pipeline = #iree_codegen.no_pipeline workgroup_size = [128, 1, 1] subgroup_size = 32>} {
+        %c0 = arith.constant 0 : index
+        %f = arith.constant 1.0 : f32
+        %C = hal.interface.binding.subspan layout(#layout) binding(3) alignment(64) offset(%c0) : memref<4096x4096xf32, #hal.descriptor_type<storage_buffer>>
+        %T = hal.interface.binding.subspan layout(#layout) binding(2) alignment(64) offset(%c0) flags(ReadOnly) : memref<32xi64, #hal.descriptor_type<storage_buffer>>
+        %tbase = memref.extract_aligned_pointer_as_index %T : memref<32xi64, #hal.descriptor_type<storage_buffer>> -> index
+        %tb64 = arith.index_cast %tbase : index to i64
+        %tmap = llvm.inttoptr %tb64 : i64 to !llvm.ptr
+        %smA = memref.alloc() : memref<8192xf16, #gpu.address_space<workgroup>>
+        %bar = memref.alloc() : memref<2xi64, #gpu.address_space<workgroup>>
+        %sa = memref.extract_aligned_pointer_as_index %smA : memref<8192xf16, #gpu.address_space<workgroup>> -> index
+        %sb = memref.extract_aligned_pointer_as_index %bar : memref<2xi64, #gpu.address_space<workgroup>> -> index
+        %sa64 = arith.index_cast %sa : index to i64
+        %sb64 = arith.index_cast %sb : index to i64
+        %psa = llvm.inttoptr %sa64 : i64 to !llvm.ptr<3>
+        %psb = llvm.inttoptr %sb64 : i64 to !llvm.ptr<3>
+        %one = arith.constant 1 : i32
+        %zero = arith.constant 0 : i32
+        %tx = arith.constant 16384 : i32
+        nvvm.mbarrier.init %psb, %one : !llvm.ptr<3>, i32
+        nvvm.fence.mbarrier.init
+        %st = nvvm.mbarrier.arrive.expect_tx %psb, %tx : !llvm.ptr<3>, i32 -> i64
+        %psa7 = llvm.addrspacecast %psa : !llvm.ptr<3> to !llvm.ptr<7>
+        nvvm.cp.async.bulk.tensor.shared.cluster.global %psa7, %tmap, %psb, box[%zero, %zero] : !llvm.ptr<7>, !llvm.ptr
+        %ticks = arith.constant 10000000 : i32
+        nvvm.mbarrier.try_wait.parity %psb, %zero, %ticks : !llvm.ptr<3>, i32, i32
+        memref.store %f, %C[%c0, %c0] : memref<4096x4096xf32, #hal.descriptor_type<storage_buffer>>
+        return
+      }
+    }
+    }
+  }
+}
