@@ -147,6 +147,12 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
     sys.stderr.write("\n")
     if remote:
         _compile_on_cluster(client, remote, keep)
+        firsts = {e["id"]: e for e in entries}
+        for entry in entries:  # a case sharing a kernel compiled on the cluster takes that compile's outcome
+            origin = firsts.get(entry.get("same_kernel_as"))
+            if origin is not None:
+                entry.update(status=origin["status"], vmfb=origin["vmfb"],
+                             **({"error": origin["error"]} if "error" in origin else {}))
     meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
             "cases": entries}
     write_atomic(plan / "plan.json", json.dumps(meta, indent=1))

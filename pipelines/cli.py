@@ -430,6 +430,10 @@ def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
     if workers < 0 or gpus < 0:
         raise UsageError("--workers and --gpus count workers: give 0 or more.")
     driver = devices[0].split("://")[0] if devices else "cuda"
+    if (gpus or getattr(args, "scheduler", None)) and devices and not is_model(devices) and (
+            len(devices) > 1 or "://" in devices[0]):
+        raise UsageError("with --gpus or --scheduler, give the driver once (--device cuda or hip): each GPU worker "
+                         "sees one GPU, its device 0.")
     if gpus and (not devices or is_model(devices)):
         raise UsageError("--gpus starts GPU workers that benchmark; give --device cuda or hip (a model run "
                          "predicts on the CPU workers of --workers).")

@@ -102,7 +102,11 @@ def open_cluster(spec: ClusterSpec) -> Iterator:
         cluster = SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
         client = distributed.Client(cluster)
         try:
-            client.wait_for_workers(len(workers), timeout=120)
+            try:
+                client.wait_for_workers(len(workers), timeout=120)
+            except TimeoutError:
+                raise ClusterError(f"the local cluster's {len(workers)} workers did not all start within 120 s."
+                                   ) from None
             _announce(client)
             yield client
         finally:
@@ -144,8 +148,9 @@ def needs(client, resource: str, kind: str) -> None:
     """One sentence when no worker of the cluster offers `resource`."""
     workers = client.scheduler_info().get("workers", {}).values()
     if not any(resource in (w.get("resources") or {}) for w in workers):
+        local = {"CPU": "--workers N", "GPU": "--gpus N"}[resource] if resource in ("CPU", "GPU") else ""
         raise ClusterError(f"the cluster has no worker with resource {resource}, which every {kind} task needs "
-                           f"(start workers with --resources {resource}=1).")
+                           f"(a local cluster: {local}; your own: dask worker ... --resources {resource}=1).")
 
 
 def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) -> None:
@@ -162,7 +167,7 @@ def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) 
         try:
             result = future.result()
         except distributed.KilledWorker:
-            result = task.failed(f"its worker died {ALLOWED_FAILURES + 1} times while running it")
+            result = task.failed("its worker died each time it ran it (the scheduler's allowed-failures)")
         except Exception as err:  # noqa: BLE001 - anything a task raises becomes that task's recorded failure
             result = task.failed(f"{type(err).__name__}: {str(err).splitlines()[0][:240] if str(err) else ''}")
         write(task, result)
@@ -173,11 +178,13 @@ def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) 
     sys.stderr.write("\n")
 
 
-def checked_row(row: object, ids: set[str]) -> dict:
-    """A results row from a worker, checked before it is written: a JSON object of a case of the plan, with a known
-    status and finite numbers."""
+def checked_row(row: object, ids: set[str], expected: str | None = None) -> dict:
+    """A results row from a worker, checked before it is written: a JSON object of a case of the plan (`expected`:
+    the case its task ran), with a known status and finite numbers."""
     if not isinstance(row, dict):
         raise ClusterError(f"a worker returned {type(row).__name__}, not a results row.")
+    if expected is not None and row.get("id") != expected:
+        raise ClusterError(f"the task of case {expected} returned a row for {str(row.get('id'))[:80]!r}.")
     if row.get("id") not in ids:
         raise ClusterError(f"a worker returned a row for case {str(row.get('id'))[:80]!r}, which is not in the plan.")
     if row.get("status") not in ROW_STATUSES:

@@ -25,6 +25,7 @@ import numpy as np
 
 from transforms.errors import UserError
 
+from .output import write_atomic
 from .runner import RunError, benchmark_tool, device_or_error, environment
 
 PROFILED_CALLS = 4
@@ -95,13 +96,15 @@ def dispatch_times_us(vmfb: Path, function: str, device: str, inputs: list[str])
     return last_call(launches)
 
 
-def last_call(launches: list[dict]) -> list[dict]:
-    """The launches of the last call: the shortest period with which the kernel names repeat at the end."""
+def last_call(launches: list[dict], calls: int = PROFILED_CALLS) -> list[dict]:
+    """The launches of the last of `calls` calls: the launch list in `calls` equal blocks (a period found from the
+    end alone could stop inside a call that ends with two launches of one executable)."""
     names = [launch["kernel"] for launch in launches]
-    for period in range(1, len(names) // 2 + 1):
-        if names[-period:] == names[-2 * period:-period]:
-            return launches[-period:]
-    raise RunError(f"the {len(names)} profiled launches do not repeat call after call.")
+    per_call, extra = divmod(len(names), calls)
+    blocks = [names[i * per_call:(i + 1) * per_call] for i in range(calls)]
+    if extra or not per_call or any(block != blocks[0] for block in blocks):
+        raise RunError(f"the {len(names)} profiled launches are not {calls} calls of the same launches.")
+    return launches[-per_call:]
 
 
 def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int) -> dict:
@@ -133,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
+        if args.rounds < 1:
+            raise RunError(f"--rounds {args.rounds}: give 1 or more.")
+        if not args.output.parent.is_dir():
+            raise RunError(f"the folder of -o {args.output} does not exist.")
         modules = {}
         for entry in args.modules:
             name, _, path = entry.partition("=")
@@ -143,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"model_runner: error: {err}", file=sys.stderr)
         return 2
-    partial = args.output.with_name(args.output.name + ".partial")
-    partial.write_text(json.dumps(report, indent=1) + "\n")
-    partial.replace(args.output)
+    write_atomic(args.output, json.dumps(report, indent=1) + "\n")
     for name, row in report["modules"].items():
         print(f"{name}: {row['median_ms']:.3f} ms, max rel. error {row['max_rel_error']:.2e}")
     return 0

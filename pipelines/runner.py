@@ -473,7 +473,9 @@ def _run_on_cluster(client, plan: Path, device: str, todo: list[dict], results: 
                     failed)
 
     def write(task: Task, row) -> None:
-        row = checked_row(row, ids)
+        row = checked_row(row, ids, task.key.removeprefix("bench-"))
+        if row.get("predicted"):
+            raise RunError(f"a worker returned a predicted row for {row['id']}; this run measures.")
         measured[row["id"]] = row
         append_line(results, row)
 

@@ -171,10 +171,12 @@ def _summary(model: Path, target: Target, pipeline: str, markers: dict[str, str]
     tuned_dump, default_dump = folder / "tuned" / DUMP_DIR, folder / "default" / DUMP_DIR
     default_texts = {d["dispatch"]: (default_dump / f"configured_{d['dispatch']}.mlir").read_text()
                      for d in reports["default"]["dispatches"]}
-    default_others = {_renumbered(text): name for name, text in default_texts.items()
-                      if not _contractions(text, name)}
+    default_others: dict[str, list[str]] = {}  # normalized IR -> the default dispatches that hold it, each paired once
+    for name, text in default_texts.items():
+        if not _contractions(text, name):
+            default_others.setdefault(_renumbered(text), []).append(name)
     default_all = {_renumbered(text) for text in default_texts.values()}
-    rows, twins = [], set()
+    rows = []
     for dispatch in sorted(reports["tuned"]["dispatches"], key=lambda d: _dispatch_number(d["dispatch"])):
         name = dispatch["dispatch"]
         tuned_ir = (tuned_dump / f"configured_{name}.mlir").read_text()
@@ -187,21 +189,20 @@ def _summary(model: Path, target: Target, pipeline: str, markers: dict[str, str]
                                  "schedule of ours.")
             row.update(contraction=_named(held[0]), schedule=ours[0] if ours else "IREE default heuristic")
         else:
-            twin = default_others.get(_renumbered(tuned_ir))
-            row["identical_to_default"] = twin is not None
-            if twin is not None:
-                twins.add(twin)
-            elif isolated and _elementwise(tuned_ir):
+            unpaired = default_others.get(_renumbered(tuned_ir)) or []
+            twin = unpaired.pop(0) if unpaired else None
+            row.update(identical_to_default=twin is not None, default_twin=twin)
+            if twin is None and isolated and _elementwise(tuned_ir):
                 config = codegen_script.CONSUMER
                 configured = config.lowering_config() in tuned_ir
                 row.update(split_consumer=True, schedule=(
                     f"split out: TileAndFuse, {config.threads} threads x {config.per_thread} elements (library)"
                     if configured else "split out (an operand's transpose or a consumer): IREE default"))
-            else:
+            elif twin is None:
                 raise ModelError(f"scheduling {model}'s contractions changed dispatch {name}, which computes none of "
                                  "them.")
         rows.append(row)
-    lost = [name for name in default_others.values() if name not in twins]
+    lost = [name for names in default_others.values() for name in names]
     if lost:
         raise ModelError(f"scheduling {model}'s contractions changed dispatch {lost[0]}, which computes none of "
                          "them.")
@@ -278,9 +279,9 @@ def markdown(summary: dict) -> str:
         lines.append(line)
     if predicted:
         total = predicted["contraction_launches_us"]
+        ratio = f" ({total['default'] / total['tuned']:.2f}×)" if total["tuned"] else ""
         lines += ["", f"PREDICTED, not measured: the model's contraction launches take {total['default']:.1f} µs with "
-                  f"IREE's default and {total['tuned']:.1f} µs tuned ({total['default'] / total['tuned']:.2f}×); "
-                  f"{predicted['note']}."]
+                  f"IREE's default and {total['tuned']:.1f} µs tuned{ratio}; {predicted['note']}."]
     passed_over = summary.get("not_in_library") or {}
     if passed_over:
         lines += ["", "Left to compilation_info (the codegen library does not compile them in a model):",

@@ -54,6 +54,9 @@ def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
     contractions (`split_consumer` rows: an operand's transpose, a consumer) are rows of their own, with no
     default counterpart (their work is inside the default's contraction dispatches)."""
     modules = rows["modules"]
+    for name in (tuned, default):
+        if name not in modules:
+            raise SystemExit(f"the rows file has no module '{name}' (it has {', '.join(modules)}).")
     tuned_all = _launches(modules[tuned].get("dispatches") or [], summary["dispatches"])
     default_all = _launches(modules[default].get("dispatches") or [],
                             summary.get("default_dispatches") or summary["dispatches"])
@@ -80,8 +83,10 @@ def table(rows: dict, summary: dict, tuned: str, default: str) -> str:
             lines.append(f"| {i} | (split out: {launch['kernel'].split('_dispatch_')[-1]}) | {row['schedule']} | – | "
                          f"{us:.1f} | |")
             continue
-        _, default_row, default_us = next(pairs)
-        if _product(row["contraction"]) != _product(default_row["contraction"]):
+        default_launch, default_row, default_us = next(pairs)
+        twin = row.get("default_twin")
+        if _product(row["contraction"]) != _product(default_row["contraction"]) or (
+                twin is not None and twin != default_launch["dispatch"]):
             raise SystemExit(f"launch {i} computes {row['contraction']} (tuned) and {default_row['contraction']} "
                              "(default): the launches cannot be paired.")
         totals[0] += default_us

@@ -749,7 +749,7 @@ def model_sequence(index: int) -> str:
 @dataclass(frozen=True)
 class ConsumerConfig:
     """IREE's TileAndFuse configuration that the model library gives the elementwise consumer of an isolated
-    contraction (a rank-1 generic, f32 in, 16-bit out, as IREE collapses it): `threads` threads a workgroup, each
+    contraction (a rank-1 generic, 32-bit in, 16-bit out, as IREE collapses it): `threads` threads a workgroup, each
     `per_thread` adjacent elements (8: one 16-byte f16 store, two 16-byte f32 loads). IREE's own choice for such a
     dispatch (32 threads, 4 elements each) moved 48 MB in 41.7 us on an H100; this one in 14.8 us
     (results/h100/model)."""
@@ -773,8 +773,9 @@ CONSUMER = ConsumerConfig()
 
 
 def _consumer_matcher(name: str, size: int) -> None:
-    """The named sequence `name` that matches a rank-1 linalg.generic of `size` elements, every loop parallel, one
-    f32 input and a 16-bit result: the elementwise consumer of an isolated contraction as IREE dispatches it."""
+    """The named sequence `name` that matches a rank-1 linalg.generic of `size` elements, every loop parallel, its
+    first input 32-bit and its result 16-bit: the elementwise consumer of an isolated contraction as IREE
+    dispatches it (the element types' kinds are not matched: an int32 -> int16 generic of that size would match)."""
     any_op, i64 = _any_op(), transform.ParamType.get(ir.IntegerType.get_signless(64))
     matcher = transform.NamedSequenceOp(name, [any_op], [any_op], arg_attrs=[{"transform.readonly": _unit()}])
     with ir.InsertionPoint(matcher.body):

@@ -52,7 +52,7 @@ def plan_library(text: str, target, choose) -> tuple[ModelPlan, dict[str, str]]:
     transpose moves the operand once more, which the rule of the single-GEMM route bounds (`CODEGEN_MIN_KEPT`)."""
     taken: dict[Gemm, Schedule] = {}
     passed_over: dict[str, str] = {}
-    consumers: set[int] = set()
+    consumers: set[Gemm] = set()  # library contractions with a fused consumer
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text, "the model")
         for op, found in gemms_from_mlir(module, "the model", []):
@@ -69,13 +69,16 @@ def plan_library(text: str, target, choose) -> tuple[ModelPlan, dict[str, str]]:
                 continue
             taken[gemm] = schedule
             if found.epilogue.kind != "none":
-                consumers.add((gemm.batch or 1) * gemm.m * gemm.n)
+                consumers.add(gemm)
     library = tuple((g, s) for g, s in taken.items() if f"{g.shape_name} {g.layout} {g.dtype}" not in passed_over)
-    return ModelPlan(library, tuple(sorted(consumers))), passed_over
+    sizes = {(g.batch or 1) * g.m * g.n for g, _ in library if g in consumers}
+    return ModelPlan(library, tuple(sorted(sizes))), passed_over
 
 
 def _transpose_cost(op, gemm: Gemm) -> str | None:
-    """Why an operand's transpose, kept as its own dispatch, costs more than the library gains (None: it does not)."""
+    """Why an operand's transpose, kept as its own dispatch, costs more than the library gains (None: it does not).
+    Only a linalg.transpose that produces the operand directly is seen (not a permuting generic, nor one behind a
+    reshape)."""
     for index, (operand, kept, size) in enumerate((("A", "N", gemm.n), ("B", "M", gemm.m))):
         producer = op.operands[index].owner
         if getattr(producer, "name", "") == "linalg.transpose" and size < CODEGEN_MIN_KEPT:

@@ -65,6 +65,11 @@ def kernel_key(folder: Path) -> str | None:
     return digest.hexdigest()
 
 
+# What a prediction adds to a case's row (`_predict`); the rest of the row is this process's.
+PREDICTION_FIELDS = ("status", "error", "median_ms", "min_ms", "max_ms", "samples", "tflops", "pct_peak", "bound",
+                     "prediction")
+
+
 def _predict(folder: str) -> dict:
     """One case folder's prediction as row fields, or the one-sentence reason it has none (in a worker)."""
     from .predict import predict
@@ -164,6 +169,7 @@ def _predict_on_cluster(client, kernels: dict[str, list[dict]], folders: dict[st
     def write(task, fields) -> None:
         if not isinstance(fields, dict):
             fields = {"status": "predict-failed", "error": "the worker returned no prediction"}
+        fields = {k: v for k, v in fields.items() if k in PREDICTION_FIELDS}  # a worker sets no id, kind or device
         group = task.meta["group"]
         for i, row in enumerate(group):
             append_line(results, checked_row(dict(row, **fields, **({"measured_as": group[0]["id"]} if i else {})),

@@ -64,10 +64,11 @@ def test_missing_inputs_are_one_sentence(tmp_path, capsys):
     assert not (tmp_path / "r.json").exists()
 
 
-def test_the_profiled_call_is_the_last_period_of_launches():
-    names = ["d0", "d0", "d3", "d0", "d8"]
-    launches = [{"kernel": n, "us": float(i)} for i, n in enumerate(names * 3)]
+def test_the_profiled_call_is_the_last_of_equal_blocks():
+    names = ["d0", "d0", "d3", "d0", "d8", "d8"]  # a call may end with two launches of one executable
+    launches = [{"kernel": n, "us": float(i)} for i, n in enumerate(names * 4)]
     assert [x["kernel"] for x in model_runner.last_call(launches)] == names
-    assert model_runner.last_call(launches)[0]["us"] == 10.0
-    with pytest.raises(RunError):
-        model_runner.last_call([{"kernel": n, "us": 1.0} for n in ["a", "b", "c"]])
+    assert model_runner.last_call(launches)[0]["us"] == 18.0
+    for wrong in (launches[:-1], launches[:6] * 3 + [dict(x, kernel="other") for x in launches[:6]]):
+        with pytest.raises(RunError):
+            model_runner.last_call(wrong)
