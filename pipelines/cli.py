@@ -560,9 +560,15 @@ def cmd_tune_model(args) -> int:
     _writable(args.output, "folder")
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
-    summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict)
+    if args.search < 0:
+        raise UsageError(f"--search {args.search}: give how many candidates to search per contraction.")
+    spec = _cluster_spec(args, [])
+    with _maybe_cluster(spec) as client:
+        summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict,
+                             args.search, client)
     written = [summary["script"]] if summary.get("script") else []
-    written += ["model.md", "model.json", "tuned/", "default/"] + (["predicted/"] if args.predict else [])
+    written += ["model.md", "model.json", "tuned/", "default/"] + (["predicted/"] if args.predict else []) + (
+        ["search/"] if args.search else [])
     print(f"wrote {args.output}/ ({', '.join(written)})")
     print(markdown(summary), end="")
     return 0
@@ -748,6 +754,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", default="auto",
                    help="named pipeline that schedules each contraction (auto, tuned; codegen on CUDA)")
     p.add_argument("--with-spec", type=Path, help="a tuning spec of yours to link in ahead of the project's (ROCm)")
+    p.add_argument("--search", type=int, default=0, metavar="N", help="AMD targets: search up to N candidates per "
+                   "contraction, ranked by the timing model (PREDICTED), and use the fastest where it beats IREE's "
+                   "default")
+    p.add_argument("--workers", type=int, default=0, help="--search on a local dask cluster of this many workers")
+    p.add_argument("--scheduler", help="--search on the dask cluster of this scheduler")
     p.add_argument("--predict", action="store_true", help="AMD targets: also the PREDICTED time (timing model) of "
                    "each contraction with its schedule and with IREE's default, each compiled alone")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")

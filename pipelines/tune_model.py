@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -24,6 +25,7 @@ from iree.compiler.dialects import iree_codegen
 
 from transforms.problem import Epilogue, Gemm, contraction_ops, gemms_from_mlir, parse_module
 from transforms import codegen_script
+from transforms.schedule import schedule_from_dict
 from transforms.tuning_spec import link_specs
 
 from . import flow
@@ -36,25 +38,34 @@ from .output import output_folder
 from .routes import codegen_route, route_for, schedule_route
 from .routes.model import library_sequence, plan_library
 from .targets import Target
+from .tune_cache import TuneError
 
 # The schedules of the contractions the codegen library leaves to compilation_info on their ops.
 ON_OP_PIPELINE = "auto"
 LIBRARY_FILE = "library.mlir"
 PREDICTED_DIR = "predicted"
+SEARCH_DIR = "search"
 
 
 def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: bool = False,
-               user_spec: Path | None = None, predict: bool = False) -> dict:
+               user_spec: Path | None = None, predict: bool = False, search: int = 0, client=None) -> dict:
     """`user_spec`: a tuning spec of the user's, linked in ahead of ours (`link_specs`): it keeps every op it
     configures, and a contraction of ours that it takes is reported as not having our schedule (an error).
     `predict` (targets with a timing model): each contraction's PREDICTED time with its schedule and with IREE's
-    default (`_predicted`)."""
+    default (`_predicted`). `search` (targets with a timing model): each distinct contraction's schedule is the
+    PREDICTED fastest of a search of up to `search` candidates (`_search`), on the dask cluster of `client` when
+    given: IREE's default where no candidate is predicted faster than it, the named pipeline's choice where there
+    was nothing to search."""
     named = get_pipeline(pipeline)
     library_route = codegen_route(target) if named.codegen else None
     if named.ukernels or not target.gpu or (named.codegen and not getattr(library_route, "compiles_models", False)):
         raise ModelError(f"tune-model schedules a model's contractions through compilation_info (and on CUDA through "
                          f"the codegen library); pipeline '{pipeline}' on {target.name} does neither (use auto, tuned "
                          "or, on CUDA, codegen).")
+    if search and (target.timing is None or named.codegen):
+        raise ModelError(f"--search ranks candidates with the AMD timing model; {target.name} with pipeline "
+                         f"'{pipeline}' has none to rank with (measure a CUDA model with python -m "
+                         "pipelines.model_runner).")
     if predict and target.timing is None:
         raise ModelError(f"{target.name} has no timing model to predict with; measure the compiled model on the GPU "
                          "(python -m pipelines.model_runner).")
@@ -69,15 +80,17 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                          f"sizes, e.g. {skipped[0] if skipped else '?'}).")
     in_library = {contraction_key(g) for g, _ in library}
     on_ops = get_pipeline(ON_OP_PIPELINE) if named.codegen else named
-    schedules = tuple(None if contraction_key(g) in in_library else on_ops.choose(g.with_(epilogue=Epilogue()), target)
-                      for g in gemms)
-    tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
-    if user_spec is not None:
-        if tuned.spec is None or plan is not None:
-            raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
-        tuned = dataclasses.replace(tuned, spec=_linked(user_spec, tuned.spec))
-    default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
     with output_folder(out, "tune-model", force) as folder:
+        found = _search(folder, target, gemms, search, client) if search else {}
+        schedules = tuple(None if contraction_key(g) in in_library else found[contraction_key(g)]["schedule"]
+                          if contraction_key(g) in found and found[contraction_key(g)]["candidates"]
+                          else on_ops.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
+        tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
+        if user_spec is not None:
+            if tuned.spec is None or plan is not None:
+                raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
+            tuned = dataclasses.replace(tuned, spec=_linked(user_spec, tuned.spec))
+        default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
         reports = {name: flow.compile_job(prepared, folder / name, force=True)
                    for name, prepared in (("tuned", tuned), ("default", default))}
         script = LIBRARY_FILE if plan is not None else flow.SPEC_FILE
@@ -90,12 +103,42 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                        script=script if (folder / script).is_file() else None,
                        library=len(library), not_in_library=passed_over)
         summary["scheduled"] += len(library)
+        if found:
+            summary["search"] = [{"contraction": _named(g), "candidates": r["candidates"], "best": r["best"],
+                                  "predicted_speedup_over_default": r["speedup"], "plan": r["plan"],
+                                  "used": r["schedule"] is not None} for g, r in found.items()]
         if predict:
             _add_predictions(summary, folder, target, pipeline, gemms, schedules, dispatch_launches(text, target,
                                                                                                       str(model)))
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
     return summary
+
+
+def _search(folder: Path, target: Target, gemms, limit: int, client) -> dict[Gemm, dict]:
+    """Each distinct contraction (its epilogue set aside) searched like `pipelines tune --device model`: up to
+    `limit` candidates compiled and PREDICTED by the timing model under `search/`, the fastest kept where it beats
+    IREE's default (schedule None, IREE's own, otherwise). On a dask cluster when `client` is given."""
+    from .timing.device import KEPT, predict_plan
+    from .tune import finalize, plan_search
+
+    found: dict[Gemm, dict] = {}
+    for index, gemm in enumerate(dict.fromkeys(contraction_key(g) for g in gemms)):
+        plan = folder / SEARCH_DIR / f"{index}_{gemm.shape_name}_{gemm.layout}"
+        try:
+            plan_search(gemm, target, plan, limit, keep=KEPT, client=client)
+            predict_plan(plan, os.cpu_count() or 1, client=client)
+            best = finalize(gemm, target, plan, folder / SEARCH_DIR / "tune.json")
+        except TuneError as err:  # nothing to search or nothing predicted: the pipeline's choice stands
+            found[gemm] = {"schedule": None, "best": f"none: {str(err).rstrip('.')}", "speedup": None,
+                           "candidates": 0, "plan": str(plan.relative_to(folder))}
+            continue
+        speedup = best.get("speedup_over_default")
+        wins = best.get("schedule") is not None and (speedup is None or speedup > 1)
+        found[gemm] = {"schedule": schedule_from_dict(best["schedule"]) if wins else None,
+                       "best": best["schedule_summary"], "speedup": speedup, "candidates": best["measured"] - 1,
+                       "plan": str(plan.relative_to(folder))}
+    return found
 
 
 def _add_predictions(summary: dict, folder: Path, target: Target, pipeline: str, gemms, schedules,
@@ -286,6 +329,15 @@ def markdown(summary: dict) -> str:
     if passed_over:
         lines += ["", "Left to compilation_info (the codegen library does not compile them in a model):",
                   *[f"- {name}: {why}" for name, why in passed_over.items()]]
+    searched = summary.get("search") or []
+    if searched:
+        lines += ["", "Searched (PREDICTED by the timing model, not measured; each contraction alone, its consumer set "
+                  "aside):", "", "| contraction | candidates | predicted best | predicted / IREE default | used |",
+                  "|---|---|---|---|---|"]
+        used = {True: "yes", False: "no: IREE's default (or the pipeline's, with no candidate)"}
+        lines += [f"| {r['contraction']} | {r['candidates']} | {r['best']} | "
+                  + (f"{r['predicted_speedup_over_default']:.2f}×" if r["predicted_speedup_over_default"] else "–")
+                  + f" | {used[r['used']]} |" for r in searched]
     skipped = summary.get("skipped") or []
     if skipped:
         lines += ["", f"Skipped ({len(skipped)}, left to IREE's default; their dispatches are in the table as '(none)' "

@@ -294,3 +294,28 @@ def test_a_consumer_configuration_that_did_not_take_effect_is_an_error(tmp_path)
     with pytest.raises(FallbackError, match="consumers of 14336 elements"):
         flow.compile_job(flow.prepare(job), tmp_path / "out")
     flow.compile_job(flow.prepare(dataclasses.replace(job, model=plan)), tmp_path / "ok")  # as planned: verified
+
+
+def test_a_searched_model_takes_the_predicted_best_where_it_beats_the_default(tmp_path, monkeypatch):
+    """--search: each distinct contraction searched (compiled, PREDICTED) under search/; the spec carries the best
+    candidate where it is predicted faster than IREE's default, and leaves the contraction to IREE otherwise."""
+    from pipelines import tune
+
+    real = tune.finalize
+    verdicts = iter([2.0, 0.5] + [0.5] * 10)  # the first contraction's best wins, the others lose
+
+    def finalize(gemm, target, plan, cache):
+        best = real(gemm, target, plan, cache)
+        return dict(best, speedup_over_default=next(verdicts))
+
+    monkeypatch.setattr(tune, "finalize", finalize)
+    out = tmp_path / "out"
+    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "gfx942", "--search", "2",
+                 "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    searched = summary["search"]
+    assert [r["used"] for r in searched] == [True] + [False] * (len(searched) - 1)
+    assert all((out / r["plan"] / "results.jsonl").is_file() for r in searched if r["candidates"])
+    schedules = {r["contraction"]: r["schedule"] for r in summary["dispatches"] if r["contraction"]}
+    assert schedules[searched[0]["contraction"]] == searched[0]["best"]
+    assert {schedules[r["contraction"]] for r in searched[1:] if r["candidates"]} == {"IREE default heuristic"}
