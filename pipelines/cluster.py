@@ -153,12 +153,40 @@ def needs(client, resource: str, kind: str) -> None:
                            f"(a local cluster: {local}; your own: dask worker ... --resources {resource}=1).")
 
 
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+
+
+def _visible() -> tuple[str, str | None]:
+    """(host, the GPUs this process may use) on a worker."""
+    import os
+    import socket
+
+    return socket.gethostname(), next((os.environ[v] for v in VISIBILITY if v in os.environ), None)
+
+
+def check_gpu_workers(client) -> None:
+    """Each GPU worker sees exactly one GPU, and no two of one host see the same one, so that no two benchmarks
+    share a GPU (a worker of a user's scheduler may have been started without its visibility variable)."""
+    workers = [a for a, w in client.scheduler_info().get("workers", {}).items() if "GPU" in (w.get("resources") or {})]
+    seen: dict[tuple[str, str], str] = {}
+    for address, (host, value) in sorted(client.run(_visible, workers=workers).items()):
+        if not value or "," in value:
+            what = "every GPU of its host" if not value else f"GPUs {value}"
+            raise ClusterError(f"GPU worker {address} sees {what}; start each GPU worker with {VISIBILITY[0]} (or "
+                               f"{VISIBILITY[1]}) naming one GPU, so that no two benchmarks share one.")
+        if (host, value) in seen:
+            raise ClusterError(f"GPU workers {seen[host, value]} and {address} both see GPU {value} of {host}.")
+        seen[host, value] = address
+
+
 def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) -> None:
     """Run `tasks` on the cluster, calling `write(task, result)` on this process as each one finishes (the failed
     result of a task whose worker died twice or that raised)."""
     distributed = _dask()[1]
     for resource in sorted({t.resource for t in tasks}):
         needs(client, resource, next(t.kind for t in tasks if t.resource == resource))
+    if any(t.resource == "GPU" for t in tasks):
+        check_gpu_workers(client)
     futures = {client.submit(t.fn, *t.args, key=t.key, resources={t.resource: 1}, pure=False): t for t in tasks}
     totals, done = Counter(t.kind for t in tasks), Counter[str]()
     started = time.time()

@@ -157,3 +157,25 @@ def test_a_search_resumes_from_its_results_file_on_a_new_cluster(tmp_path):
     assert again[:2] == lines[:2] and len(again) == len(lines) == 5
     assert sorted(json.loads(line)["id"] for line in again) == sorted(json.loads(line)["id"] for line in lines)
     assert {p: p.stat().st_mtime_ns for p in (folder / "cases").glob("*/gemm.vmfb")} == compiled
+
+
+class _FakeClient:
+    def __init__(self, seen):
+        self.seen = seen
+
+    def scheduler_info(self):
+        return {"workers": {a: {"resources": {"GPU": 1}} for a in self.seen}}
+
+    def run(self, fn, workers):
+        return {a: self.seen[a] for a in workers}
+
+
+@pytest.mark.parametrize("seen, message", [
+    ({"w1": ("h", None)}, "sees every GPU of its host"),
+    ({"w1": ("h", "0,1")}, "sees GPUs 0,1"),
+    ({"w1": ("h", "0"), "w2": ("h", "0")}, "both see GPU 0 of h"),
+])
+def test_gpu_workers_that_could_share_a_gpu_are_refused(seen, message):
+    with pytest.raises(ClusterError, match=message):
+        cluster.check_gpu_workers(_FakeClient(seen))
+    cluster.check_gpu_workers(_FakeClient({"w1": ("h", "0"), "w2": ("h", "1"), "w3": ("g", "0")}))  # one each: fine
