@@ -675,6 +675,10 @@ def render_report(report: dict) -> str:
         lines.append(f"    global loads {k['global_loads']} (direct-to-LDS {k['dma_loads']}), stores "
                      f"{k['global_stores']}, LDS reads {k['lds_reads']}, writes {k['lds_writes']}, barriers "
                      f"{k['barriers']}, s_setprio {k['setprio']}")
+        hopper = {"TMA copies": k.get("tensor_copies"), "bulk copies": k.get("bulk_copies"),
+                  "mbarrier waits": k.get("mbarrier_waits"), "mbarrier arrives": k.get("mbarrier_arrives")}
+        if any(hopper.values()):
+            lines.append("    " + ", ".join(f"{name} {count}" for name, count in hopper.items()))
     return "\n".join(lines)
 
 

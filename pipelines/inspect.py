@@ -2,8 +2,9 @@
 
 `inspect_dump` walks a `--iree-hal-dump-executable-files-to` folder and returns one `KernelStats` per dispatch:
 MMA instructions by opcode, LDS bytes, registers, spills, occupancy (computed from the target's register file
-and LDS, since the ISA does not print it), global and LDS traffic, barriers and `s_setprio`. Counts are static:
-every copy of an instruction in the text (prologue, loop and epilogue) counts once. `read_report` reads a
+and LDS, since the ISA does not print it), global and LDS traffic, barriers and `s_setprio`; in PTX also
+Hopper's wgmma, TMA (bulk tensor) and bulk copies, and mbarrier waits and arrives. Counts are static: every copy
+of an instruction in the text (prologue, loop and epilogue) counts once. `read_report` reads a
 compiled folder's report.json back, or says in one sentence why it cannot.
 """
 
@@ -43,6 +44,10 @@ class KernelStats:
     conditional_barriers: int = 0  # s_barrier right behind an s_cbranch_execz (and its waits): some waves only
     async_copies: int = 0  # cp.async (PTX)
     ldmatrix: int = 0  # ldmatrix (PTX)
+    tensor_copies: int = 0  # cp.async.bulk.tensor: Hopper TMA loads and stores (PTX)
+    bulk_copies: int = 0  # cp.async.bulk without a tensor map (PTX)
+    mbarrier_waits: int = 0  # mbarrier.try_wait / test_wait (PTX)
+    mbarrier_arrives: int = 0  # mbarrier.arrive*, including expect_tx (PTX)
 
     @property
     def mma_count(self) -> int:
@@ -74,6 +79,10 @@ _PTX_COUNTS = {
     "async_copies": r"^\s+cp\.async\.c\S*",
     "ldmatrix": r"^\s+ldmatrix\S*",
     "barriers": r"^\s+bar\.sync\b",
+    "tensor_copies": r"^\s+(?:@!?%p\d+\s+)?cp\.async\.bulk\.tensor\S*",
+    "bulk_copies": r"^\s+(?:@!?%p\d+\s+)?cp\.async\.bulk\.(?!tensor|commit|wait)\S*",
+    "mbarrier_waits": r"^\s*(?:\w+:\s+)?(?:@!?%p\d+\s+)?mbarrier\.(?:try|test)_wait\S*",
+    "mbarrier_arrives": r"^\s+(?:@!?%p\d+\s+)?mbarrier\.arrive\S*",
 }
 
 
@@ -170,7 +179,7 @@ def touches_shared_memory(ptx_kernel: str) -> bool:
 
 def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int, shared_users: int = 1) -> KernelStats:
     stats = KernelStats(dispatch, path.name, wave_size=32)
-    for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*)", text, re.M):
+    for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*|wgmma\.mma_async\S*)", text, re.M):
         opcode = opcode.rstrip(";")
         stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
     linked = path.with_name(path.name.removesuffix(".ptx") + ".linked.ll")
