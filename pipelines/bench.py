@@ -28,6 +28,7 @@ from transforms.schedule import Schedule, ScheduleError
 from transforms.split_k import SplitK
 
 from . import flow
+from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError
 from .named import plan_for, plan_job, uses_ukernels
 from .output import work_folder, write_atomic
@@ -169,15 +170,12 @@ def compile_case(prepared: flow.Prepared, extra_flags: tuple[str, ...], keep: Se
             _prune_dump(folder / flow.DUMP_DIR, keep)
         except (CompileError, FallbackError, TargetError, ValueError) as err:
             return {"status": "compile-failed", "error": str(err)[:300]}
-        files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-        return {"status": "ok", "files": files, "scratch": str(folder)}
+        return {"status": "ok", "files": pack(folder), "scratch": str(folder)}
 
 
 def _compile_on_cluster(client, remote: list, keep: Sequence[str]) -> None:
     """Each compile of `remote` as a CPU task; each finished case folder is written beside its place and renamed
     into it (a case that failed, or whose worker died twice, is recorded compile-failed with the reason)."""
-    from .cluster import Task, run_tasks
-
     by_key = {}
     tasks = []
     for entry, folder, prepared, flags in remote:
@@ -195,14 +193,11 @@ def _compile_on_cluster(client, remote: list, keep: Sequence[str]) -> None:
             return
         partial = folder.with_name(folder.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)  # the tool's own half-written folder of a stopped run
-        for name, data in result["files"].items():
-            path = (partial / name).resolve()
-            if partial.resolve() not in path.parents:
-                raise UserError(f"a worker returned a file outside its case folder ({name[:80]}).")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if name == flow.REPORT_FILE:  # the command names the worker's scratch folder: name the plan's
-                data = data.replace(result["scratch"].encode(), str(folder.resolve()).encode())
-            path.write_bytes(data)
+        files = dict(result["files"])
+        if flow.REPORT_FILE in files:  # the command names the worker's scratch folder: name the plan's
+            files[flow.REPORT_FILE] = files[flow.REPORT_FILE].replace(result["scratch"].encode(),
+                                                                      str(folder.resolve()).encode())
+        unpack(files, partial)
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
 

@@ -38,8 +38,8 @@ from .model_input import read_model, schedulable_contractions, spec_reads_dispat
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
 from .output import FILE_MARK, write_file
 from .report import write_reports
-from .cluster import ClusterSpec, open_cluster
-from .runner import GPU_VISIBILITY, device_or_error, run_plan
+from .cluster import ClusterSpec, cluster_spec, open_cluster
+from .runner import device_or_error, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
 from .timing.calibrate import Calibration, table as calibration_table
@@ -429,16 +429,10 @@ def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
     workers, gpus = getattr(args, "workers", 0) or 0, getattr(args, "gpus", 0) or 0
     if workers < 0 or gpus < 0:
         raise UsageError("--workers and --gpus count workers: give 0 or more.")
-    driver = devices[0].split("://")[0] if devices else "cuda"
-    if (gpus or getattr(args, "scheduler", None)) and devices and not is_model(devices) and (
-            len(devices) > 1 or "://" in devices[0]):
-        raise UsageError("with --gpus or --scheduler, give the driver once (--device cuda or hip): each GPU worker "
-                         "sees one GPU, its device 0.")
     if gpus and (not devices or is_model(devices)):
         raise UsageError("--gpus starts GPU workers that benchmark; give --device cuda or hip (a model run "
                          "predicts on the CPU workers of --workers).")
-    return ClusterSpec(getattr(args, "scheduler", None), workers, gpus, GPU_VISIBILITY.get(driver,
-                                                                                          "CUDA_VISIBLE_DEVICES"))
+    return cluster_spec(getattr(args, "scheduler", None), workers, gpus, devices)
 
 
 @contextmanager

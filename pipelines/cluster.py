@@ -18,15 +18,20 @@ Imports the runtime side only (no compiler), so the GPU machine's runner can use
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transforms.errors import UserError
 
+# The variables that make a process see only some GPUs, one per IREE driver, named after it (a GPU worker of a
+# cluster sees one GPU); the first is the default.
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 ALLOWED_FAILURES = 1  # a task whose worker dies is run once more elsewhere, then recorded as failed
 ROW_STATUSES = ("ok", "compile-failed", "refused", "run-failed", "wrong-result", "predict-failed", "worker-died",
                 "task-failed")
@@ -46,6 +51,16 @@ class ClusterSpec:
     @property
     def wanted(self) -> bool:
         return self.scheduler is not None or self.workers > 0 or self.gpus > 0
+
+
+def cluster_spec(scheduler: str | None, workers: int, gpus: int, devices: list[str]) -> ClusterSpec:
+    """The spec of `--scheduler`/`--workers`/`--gpus` for a run on `devices`: benchmarks on GPU workers take the
+    driver once (each worker sees one GPU, its device 0), whose visibility variable pins the local GPU workers."""
+    if (gpus or scheduler) and (len(devices) > 1 or any("://" in d for d in devices)):
+        raise ClusterError("with --gpus or --scheduler, give the driver once (--device cuda or hip): each GPU worker "
+                           "sees one GPU, its device 0.")
+    variable = f"{devices[0].split('://')[0].upper()}_VISIBLE_DEVICES" if devices else VISIBILITY[0]
+    return ClusterSpec(scheduler, workers, gpus, variable if variable in VISIBILITY else VISIBILITY[0])
 
 
 @dataclass
@@ -153,15 +168,16 @@ def needs(client, resource: str, kind: str) -> None:
                            f"(a local cluster: {local}; your own: dask worker ... --resources {resource}=1).")
 
 
-VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+def visible_devices() -> str | None:
+    """The GPUs this process may use, as its visibility variable names them (None: every GPU)."""
+    return next((os.environ[v] for v in VISIBILITY if v in os.environ), None)
 
 
 def _visible() -> tuple[str, str | None]:
     """(host, the GPUs this process may use) on a worker."""
-    import os
     import socket
 
-    return socket.gethostname(), next((os.environ[v] for v in VISIBILITY if v in os.environ), None)
+    return socket.gethostname(), visible_devices()
 
 
 def check_gpu_workers(client) -> None:
@@ -172,8 +188,9 @@ def check_gpu_workers(client) -> None:
     for address, (host, value) in sorted(client.run(_visible, workers=workers).items()):
         if not value or "," in value:
             what = "every GPU of its host" if not value else f"GPUs {value}"
-            raise ClusterError(f"GPU worker {address} sees {what}; start each GPU worker with {VISIBILITY[0]} (or "
-                               f"{VISIBILITY[1]}) naming one GPU, so that no two benchmarks share one.")
+            raise ClusterError(f"GPU worker {address} sees {what}; start each GPU worker with "
+                               f"{' (or '.join(VISIBILITY)}) naming one GPU, so that no two benchmarks "
+                               "share one.")
         if (host, value) in seen:
             raise ClusterError(f"GPU workers {seen[host, value]} and {address} both see GPU {value} of {host}.")
         seen[host, value] = address
@@ -204,6 +221,24 @@ def run_tasks(client, tasks: list[Task], write: Callable[[Task, object], None]) 
         sys.stderr.write(f"\r{progress} ({time.time() - started:.0f} s)")
         sys.stderr.flush()
     sys.stderr.write("\n")
+
+
+def pack(folder: Path) -> dict[str, bytes]:
+    """A folder's files by path relative to it: what a task sends back, or is sent, in place of a shared file
+    system."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def unpack(files: dict[str, bytes], folder: Path) -> None:
+    """Write `pack`'s files below `folder`; a name that leads outside it is refused before anything is written."""
+    root = folder.resolve()
+    paths = {name: (folder / name).resolve() for name in files}
+    outside = next((name for name, path in paths.items() if root not in path.parents), None)
+    if outside is not None:
+        raise ClusterError(f"a file outside the case folder was sent ({outside[:80]}).")
+    for name, path in paths.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(files[name])
 
 
 def checked_row(row: object, ids: set[str], expected: str | None = None) -> dict:

@@ -31,16 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from transforms.errors import UserError
+
+from .cluster import Task, checked_row, cluster_spec, open_cluster, run_tasks, visible_devices
 from .reference import NUMPY_TYPES, dtype_family, float64_result, relative_tolerance  # no compiler import
 
 # Dense peak TFLOP/s of the devices we run on, by input family (NVIDIA H100/H200 SXM data sheets: 989.4 bf16/f16
 # and 1978.9 fp8; H200 is the same GH100 chip with more memory).
 DEVICE_PEAKS = {"H100": {"16bit": 989.4, "fp8": 1978.9}, "H200": {"16bit": 989.4, "fp8": 1978.9}}
 SEED = 20261122
-
-
-# The variable that makes a process see only some GPUs, by IREE driver (a GPU worker of a cluster sees one).
-GPU_VISIBILITY = {"cuda": "CUDA_VISIBLE_DEVICES", "hip": "HIP_VISIBLE_DEVICES"}
 
 
 class RunError(UserError, RuntimeError):
@@ -164,7 +162,7 @@ ENV_FIELDS = ("host", "device", "device_name", "driver", "iree_runtime", "visibl
 def environment(device: str) -> dict:
     info = {"host": platform.node(), "device": device, "device_name": device, "driver": None,
             # a cluster's GPU worker sees one GPU through this variable (None: the process sees them all)
-            "visible_devices": next((os.environ[v] for v in GPU_VISIBILITY.values() if v in os.environ), None)}
+            "visible_devices": visible_devices()}
     try:
         from iree._runtime_libs import version as runtime_version
 
@@ -456,8 +454,6 @@ def _run_on_cluster(client, plan: Path, device: str, todo: list[dict], results: 
                     ids: set[str]) -> None:
     """Each case a GPU task; a case that shares another's kernel takes that case's row once it is in (as the
     runner does), and is run itself when that one did not succeed."""
-    from .cluster import Task, checked_row, run_tasks
-
     meta = json.loads((plan / "plan.json").read_text())
     plan_env = {"iree_compiler": meta.get("iree_compiler"), "git_commit": meta.get("git_commit")}
     todo_ids = {c["id"] for c in todo}
@@ -507,14 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.gpus or args.scheduler:
-            from .cluster import ClusterSpec, open_cluster
-
-            driver = args.device[0].split("://")[0]
-            if len(args.device) > 1 or "://" in args.device[0]:
-                raise RunError("with --gpus or --scheduler, give the driver once (--device cuda): each worker sees "
-                               "one GPU, its device 0.")
-            spec = ClusterSpec(args.scheduler, 0, args.gpus, GPU_VISIBILITY.get(driver, "CUDA_VISIBLE_DEVICES"))
-            with open_cluster(spec) as client:
+            with open_cluster(cluster_spec(args.scheduler, 0, args.gpus, args.device)) as client:
                 run_plan(args.plan, args.device, args.repetitions, client=client)
         else:
             run_plan(args.plan, args.device, args.repetitions)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from transforms.errors import UserError
 
+from ..cluster import ClusterError, Task, checked_row, pack, run_tasks, unpack
 from ..compiler import DUMP_DIR
 from ..runner import RunError, append_line, case_row, check_results_kind, read_results, settled, _drop_torn_line, \
     _progress
@@ -92,19 +93,11 @@ def predict_case(files: dict[str, bytes]) -> dict:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="pipelines-predict-") as scratch:
-        folder = Path(scratch)
-        for name, data in files.items():
-            path = (folder / name).resolve()
-            if folder.resolve() not in path.parents:
-                return {"status": "predict-failed", "error": f"a file outside the case folder was sent ({name[:80]})"}
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        return _predict(str(folder))
-
-
-def _case_files(folder: Path) -> dict[str, bytes]:
-    """A case folder as its files (a prediction reads the report, the source and the kept dump)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        try:
+            unpack(files, Path(scratch))
+        except ClusterError as err:
+            return {"status": "predict-failed", "error": str(err)}
+        return _predict(scratch)
 
 
 def predict_plan(plan: Path, workers: int = 2, results: Path | None = None, client=None) -> Path:
@@ -160,9 +153,7 @@ def predict_plan(plan: Path, workers: int = 2, results: Path | None = None, clie
 
 def _predict_on_cluster(client, kernels: dict[str, list[dict]], folders: dict[str, Path], results: Path,
                         ids: set[str]) -> None:
-    from ..cluster import Task, checked_row, run_tasks
-
-    tasks = [Task(f"predict-{group[0]['id']}", "predict", predict_case, (_case_files(folders[key]),), "CPU",
+    tasks = [Task(f"predict-{group[0]['id']}", "predict", predict_case, (pack(folders[key]),), "CPU",
                   lambda reason: {"status": "predict-failed", "error": f"not predicted: {reason}"},
                   meta={"group": group}) for key, group in kernels.items()]
 
