@@ -23,9 +23,9 @@ from pathlib import Path
 from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen
 
-from transforms.problem import Epilogue, Gemm, contraction_ops, gemms_from_mlir, parse_module
+from transforms.problem import Gemm, parse_module
 from transforms import codegen_script
-from transforms.schedule import schedule_from_dict
+from transforms.schedule import Schedule, schedule_from_dict
 from transforms.tuning_spec import link_specs
 
 from . import flow
@@ -35,9 +35,10 @@ from .model_input import (ModelError, dispatch_launches, read_model,
                           schedulable_contractions, spec_reads_dispatches, to_linalg)
 from .named import get_pipeline
 from .output import output_folder
-from .routes import codegen_route, route_for, schedule_route
+from .routes import codegen_route, route_for
 from .routes.model import library_sequence, plan_library
 from .targets import Target
+from .verify import configured_contractions
 from .tune_cache import TuneError
 
 # The schedules of the contractions the codegen library leaves to compilation_info on their ops.
@@ -82,9 +83,17 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
     on_ops = get_pipeline(ON_OP_PIPELINE) if named.codegen else named
     with output_folder(out, "tune-model", force) as folder:
         found = _search(folder, target, gemms, search, client) if search else {}
-        schedules = tuple(None if contraction_key(g) in in_library else found[contraction_key(g)]["schedule"]
-                          if contraction_key(g) in found and found[contraction_key(g)]["candidates"]
-                          else on_ops.choose(g.with_(epilogue=Epilogue()), target) for g in gemms)
+
+        def choice(gemm: Gemm) -> Schedule | None:
+            """The library's (None on the op), the search's where it had candidates, else the pipeline's."""
+            key = contraction_key(gemm)
+            if key in in_library:
+                return None
+            if found.get(key, {}).get("candidates"):
+                return found[key]["schedule"]
+            return on_ops.choose(key, target)
+
+        schedules = tuple(choice(g) for g in gemms)
         tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
         if user_spec is not None:
             if tuned.spec is None or plan is not None:
@@ -214,16 +223,17 @@ def _summary(model: Path, target: Target, pipeline: str, markers: dict[str, str]
     tuned_dump, default_dump = folder / "tuned" / DUMP_DIR, folder / "default" / DUMP_DIR
     default_texts = {d["dispatch"]: (default_dump / f"configured_{d['dispatch']}.mlir").read_text()
                      for d in reports["default"]["dispatches"]}
+    default_held = {name: _held(text, name) for name, text in default_texts.items()}
     default_others: dict[str, list[str]] = {}  # normalized IR -> the default dispatches that hold it, each paired once
     for name, text in default_texts.items():
-        if not _contractions(text, name):
+        if not default_held[name]:
             default_others.setdefault(_renumbered(text), []).append(name)
     default_all = {_renumbered(text) for text in default_texts.values()}
     rows = []
     for dispatch in sorted(reports["tuned"]["dispatches"], key=lambda d: _dispatch_number(d["dispatch"])):
         name = dispatch["dispatch"]
         tuned_ir = (tuned_dump / f"configured_{name}.mlir").read_text()
-        held = sorted(_contractions(tuned_ir, name), key=str)
+        held = _held(tuned_ir, name)
         row = {"dispatch": name, "contraction": None, "schedule": None, "identical_to_default": None}
         if held:
             ours = [text for marker, text in markers.items() if marker in tuned_ir]
@@ -249,11 +259,9 @@ def _summary(model: Path, target: Target, pipeline: str, markers: dict[str, str]
     if lost:
         raise ModelError(f"scheduling {model}'s contractions changed dispatch {lost[0]}, which computes none of "
                          "them.")
-    default_rows = [{"dispatch": name, "contraction": next(iter(map(_named, sorted(_contractions(text, name),
-                                                                                   key=str))), None)}
-                    for name, text in default_texts.items()]
-    return {"model": str(model), "target": target.name, "pipeline": pipeline,
-            "route": schedule_route(target).name, "verified": reports["tuned"]["verified"],
+    default_rows = [{"dispatch": name, "contraction": _named(held[0]) if held else None}
+                    for name, held in default_held.items()]
+    return {"model": str(model), "target": target.name, "pipeline": pipeline, "verified": reports["tuned"]["verified"],
             "contractions": len(set(map(contraction_key, gemms))),
             "scheduled": len({contraction_key(g) for g, s in zip(gemms, schedules) if s is not None}),
             "spec": flow.SPEC_FILE if (folder / flow.SPEC_FILE).is_file() else None, "dispatches": rows,
@@ -288,11 +296,9 @@ def _elementwise(configured_ir: str) -> bool:
         and "#linalg.iterator_type<reduction>" not in configured_ir
 
 
-def _contractions(configured_ir: str, name: str) -> set:
-    """The contractions (epilogue set aside) a dispatch's configured IR computes."""
-    with ir.Context(), ir.Location.unknown():
-        module = parse_module(configured_ir, name)
-        return {contraction_key(g) for _, g in gemms_from_mlir(module, name, [])} if contraction_ops(module) else set()
+def _held(configured_ir: str, name: str) -> list[Gemm]:
+    """The distinct contractions a dispatch computes, in a fixed order."""
+    return sorted(set(configured_contractions(configured_ir, name)), key=str)
 
 
 def markdown(summary: dict) -> str:

@@ -16,7 +16,7 @@ from iree.compiler.dialects import iree_codegen
 
 from transforms import codegen_script
 from transforms.errors import UserError
-from transforms.problem import Gemm, contraction_ops, parse_module
+from transforms.problem import Gemm, contraction_ops, gemms_from_mlir, parse_module
 from transforms.schedule import Schedule, k_contiguous, lds_plan_bytes, mma_per_k_step, swizzle_params, \
     workgroup_size
 from transforms.tuning_spec import APPLIED_MARKER
@@ -25,7 +25,16 @@ from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
 from .compiler import IR_DUMPS, PREFETCH_PASS, SWIZZLE_PASS, pass_ir_sections
 from .inspect import KernelStats, copy_block_ids, ptx_loops
+from .job import contraction_key
 from .targets import Target
+
+
+def configured_contractions(configured_ir: str, name: str) -> list[Gemm]:
+    """The contractions a dispatch's configured IR computes, in program order, each as a schedule is requested for
+    it (`job.contraction_key`: the epilogue set aside); one with dynamic sizes is none of them."""
+    with ir.Context(), ir.Location.unknown():
+        module = parse_module(configured_ir, name)
+        return [contraction_key(g) for _, g in gemms_from_mlir(module, name, [])] if contraction_ops(module) else []
 
 
 class FallbackError(UserError, RuntimeError):

@@ -25,6 +25,8 @@ def kernel_dispatch(kernel: str, dispatches: list[str]) -> str | None:
 
 
 def _ptx_name(dispatch: str) -> str:
+    # inspect.kernel_prefixes says the same, but importing pipelines.inspect loads the compiler, which the GPU
+    # machine this tool runs on does not have
     return dispatch.removeprefix("module_").replace("$", "_")
 
 

@@ -24,14 +24,14 @@ from pathlib import Path
 from iree.compiler import ir
 
 from transforms import codegen_script
-from transforms.problem import contraction_ops, gemms_from_mlir, isolate_contractions, parse_module
+from transforms.problem import gemms_from_mlir, isolate_contractions, parse_module
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, ScheduleError, aligned
 
 from ..inspect import KernelStats, dispatch_ptx
 from ..job import Job, ModelPlan, Prepared, contraction_key
 from ..targets import TargetError
-from ..verify import FallbackError, verify_codegen
+from ..verify import FallbackError, configured_contractions, verify_codegen
 from .base import Flags, Route
 from .codegen import CODEGEN_MIN_KEPT
 from .spec import OpAttributeRoute
@@ -138,12 +138,10 @@ class ModelLibraryRoute(Route):
         OpAttributeRoute().verify(Prepared(on_ops, prepared.source, None, prepared.infos), dump, stats)
         wanted = {contraction_key(g): i for i, (g, _) in enumerate(plan.library)}
         seen: set[int] = set()
+        configured_texts = {k.dispatch: (dump / f"configured_{k.dispatch}.mlir").read_text() for k in stats}
         for kernel in stats:
-            configured = (dump / f"configured_{kernel.dispatch}.mlir").read_text()
-            with ir.Context(), ir.Location.unknown():
-                module = parse_module(configured, kernel.dispatch)
-                computed = [contraction_key(g) for _, g in gemms_from_mlir(module, kernel.dispatch, [])] \
-                    if contraction_ops(module) else []
+            configured = configured_texts[kernel.dispatch]
+            computed = configured_contractions(configured, kernel.dispatch)
             ours = [wanted[key] for key in computed if key in wanted]
             if not ours:
                 continue
@@ -157,12 +155,12 @@ class ModelLibraryRoute(Route):
             text = dispatch_ptx((dump / kernel.isa_file).read_text(), kernel.dispatch)
             verify_codegen(kernel.dispatch, text, kernel, schedule, gemm, job.target)
             seen.add(index)
-        configured_texts = [(dump / f"configured_{k.dispatch}.mlir").read_text() for k in stats]
         config = codegen_script.CONSUMER
         for size in plan.consumer_sizes:
             if size % config.elements:
                 continue
-            if not any(f"tensor<{size}xf32>" in text and config.lowering_config() in text for text in configured_texts):
+            if not any(f"tensor<{size}xf32>" in text and config.lowering_config() in text
+                       for text in configured_texts.values()):
                 raise FallbackError(f"the configuration for the split-out consumers of {size} elements "
                                     f"({config.threads} threads, {config.per_thread} elements each) did not take "
                                     "effect: no dispatch of that size carries it.")
