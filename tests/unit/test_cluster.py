@@ -81,14 +81,21 @@ def test_a_cluster_with_a_killed_worker_finds_what_the_serial_search_finds(tmp_p
     assert [c["status"] for c in plans[0]["cases"]] == [c["status"] for c in plans[1]["cases"]] == ["ok"] * 9
 
 
-def test_a_task_whose_worker_dies_twice_is_recorded_failed():
-    written = []
+def test_a_task_whose_worker_dies_twice_is_recorded_failed(tmp_path):
+    written, runs = [], tmp_path / "runs"
+
+    def dies(path):
+        with open(path, "a") as log:
+            log.write("run\n")
+        os._exit(3)
+
     with open_cluster(ClusterSpec(workers=2)) as client:
-        tasks = [Task("dies", "compile", lambda: os._exit(3), (), "CPU", lambda reason: {"failed": reason}),
+        tasks = [Task("dies", "compile", dies, (str(runs),), "CPU", lambda reason: {"failed": reason}),
                  Task("lives", "compile", lambda: {"ok": 1}, (), "CPU", lambda reason: {"failed": reason})]
         run_tasks(client, tasks, lambda task, result: written.append((task.key, result)))
     assert dict(written) == {"dies": {"failed": "its worker died each time it ran it (the scheduler's "
                                         "allowed-failures)"}, "lives": {"ok": 1}}
+    assert runs.read_text().count("run") == cluster.ALLOWED_FAILURES + 1 == 2  # run once more, then given up
 
 
 def test_a_local_cluster_listens_on_loopback_only():
