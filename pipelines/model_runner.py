@@ -25,7 +25,7 @@ import numpy as np
 
 from transforms.errors import UserError
 
-from .output import write_atomic
+from .output import FILE_MARK, admit_file, write_file
 from .runner import RunError, benchmark_tool, device_or_error, environment
 
 PROFILED_CALLS = 4
@@ -134,12 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--force", action="store_true", help="overwrite an -o file that model_runner did not write")
     args = parser.parse_args(argv)
     try:
         if args.rounds < 1:
             raise RunError(f"--rounds {args.rounds}: give 1 or more.")
         if not args.output.parent.is_dir():
             raise RunError(f"the folder of -o {args.output} does not exist.")
+        admit_file(args.output, args.force)  # before the measurement, not after
         modules = {}
         for entry in args.modules:
             name, _, path = entry.partition("=")
@@ -150,7 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"model_runner: error: {err}", file=sys.stderr)
         return 2
-    write_atomic(args.output, json.dumps(report, indent=1) + "\n")
+    try:
+        write_file(args.output, json.dumps({"written_by": FILE_MARK, **report}, indent=1) + "\n", args.force)
+    except UserError as err:
+        print(f"model_runner: error: {err}", file=sys.stderr)
+        return 2
     for name, row in report["modules"].items():
         print(f"{name}: {row['median_ms']:.3f} ms, max rel. error {row['max_rel_error']:.2e}")
     return 0

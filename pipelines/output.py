@@ -62,13 +62,19 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise OutputError(f"cannot write {path}: {err.strerror or err}.") from None
 
 
-def write_file(path: Path, data: str | bytes, force: bool = False) -> None:
-    """A user-named single output: an existing file the tool did not write is refused unless `force`."""
+def admit_file(path: Path, force: bool = False) -> None:
+    """Whether `write_file` may write `path` (call it before long work): an existing file the tool did not write is
+    refused unless `force`."""
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path} is a folder; -o names the file to write.")
     if path.exists() and not force and not _marked(path):
         raise OutputError(f"{path} exists and was not written by pipelines; pass --force to overwrite it.")
+
+
+def write_file(path: Path, data: str | bytes, force: bool = False) -> None:
+    """A user-named single output, written whole or not at all (`admit_file` first)."""
+    admit_file(path, force)
     write_atomic(path, data)
 
 

@@ -124,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mlp", type=int, default=8192)
     parser.add_argument("--weights", choices=("initializers", "inputs"), default="inputs")
     args = parser.parse_args(argv)
+    taken = args.out.exists() and (args.what == "onnx" or not args.out.is_dir() or any(args.out.iterdir()))
+    if taken:  # a user's file or folder is never overwritten
+        print(f"transformer_block: error: {args.out} exists; give a new {'file' if args.what == 'onnx' else 'folder'}.",
+              file=sys.stderr)
+        return 2
     if args.what == "onnx":
         build(args.out, args.rows, args.width, args.mlp, args.weights)
     else:
