@@ -72,3 +72,11 @@ def test_the_profiled_call_is_the_last_of_equal_blocks():
     for wrong in (launches[:-1], launches[:6] * 3 + [dict(x, kernel="other") for x in launches[:6]]):
         with pytest.raises(RunError):
             model_runner.last_call(wrong)
+
+
+def test_a_file_the_runner_did_not_write_is_kept(compiled, tmp_path, capsys):
+    mine = tmp_path / "rows.json"
+    mine.write_text("mine\n")
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "1", "-o", str(mine), f"a={compiled / 'block.vmfb'}"]) == 2
+    assert mine.read_text() == "mine\n" and "pass --force" in capsys.readouterr().err
