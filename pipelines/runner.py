@@ -433,8 +433,9 @@ def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path
 
 def bench_case(case: dict, vmfb: bytes | None, device: str, repetitions: int, plan_env: dict) -> dict:
     """A cluster task on a GPU worker: `run_case` of one case whose executable is sent as bytes."""
-    env = _WORKER_ENV.setdefault(device, environment(device))  # nvidia-smi once per worker, not per case
-    env = dict(env, **plan_env)
+    if device not in _WORKER_ENV:  # nvidia-smi once per worker, not per case
+        _WORKER_ENV[device] = environment(device)
+    env = dict(_WORKER_ENV[device], **plan_env)
     data = _WORKER_DATA.get("data")
     if data is None:  # the worker's inputs and reference, kept for its next case of the same problem
         data = _WORKER_DATA["data"] = ProblemData(Path(tempfile.mkdtemp(prefix="pipelines-data-")))

@@ -186,3 +186,15 @@ def test_gpu_workers_that_could_share_a_gpu_are_refused(seen, message):
     with pytest.raises(ClusterError, match=message):
         cluster.check_gpu_workers(_FakeClient(seen))
     cluster.check_gpu_workers(_FakeClient({"w1": ("h", "0"), "w2": ("h", "1"), "w3": ("g", "0")}))  # one each: fine
+
+
+def test_a_gpu_worker_reads_its_environment_once(monkeypatch):
+    """`bench_case` runs many cases on one worker process: nvidia-smi (the environment) is read for the first only."""
+    from pipelines import runner
+
+    calls = []
+    monkeypatch.setattr(runner, "_WORKER_ENV", {})
+    monkeypatch.setattr(runner, "environment", lambda device: calls.append(device) or {"device": device})
+    monkeypatch.setattr(runner, "run_case", lambda case, plan, device, repetitions, env, data: dict(env, id=case["id"]))
+    rows = [runner.bench_case({"id": f"c{i}", "vmfb": None}, None, "cuda", 1, {"git_commit": "x"}) for i in range(3)]
+    assert calls == ["cuda"] and [r["id"] for r in rows] == ["c0", "c1", "c2"] and rows[2]["git_commit"] == "x"
