@@ -1,0 +1,81 @@
+"""The Hopper route's kernel generator (transforms.hopper, issue 19): schedule and problem checks, the tensor-map
+specs, the PTX structure check against real compiles, and the driver-side encoder's refusal without a driver.
+Numerics and speed are measured on an H100 (results/h100/hopper)."""
+
+import ctypes
+import subprocess
+
+import pytest
+
+from pipelines.compiler import iree_compile_path
+from pipelines.tensormap import TensorMapError, encode
+from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, program, tensor_maps
+
+
+@pytest.mark.parametrize("schedule, words", [
+    (HopperSchedule(kind="pingpong"), "kind"),
+    (HopperSchedule(block_k=32), "block_k"),
+    (HopperSchedule(block_m=192), "block_m"),
+    (HopperSchedule(block_n=12), "block_n"),
+    (HopperSchedule(stages=1), "stages"),
+    (HopperSchedule(block_m=256, block_n=256, stages=4), "shared memory"),
+    (HopperSchedule(group_m=0), "group_m"),
+])
+def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
+    with pytest.raises(HopperError, match=words):
+        schedule.check()
+
+
+@pytest.mark.parametrize("gemm, words", [
+    (Gemm(256, 256, 256, "f32"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "nn"), "layout"),
+    (Gemm(256, 256, 100, "bf16"), "multiple of 8"),
+])
+def test_problems_the_route_does_not_take_are_refused(gemm, words):
+    with pytest.raises(HopperError, match=words):
+        program(gemm, HopperSchedule())
+
+
+def test_tensor_maps_describe_both_k_major_operands():
+    maps = tensor_maps(Gemm(1000, 776, 1000, "f16"), HopperSchedule(block_m=256, block_n=128))
+    assert [(m["operand"], m["dims"], m["stride"], m["box"], m["swizzle"]) for m in maps] == [
+        ("A", [1000, 1000], 2000, [64, 256], 128), ("B", [1000, 776], 2000, [64, 128], 128)]
+
+
+def _ptx(tmp_path, gemm, schedule):
+    source = tmp_path / "hopper.mlir"
+    source.write_text(program(gemm, schedule))
+    dump = tmp_path / "dump"
+    done = subprocess.run([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
+                           f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "h.vmfb")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return next(dump.glob("*.ptx")).read_text()
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(1000, 777, 1000, "f16"), HopperSchedule(block_n=256, stages=3, group_m=1)),  # odd N: scalar stores
+    (Gemm(512, 512, 512, "bf16"), HopperSchedule(block_m=256, block_n=128, stages=4)),
+])
+def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    assert (".target sm_90a" in ptx) and ("st.global.v2.f32" in ptx) == (gemm.n % 2 == 0)
+    other = {"stages": HopperSchedule(block_m=schedule.block_m, block_n=schedule.block_n, stages=schedule.stages + 1),
+             "wgmma shape": HopperSchedule(block_m=schedule.block_m, block_n=64, stages=schedule.stages)}
+    for choice, wrong in other.items():
+        with pytest.raises(HopperError, match=choice):
+            check_ptx(ptx, gemm, wrong)
+    with pytest.raises(HopperError, match="wgmma shape"):
+        check_ptx(ptx, Gemm(gemm.m, gemm.n, gemm.k, "bf16" if gemm.dtype == "f16" else "f16"), schedule)
+
+
+def test_the_encoder_needs_the_cuda_driver():
+    spec = tensor_maps(Gemm(256, 256, 256), HopperSchedule())[0]
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        with pytest.raises(TensorMapError, match="CUDA driver"):
+            encode(spec)
+        return
+    words = encode(spec)  # a GPU machine: 128 bytes with the placeholder address somewhere in them
+    assert words.shape == (16,) and words.any()

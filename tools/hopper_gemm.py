@@ -1,0 +1,195 @@
+"""The Hopper route's kernels measured (issue 19): built here, run on an H100/H200.
+
+    python tools/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 [--schedule 128x256x4x8 ...] -o DIR
+    # on the GPU machine (iree-base-runtime, torch for the float64 reference and cuBLAS):
+    python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
+
+`build` writes, per problem (layout nt: A M×K, B N×K, C f32 M×N): the Hopper program of each schedule, its .vmfb and
+PTX (dump/NAME/, checked with transforms.hopper.check_ptx), IREE's default for the same linalg.matmul (sm_80 PTX,
+which the driver JIT-compiles for sm_90, as IREE 3.13 has no sm_90 target) and manifest.json. `run` encodes the
+tensor maps with the CUDA driver, checks every Hopper kernel's C against float64 (torch on the GPU), then times the
+Hopper kernel and IREE's default with iree-benchmark-module (the Hopper time includes its one-thread `@patch`
+dispatch) and cuBLAS through torch.matmul (A·Bᵀ, output in the input type, CUDA events), all in one process on one
+GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def build(args) -> None:
+    from iree.compiler.ir import Context, Location
+
+    from pipelines.bench import repeat_count
+    from pipelines.compiler import iree_compile_path
+    from pipelines.targets import get_target
+    from transforms.hopper import Gemm, HopperSchedule, check_ptx, program, tensor_maps
+    from transforms.problem import Gemm as Problem
+    from transforms.problem import build_module, parse_shape
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=False)
+    manifest = []
+    for shape in args.shape:
+        _, m, n, k = parse_shape(shape)
+        for dtype in args.dtype:
+            problem = f"{dtype}_{m}x{n}x{k}"
+            gemm = Gemm(m, n, k, dtype, "nt")
+            repeat = repeat_count(Problem(m, n, k, dtype, "nt"), get_target("sm_80"))
+            flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
+            for block_m, block_n, stages, group_m in args.schedule:
+                name = f"{problem}_m{block_m}n{block_n}s{stages}g{group_m}"
+                schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m)
+                (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
+                dump = out / "dump" / name
+                _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",
+                         ["--iree-hal-target-device=cuda", *flags, f"--iree-hal-dump-executable-files-to={dump}"])
+                ptx = next(dump.glob("*.ptx"))
+                for extra in dump.iterdir():  # the PTX is the evidence kept
+                    if extra != ptx:
+                        extra.unlink()
+                check_ptx(ptx.read_text(), gemm, schedule)
+                manifest.append({"name": name, "problem": problem, "repeat": repeat, "m": m, "n": n, "k": k,
+                                 "dtype": dtype, "layout": "nt", "schedule": schedule.__dict__,
+                                 "maps": tensor_maps(gemm, schedule)})
+            name = problem
+            if args.no_default:
+                continue
+            with Context(), Location.unknown():
+                (out / f"{name}_default.mlir").write_text(str(build_module(Problem(m, n, k, dtype, "nt"))))
+            _compile(iree_compile_path(), out / f"{name}_default.mlir", out / f"{name}_default.vmfb",
+                     ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
+    done = subprocess.run([tool, str(source), *flags, "-o", str(vmfb)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"iree-compile failed on {source.name}: {done.stderr.strip()[-2000:]}")
+
+
+def run(args) -> None:
+    import numpy as np
+    import torch
+
+    import iree.runtime as rt
+    from pipelines.reference import NUMPY_TYPES
+    from pipelines.tensormap import encode_all
+
+    folder = Path(args.folder)
+    entries = json.loads((folder / "manifest.json").read_text())
+    for problem in dict.fromkeys(e["problem"] for e in entries):
+        schedules = [e for e in entries if e["problem"] == problem]
+        m, n, k, dtype = (schedules[0][key] for key in ("m", "n", "k", "dtype"))
+        rng = np.random.default_rng(20261125)
+        a = rng.standard_normal((m, k), dtype=np.float32).astype(NUMPY_TYPES[dtype])
+        b = rng.standard_normal((n, k), dtype=np.float32).astype(NUMPY_TYPES[dtype])
+        want = torch.from_numpy(a.astype(np.float64)).cuda() @ torch.from_numpy(b.astype(np.float64)).cuda().T
+        row = {"problem": problem, "m": m, "n": n, "k": k, "dtype": dtype, "layout": "nt",
+               "device_name": torch.cuda.get_device_name()}
+        with tempfile.TemporaryDirectory() as scratch:
+            files = []
+            for i, array in enumerate((a, b)):
+                path = Path(scratch) / f"in{i}.bin"
+                array.tofile(path)
+                files.append(f"{m if i == 0 else n}x{k}x{dtype}=@{path}")
+            repeat = schedules[0]["repeat"]
+            row["repeat"] = repeat
+            row["default"] = _measure(rt, torch, folder / f"{problem}_default.vmfb", "gemm", [a, b], files, want,
+                                      k, args.repetitions, repeat)
+            row["hopper"] = []
+            for entry in schedules:
+                maps = encode_all(entry["maps"])
+                path = Path(scratch) / "maps.bin"
+                maps.tofile(path)
+                measured = _measure(rt, torch, folder / f"{entry['name']}_hopper.vmfb", "main", [a, b, maps],
+                                    [*files, f"32xi64=@{path}"], want, k, args.repetitions, repeat)
+                row["hopper"].append(dict(measured, schedule=entry["schedule"]))
+        row["cublas"] = {"median_ms": _cublas(torch, a, b, dtype, args.repetitions)}
+        flops = 2 * m * n * k
+        for measured in (row["default"], row["cublas"], *row["hopper"]):
+            if measured["median_ms"]:
+                measured["tflops"] = flops / (measured["median_ms"] * 1e-3) / 1e12
+        print(json.dumps(row), flush=True)
+
+
+def _measure(rt, torch, vmfb: Path, function: str, arrays: list, files: list[str], want, k: int,
+             repetitions: int, repeat: int) -> dict:
+    """C of one call against float64, then iree-benchmark-module's times per GEMM (each dispatch of the program is
+    repeated `repeat` times in one call; the Hopper program's `@patch` dispatch too)."""
+    import numpy as np
+
+    from pipelines.reference import relative_tolerance
+    from pipelines.runner import benchmark_tool
+
+    context = rt.SystemContext(config=rt.Config("cuda"))
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb.read_bytes()))
+    got = np.asarray(context.modules.module[function](*arrays).to_host())
+    difference = (torch.from_numpy(got.astype(np.float64)).cuda() - want).abs().max()
+    error = float(difference / max(1.0, float(want.abs().max())))
+    command = [benchmark_tool(), f"--module={vmfb}", "--device=cuda", f"--function={function}",
+               *[f"--input={f}" for f in files], f"--benchmark_repetitions={repetitions}",
+               "--benchmark_min_warmup_time=0.3", "--benchmark_min_time=0.5s", "--benchmark_format=json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    times = [r["real_time"] * scale[r["time_unit"]] / repeat for r in json.loads(done.stdout)["benchmarks"]
+             if r.get("run_type") == "iteration"] if done.returncode == 0 else []
+    return {"max_rel_error": error, "tolerance": relative_tolerance(k), "correct": error <= relative_tolerance(k),
+            "median_ms": statistics.median(times) if times else None, "samples": len(times),
+            "error": None if done.returncode == 0 else done.stderr.strip()[-300:]}
+
+
+def _cublas(torch, a, b, dtype: str, repetitions: int) -> float:
+    import numpy as np
+
+    kind = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    ta = torch.from_numpy(a.astype(np.float32)).to("cuda", kind)
+    tb = torch.from_numpy(b.astype(np.float32)).to("cuda", kind)
+    for _ in range(3):
+        ta @ tb.T
+    times = []
+    for _ in range(repetitions):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(20):
+            ta @ tb.T
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 20)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("build")
+    p.add_argument("--shape", action="append", required=True)
+    p.add_argument("--dtype", action="append", default=None)
+    p.add_argument("--schedule", action="append", default=None, type=lambda t: tuple(map(int, t.split("x"))),
+                   help="BLOCK_MxBLOCK_NxSTAGESxGROUP_M, e.g. 128x256x3x8 (repeatable; default 128x128x4x8)")
+    p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
+    p.add_argument("-o", "--output", required=True)
+    p = sub.add_parser("run")
+    p.add_argument("folder")
+    p.add_argument("--repetitions", type=int, default=5)
+    args = parser.parse_args()
+    if args.command == "build":
+        args.dtype = args.dtype or ["bf16"]
+        args.schedule = args.schedule or [(128, 128, 4, 8)]
+        build(args)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,465 @@
+"""Hopper (sm_90a) GEMM kernels: TMA bulk tensor loads into 128-byte-swizzled shared memory, mbarrier stage
+hand-off and `wgmma` with register accumulators, written as nvvm-dialect IR inside an IREE executable.
+
+Why nvvm level (results/h100/hopper_paths.md): IREE 3.13 registers no `transform.nvgpu.*` op, its ConvertToNVVM
+has no type conversions for nvgpu's Hopper types (mbarrier groups, tensor maps and warpgroup accumulators stop it,
+or crash it), and its MMA enum has no wgmma. nvvm ops, pointers and llvm structs go through IREE's lowering
+(`translation_info` no_pipeline) to PTX, and the IREE runtime loads and times the result like any dispatch.
+
+Tensor maps: IREE's CUDA launcher passes bindings as pointers and push constants as i32, so a `CUtensorMap` cannot
+be a kernel parameter. The program takes the two maps as an input (2 × 128 bytes, encoded on the GPU machine with a
+placeholder address, `pipelines.tensormap`); a first dispatch (`@patch`, one thread) writes the operands' device
+addresses into them with `tensormap.replace` and releases them to the tensor-map proxy; the GEMM dispatch acquires
+them before its first TMA load.
+
+The GEMM dispatch (`@gemm`) is warp specialised: warp group 0 produces (one thread issues the TMA loads of a K tile
+into stage `k % stages`, announcing the bytes on that stage's `full` barrier), the consumer warp groups wait on
+`full`, run `block_k / 16` wgmma per stage, keep one wgmma group in flight and release the previous stage on its
+`empty` barrier. `cooperative`: the consumers split one block tile by rows. Each thread stores its accumulator
+fragment (the m64nNk16 register layout) to C; rows and columns past the problem are not stored, and TMA fills loads
+past it with zeros, so any M, N, K runs.
+
+The IR is generated as text in IREE 3.13's assembly formats (the Python bindings have no builders for the HAL
+executable ops); `check_ptx` proves in the PTX that every schedule choice took effect.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from transforms.errors import UserError
+
+KINDS = ("cooperative",)
+WARPGROUP = 128
+SWIZZLE_BYTES = 128  # TMA and wgmma 128-byte swizzle: a K tile row of 64 16-bit elements
+DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgmma's type list
+LAYOUTS = ("nt",)  # both operands K-major
+
+
+class HopperError(UserError, ValueError):
+    """A Hopper schedule or problem this route cannot build; one sentence."""
+
+
+@dataclass(frozen=True)
+class HopperSchedule:
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int = 64
+    stages: int = 4
+    consumers: int = 2  # consumer warp groups
+    kind: str = "cooperative"
+    group_m: int = 8  # block tiles run in groups of this many block rows, column by column (L2 reuse); 1: row order
+
+    def check(self) -> None:
+        if self.kind not in KINDS:
+            raise HopperError(f"Hopper schedule kind {self.kind!r} is not one of {', '.join(KINDS)}.")
+        if self.block_k != SWIZZLE_BYTES // 2:
+            raise HopperError(f"block_k must be {SWIZZLE_BYTES // 2} (one 128-byte swizzled row of 16-bit elements).")
+        if self.block_m not in (64 * self.consumers, 128 * self.consumers) or self.block_m > 256:
+            raise HopperError("block_m must be 64 or 128 rows per consumer warp group (one or two wgmma m64 "
+                              "blocks), at most 256 (one TMA box).")
+        if self.group_m < 1:
+            raise HopperError("group_m must be at least 1.")
+        if self.block_n % 8 or not 8 <= self.block_n <= 256:
+            raise HopperError("block_n must be a multiple of 8 from 8 to 256 (wgmma's n and one TMA box).")
+        if not 2 <= self.stages <= 7:
+            raise HopperError("stages must be 2 to 7.")
+        if self.shared_bytes() > 227 * 1024:
+            raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
+
+    @property
+    def m_blocks(self) -> int:
+        """wgmma m64 blocks per consumer warp group."""
+        return self.block_m // (64 * self.consumers)
+
+    @property
+    def threads(self) -> int:
+        return WARPGROUP * (1 + self.consumers)
+
+    def stage_bytes(self) -> tuple[int, int]:
+        return self.block_m * self.block_k * 2, self.block_n * self.block_k * 2
+
+    def shared_bytes(self) -> int:
+        a, b = self.stage_bytes()
+        return 1024 + self.stages * (a + b) + 2 * self.stages * 8  # 1 KiB to align the swizzled tiles
+
+
+@dataclass(frozen=True)
+class Gemm:
+    m: int
+    n: int
+    k: int
+    dtype: str = "bf16"
+    layout: str = "nt"
+
+    def check(self) -> None:
+        if self.dtype not in DTYPES:
+            raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {self.dtype}.")
+        if self.layout not in LAYOUTS:
+            raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {self.layout}.")
+        if self.k % 8:
+            raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
+
+
+def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
+    """What the GPU machine encodes (`pipelines.tensormap`): per operand its dims (innermost first), row stride in
+    bytes and box; the address is a placeholder that `@patch` replaces."""
+    return [{"operand": "A", "dims": [problem.k, problem.m], "stride": problem.k * 2,
+             "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES},
+            {"operand": "B", "dims": [problem.k, problem.n], "stride": problem.k * 2,
+             "box": [schedule.block_k, schedule.block_n], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}]
+
+
+TARGET = ('#hal.executable.target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<arch = '
+          '"sm_90a", features = "+ptx83", wgp = <compute = fp64|fp32|fp16|int64|int32|int16|int8, storage = '
+          'b64|b32|b16|b8, subgroup = shuffle|arithmetic, dot = dp4xi8toi32, mma = [<NV_MMA_SYNC_F32_16x8x16_F16>], '
+          'subgroup_size_choices = [32], max_workgroup_sizes = [1024, 1024, 1024], max_thread_count_per_workgroup = '
+          '1024, max_workgroup_memory_bytes = 232448, max_workgroup_counts = [2147483647, 65535, 65535]>>}>')
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _Body:
+    """A func body under construction: SSA names and lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.head: list[str] = []  # constants, defined at the top so that every region sees them
+        self.count = 0
+        self.consts: dict[tuple[int, str], str] = {}
+
+    def op(self, text: str, name: str | None = None) -> str:
+        if name is None:
+            self.lines.append(text)
+            return ""
+        self.count += 1
+        ssa = f"%{name}{self.count}"
+        self.lines.append(f"{ssa} = {text}")
+        return ssa
+
+    def arith(self, op: str, x: str, y: str, ty: str) -> str:
+        return self.op(f"arith.{op} {x}, {y} : {ty}", "v")
+
+    def const(self, value: int, ty: str) -> str:
+        key = (value, ty)
+        if key not in self.consts:
+            self.count += 1
+            self.consts[key] = f"%c{self.count}"
+            self.head.append(f"{self.consts[key]} = arith.constant {value} : {ty}")
+        return self.consts[key]
+
+    def text(self) -> str:
+        return "\n        ".join(self.head + self.lines)
+
+
+def _memref(shape: list[int], dtype: str) -> str:
+    return f"memref<{'x'.join(map(str, shape))}x{dtype}, #hal.descriptor_type<storage_buffer>>"
+
+
+def _pointer(b: _Body, memref: str, ty: str) -> str:
+    """The i64 address of a memref's data."""
+    index = b.op(f"memref.extract_aligned_pointer_as_index {memref} : {ty} -> index", "p")
+    return b.op(f"arith.index_cast {index} : index to i64", "p")
+
+
+def _asm(b: _Body, text: str, constraints: str, args: list[tuple[str, str]]) -> None:
+    operands = ", ".join(a for a, _ in args)
+    types = ", ".join(t for _, t in args)
+    b.op(f'llvm.inline_asm has_side_effects asm_dialect = att "{text}", "{constraints}" {operands} : ({types}) -> ()')
+
+
+def _patch_func(problem: Gemm, layout: str) -> str:
+    b = _Body()
+    c0 = b.const(0, "index")
+    dt = DTYPES[problem.dtype]
+    ta, tb, tt = _memref([problem.m, problem.k], dt), _memref([problem.n, problem.k], dt), _memref([32], "i64")
+    a = b.op(f"hal.interface.binding.subspan layout({layout}) binding(0) alignment(64) offset({c0}) flags(ReadOnly) "
+             f": {ta}", "a")
+    bb = b.op(f"hal.interface.binding.subspan layout({layout}) binding(1) alignment(64) offset({c0}) flags(ReadOnly) "
+              f": {tb}", "b")
+    t = b.op(f"hal.interface.binding.subspan layout({layout}) binding(2) alignment(64) offset({c0}) : {tt}", "t")
+    tid = b.op("gpu.thread_id x", "tid")
+    first = b.op(f"arith.cmpi eq, {tid}, {c0} : index", "first")
+    b.op(f"scf.if {first} {{")
+    pa, pb, pt = _pointer(b, a, ta), _pointer(b, bb, tb), _pointer(b, t, tt)
+    pt1 = b.op(f"arith.addi {pt}, {b.const(128, 'i64')} : i64", "p")
+    for map_address, operand in ((pt, pa), (pt1, pb)):
+        _asm(b, "tensormap.replace.tile.global_address.global.b1024.b64 [$0], $1;", "l,l",
+             [(map_address, "i64"), (operand, "i64")])
+    _asm(b, "fence.proxy.tensormap::generic.release.gpu;", "", [])
+    b.op("}")
+    body = b.text()
+    return f"""      func.func @patch() attributes {{translation_info = #iree_codegen.translation_info<pipeline = \
+#iree_codegen.no_pipeline workgroup_size = [32, 1, 1] subgroup_size = 32>}} {{
+        {body}
+        return
+      }}"""
+
+
+def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32) -> tuple[str, str]:
+    """(block column, block row) of this workgroup: launch order in groups of `group_m` block rows, down each
+    column of the group, then the next column (the last group may be shorter)."""
+    bx = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bx')} : index to i32", "bx")
+    by = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[1] : index', 'by')} : index to i32", "by")
+    if s.group_m == 1:
+        return bx, by
+    columns, rows = _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
+    pid = b.arith("addi", b.arith("muli", by, i32(columns), "i32"), bx, "i32")
+    per_group = i32(s.group_m * columns)
+    first = b.arith("muli", b.arith("divui", pid, per_group, "i32"), i32(s.group_m), "i32")
+    size = b.op(f"arith.minui {b.arith('subi', i32(rows), first, 'i32')}, {i32(s.group_m)} : i32", "size")
+    within = b.arith("remui", pid, per_group, "i32")
+    return b.arith("divui", within, size, "i32"), b.arith("addi", first, b.arith("remui", within, size, "i32"), "i32")
+
+
+def _acc_type(n: int) -> str:
+    return "!llvm.struct<(" + ", ".join(["f32"] * (n // 2)) + ")>"
+
+
+def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
+    b = _Body()
+    dt = DTYPES[problem.dtype]
+    c0, c1 = b.const(0, "index"), b.const(1, "index")
+    i32 = lambda v: b.const(v, "i32")  # noqa: E731
+    i64 = lambda v: b.const(v, "i64")  # noqa: E731
+    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], "f32")
+    t = b.op(f"hal.interface.binding.subspan layout({layout}) binding(2) alignment(64) offset({c0}) flags(ReadOnly) "
+             f": {tt}", "t")
+    c = b.op(f"hal.interface.binding.subspan layout({layout}) binding(3) alignment(64) offset({c0}) : {tc}", "cc")
+    pt = _pointer(b, t, tt)
+    map_a = b.op(f"llvm.inttoptr {pt} : i64 to !llvm.ptr", "map")
+    pt1 = b.op(f"arith.addi {pt}, {i64(128)} : i64", "p")
+    map_b = b.op(f"llvm.inttoptr {pt1} : i64 to !llvm.ptr", "map")
+    bytes_a, bytes_b = s.stage_bytes()
+    total = s.shared_bytes()
+    smem_ty = f"memref<{total}xi8, #gpu.address_space<workgroup>>"
+    smem = b.op(f"memref.alloc() : {smem_ty}", "smem")
+    raw = _pointer(b, smem, smem_ty)
+    base = b.arith("andi", b.arith("addi", raw, i64(1023), "i64"), i64(-1024), "i64")
+    bars = s.stages * (bytes_a + bytes_b)
+
+    def shared(offset: str) -> str:  # an i64 shared offset from base -> !llvm.ptr<3>
+        address = b.op(f"arith.addi {base}, {offset} : i64", "p")
+        return b.op(f"llvm.inttoptr {address} : i64 to !llvm.ptr<3>", "sp")
+
+    def bar(kind: int, stage: str) -> str:  # kind 0 full, 1 empty; stage an i64
+        offset = b.op(f"arith.muli {stage}, {i64(8)} : i64", "o")
+        offset = b.op(f"arith.addi {offset}, {i64(bars + kind * s.stages * 8)} : i64", "o")
+        return shared(offset)
+
+    tid = b.op("gpu.thread_id x", "tid")
+    tid32 = b.op(f"arith.index_cast {tid} : index to i32", "tid")
+    wg = b.op(f"arith.divui {tid32}, {i32(WARPGROUP)} : i32", "wg")
+    bx32, by32 = _tile(b, problem, s, i32)
+    first = b.op(f"arith.cmpi eq, {tid32}, {i32(0)} : i32", "first")
+    # Barrier set-up by thread 0, visible to all before any role starts.
+    b.op(f"scf.if {first} {{")
+    for index in range(s.stages):
+        b.op(f"nvvm.mbarrier.init {bar(0, i64(index))}, {i32(1)} : !llvm.ptr<3>, i32")
+        b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(WARPGROUP * s.consumers)} : !llvm.ptr<3>, i32")
+    b.op("nvvm.fence.mbarrier.init")
+    b.op("}")
+    b.op("gpu.barrier")
+    k_tiles = _ceil(problem.k, s.block_k)
+    kt_n = b.const(k_tiles, "index")
+    stages = i64(s.stages)
+    producer = b.op(f"arith.cmpi eq, {wg}, {i32(0)} : i32", "producer")
+    b.op(f"scf.if {producer} {{")
+    # -- producer: one thread issues every TMA load.
+    b.op(f"scf.if {first} {{")
+    _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt, "i64")])
+    _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt1, "i64")])
+    row_a = b.op(f"arith.muli {by32}, {i32(s.block_m)} : i32", "row")
+    row_b = b.op(f"arith.muli {bx32}, {i32(s.block_n)} : i32", "row")
+    kt = "%kt"
+    b.op(f"scf.for {kt} = {c0} to {kt_n} step {c1} {{")
+    kt64 = b.op(f"arith.index_cast {kt} : index to i64", "k")
+    stage = b.op(f"arith.remui {kt64}, {stages} : i64", "s")
+    use = b.op(f"arith.divui {kt64}, {stages} : i64", "u")
+    again = b.op(f"arith.cmpi uge, {kt64}, {stages} : i64", "again")
+    b.op(f"scf.if {again} {{")
+    odd = b.arith("andi", b.arith("addi", use, i64(1), "i64"), i64(1), "i64")
+    parity = b.op(f"arith.trunci {odd} : i64 to i32", "par")
+    b.op(f"nvvm.mbarrier.try_wait.parity {bar(1, stage)}, {parity}, {i32(10000000)} : !llvm.ptr<3>, i32, i32")
+    b.op("}")
+    full = bar(0, stage)
+    b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
+    kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
+    for operand, (tile_map, offset, row) in enumerate(((map_a, 0, row_a), (map_b, bytes_a, row_b))):
+        start = b.op(f"arith.muli {stage}, {i64(bytes_a + bytes_b)} : i64", "o")
+        start = b.op(f"arith.addi {start}, {i64(offset)} : i64", "o")
+        dst = b.op(f"llvm.addrspacecast {shared(start)} : !llvm.ptr<3> to !llvm.ptr<7>", "dst")
+        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {row}] : "
+             "!llvm.ptr<7>, !llvm.ptr")
+    b.op("}")  # for
+    b.op("}")  # first
+    b.op("} else {")
+    # -- consumers
+    acc_ty = _acc_type(s.block_n)
+    g = b.op(f"arith.subi {wg}, {i32(1)} : i32", "g")
+    zero = b.op(f"llvm.mlir.zero : {acc_ty}", "zero")
+    accs = [f"%acc{r}" for r in range(s.m_blocks)]
+    inits = ", ".join(f"{a} = {zero}" for a in accs)
+    types = ", ".join([acc_ty] * s.m_blocks)
+    result = b.op(f"scf.for {kt} = {c0} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
+    results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
+    if s.m_blocks > 1:
+        b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
+    kt64 = b.op(f"arith.index_cast {kt} : index to i64", "k")
+    stage = b.op(f"arith.remui {kt64}, {stages} : i64", "s")
+    use = b.op(f"arith.divui {kt64}, {stages} : i64", "u")
+    parity = b.op(f"arith.trunci {b.arith('andi', use, i64(1), 'i64')} : i64 to i32", "par")
+    b.op(f"nvvm.mbarrier.try_wait.parity {bar(0, stage)}, {parity}, {i32(10000000)} : !llvm.ptr<3>, i32, i32")
+    start = b.op(f"arith.muli {stage}, {i64(bytes_a + bytes_b)} : i64", "o")
+    g64 = b.op(f"arith.extui {g} : i32 to i64", "g")
+    rows = b.op(f"arith.muli {g64}, {i64(64 * s.m_blocks * s.block_k * 2)} : i64", "o")
+    addr_a = b.arith("addi", b.arith("addi", base, start, "i64"), rows, "i64")
+    addr_b = b.arith("addi", b.arith("addi", base, start, "i64"), i64(bytes_a), "i64")
+
+    def descriptor(address: str) -> str:
+        """wgmma shared-memory descriptor: start >> 4, leading offset 16 B (unused with swizzle), stride 1024 B
+        (8 rows of 128 B), 128-byte swizzle."""
+        low = b.arith("shrui", b.arith("andi", address, i64(0x3FFFF), "i64"), i64(4), "i64")
+        return b.op(f"arith.ori {low}, {i64((1 << 16) | (64 << 32) | (1 << 62))} : i64", "desc")
+
+    desc_a, desc_b = descriptor(addr_a), descriptor(addr_b)
+    b.op("nvvm.wgmma.fence.aligned")
+    cur = list(accs)
+    for kk in range(s.block_k // 16):
+        db = b.op(f"arith.addi {desc_b}, {i64(kk * 32 >> 4)} : i64", "db")
+        for r in range(s.m_blocks):  # m64 block r: 64 rows of 128 bytes further, 8 KiB
+            da = b.op(f"arith.addi {desc_a}, {i64((kk * 32 + r * 64 * 128) >> 4)} : i64", "da")
+            cur[r] = b.op(f"nvvm.wgmma.mma_async {da}, {db}, {cur[r]}, #nvvm.shape<m = 64, n = {s.block_n}, k = 16>, "
+                          f"D [<f32>, #nvvm.wgmma_scale_out<one>], A [<{dt}>, #nvvm.wgmma_scale_in<one>, <row>], "
+                          f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <col>] : {acc_ty} -> {acc_ty}", "acc")
+    b.op("nvvm.wgmma.commit.group.sync.aligned")
+    b.op("nvvm.wgmma.wait.group.sync.aligned 1")
+    # The group of the previous K tile is done: release its stage.
+    prev = b.op(f"arith.cmpi ugt, {kt64}, {i64(0)} : i64", "prev")
+    b.op(f"scf.if {prev} {{")
+    pstage = b.arith("remui", b.arith("addi", kt64, i64(s.stages - 1), "i64"), stages, "i64")
+    b.op(f"nvvm.mbarrier.arrive {bar(1, pstage)} : !llvm.ptr<3> -> i64", "tok")
+    b.op("}")
+    b.op(f"scf.yield {', '.join(cur)} : {types}")
+    b.op("}")
+    b.op("nvvm.wgmma.wait.group.sync.aligned 0")
+    # Epilogue: the m64nNk16 accumulator layout, guarded at the problem's edges.
+    lt = b.op(f"arith.remui {tid32}, {i32(WARPGROUP)} : i32", "lt")
+    warp = b.op(f"arith.divui {lt}, {i32(32)} : i32", "w")
+    lane = b.op(f"arith.remui {lt}, {i32(32)} : i32", "l")
+    row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
+    row0 = b.arith("addi", row0, b.arith("muli", g, i32(64 * s.m_blocks), "i32"), "i32")
+    row0 = b.arith("addi", row0, b.arith("muli", by32, i32(s.block_m), "i32"), "i32")
+    col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
+    col0 = b.arith("addi", col0, b.arith("muli", bx32, i32(s.block_n), "i32"), "i32")
+    m_, n_ = i32(problem.m), i32(problem.n)
+    pairs = problem.n % 2 == 0  # two neighbouring columns in one 8-byte store
+    pc = _pointer(b, c, tc)
+    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        result = results[r]
+        row = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
+        in_m = b.op(f"arith.cmpi ult, {row}, {m_} : i32", "in")
+        row_i = b.op(f"arith.index_cast {row} : i32 to index", "ri")
+        row_bytes = b.arith("muli", b.op(f"arith.extui {row} : i32 to i64", "r"), i64(problem.n * 4), "i64")
+        b.op(f"scf.if {in_m} {{")
+        for j in range(s.block_n // 8):
+            values = [b.op(f"llvm.extractvalue {result}[{4 * j + 2 * half + e}] : {acc_ty}", "v") for e in range(2)]
+            for e in range(1 if pairs else 2):
+                col = b.op(f"arith.addi {col0}, {i32(8 * j + e)} : i32", "q")
+                in_n = b.op(f"arith.cmpi ult, {col}, {n_} : i32", "in")
+                b.op(f"scf.if {in_n} {{")
+                if pairs:
+                    at = b.arith("addi", row_bytes, b.arith(
+                        "muli", b.op(f"arith.extui {col} : i32 to i64", "q"), i64(4), "i64"), "i64")
+                    _asm(b, "st.global.v2.f32 [$0], {$1, $2};", "l,f,f",
+                         [(b.arith("addi", pc, at, "i64"), "i64"), (values[0], "f32"), (values[1], "f32")])
+                else:
+                    col_i = b.op(f"arith.index_cast {col} : i32 to index", "ci")
+                    b.op(f"memref.store {values[e]}, {c}[{row_i}, {col_i}] : {tc}")
+                b.op("}")
+        b.op("}")
+    b.op("}")  # consumers
+    body = b.text()
+    return f"""      func.func @gemm() attributes {{translation_info = #iree_codegen.translation_info<pipeline = \
+#iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgroup_size = 32>}} {{
+        {body}
+        return
+      }}"""
+
+
+def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
+    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K, B N×K; maps 2 × 128 bytes as 32 × i64)
+    whose executable holds `@patch` and `@gemm`."""
+    problem.check()
+    schedule.check()
+    dt = DTYPES[problem.dtype]
+    ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
+    rw = "#hal.pipeline.binding<storage_buffer>"
+    layout_patch = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}]>"
+    layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
+    grid_x, grid_y = _ceil(problem.n, schedule.block_n), _ceil(problem.m, schedule.block_m)
+    ta, tb = f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{problem.n}x{problem.k}x{dt}>"
+    tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
+    return f"""#target = {TARGET}
+#patch_layout = {layout_patch}
+#gemm_layout = {layout_gemm}
+module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> : !hal.device]}} {{
+  hal.executable.source private @hopper {{
+    hal.executable.export public @patch ordinal(0) layout(#patch_layout) count(%device: !hal.device) -> \
+(index, index, index) {{
+      %c1 = arith.constant 1 : index
+      hal.return %c1, %c1, %c1 : index, index, index
+    }}
+    hal.executable.export public @gemm ordinal(1) layout(#gemm_layout) count(%device: !hal.device) -> \
+(index, index, index) {{
+      %x = arith.constant {grid_x} : index
+      %y = arith.constant {grid_y} : index
+      %c1 = arith.constant 1 : index
+      hal.return %x, %y, %c1 : index, index, index
+    }}
+    builtin.module {{
+{_patch_func(problem, "#patch_layout")}
+{_gemm_func(problem, schedule, "#gemm_layout")}
+    }}
+  }}
+  func.func @{function}(%a: {ta}, %b: {tb}, %maps: {tm}) -> {tc} {{
+    %patched = flow.dispatch @hopper::@patch(%a, %b, %maps) : ({ta}, {tb}, {tm}) -> %maps
+    %c = flow.dispatch @hopper::@gemm(%a, %b, %patched) : ({ta}, {tb}, {tm}) -> {tc}
+    return %c : {tc}
+  }}
+}}
+"""
+
+
+def ptx_kernel(ptx: str, name: str) -> str:
+    """The text of `.entry name` in `ptx`, up to the next entry."""
+    match = re.search(rf"\.entry {re.escape(name)}\b(.*?)(?=\.entry |\Z)", ptx, re.S)
+    if match is None:
+        raise HopperError(f"the PTX has no kernel {name}.")
+    return match.group(1)
+
+
+def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
+    """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp
+    groups (threads), the stages (two mbarriers each), two TMA loads per K tile, and per K tile and consumer the
+    wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one group kept
+    in flight; `@patch` writes both tensor-map addresses."""
+    gemm, patch = ptx_kernel(ptx, "gemm"), ptx_kernel(ptx, "patch")
+    shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
+    wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
+    per_tile = schedule.block_k // 16 * schedule.m_blocks
+    found = {
+        "threads": re.search(rf"\.maxntid {schedule.threads}, 1, 1", gemm) is not None,
+        "stages": len(re.findall(r"mbarrier\.init\.shared\.b64", gemm)) == 2 * schedule.stages,
+        "TMA loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == 2,
+        "wgmma shape": bool(wgmma) and set(wgmma) == {shape},
+        "wgmma per K tile": bool(wgmma) and len(wgmma) % per_tile == 0,
+        "one wgmma group in flight": re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", gemm) is not None,
+        "tensor-map patch": len(re.findall(r"tensormap\.replace\.tile\.global_address", patch)) == 2,
+    }
+    missing = [name for name, ok in found.items() if not ok]
+    if missing:
+        raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
