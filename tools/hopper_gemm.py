@@ -47,9 +47,11 @@ def build(args) -> None:
             gemm = Gemm(m, n, k, dtype, "nt")
             repeat = repeat_count(Problem(m, n, k, dtype, "nt"), get_target("sm_80"))
             flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
-            for block_m, block_n, stages, group_m in args.schedule:
-                name = f"{problem}_m{block_m}n{block_n}s{stages}g{group_m}"
-                schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m)
+            for kind, (block_m, block_n, stages, group_m) in args.schedule:
+                name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}"
+                schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m,
+                                          kind=kind.removesuffix("-persistent"),
+                                          persistent=kind.endswith("-persistent"))
                 (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
                 dump = out / "dump" / name
                 _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",
@@ -169,14 +171,20 @@ def _cublas(torch, a, b, dtype: str, repetitions: int) -> float:
     return statistics.median(times)
 
 
+def _schedule(text: str) -> tuple[str, tuple[int, ...]]:
+    kind, _, sizes = text.rpartition(":")
+    return kind or "cooperative", tuple(map(int, sizes.split("x")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("build")
     p.add_argument("--shape", action="append", required=True)
     p.add_argument("--dtype", action="append", default=None)
-    p.add_argument("--schedule", action="append", default=None, type=lambda t: tuple(map(int, t.split("x"))),
-                   help="BLOCK_MxBLOCK_NxSTAGESxGROUP_M, e.g. 128x256x3x8 (repeatable; default 128x128x4x8)")
+    p.add_argument("--schedule", action="append", default=None, type=_schedule,
+                   help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M, KIND cooperative, cooperative-persistent or pingpong, "
+                   "e.g. pingpong:128x128x6x8 (repeatable; default cooperative:128x128x4x8)")
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
     p.add_argument("-o", "--output", required=True)
     p = sub.add_parser("run")
@@ -185,7 +193,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "build":
         args.dtype = args.dtype or ["bf16"]
-        args.schedule = args.schedule or [(128, 128, 4, 8)]
+        args.schedule = args.schedule or [_schedule("cooperative:128x128x4x8")]
         build(args)
     else:
         run(args)

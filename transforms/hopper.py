@@ -30,7 +30,13 @@ from dataclasses import dataclass
 
 from transforms.errors import UserError
 
-KINDS = ("cooperative",)
+KINDS = ("cooperative", "pingpong")
+# Streaming multiprocessors of the H100 SXM5 and H200 (NVIDIA H100 Tensor Core GPU Architecture whitepaper, table 3:
+# 132 SMs): the persistent grid's size.
+SM_COUNT = 132
+# Registers per thread after `setmaxnreg` (PTX ISA: multiples of 8 from 24 to 256): the producer warp group needs
+# few, and 128 × 40 + 2 × 128 × 232 fits the SM's 64 Ki registers.
+PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 WARPGROUP = 128
 SWIZZLE_BYTES = 128  # TMA and wgmma 128-byte swizzle: a K tile row of 64 16-bit elements
 DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgmma's type list
@@ -50,15 +56,19 @@ class HopperSchedule:
     consumers: int = 2  # consumer warp groups
     kind: str = "cooperative"
     group_m: int = 8  # block tiles run in groups of this many block rows, column by column (L2 reuse); 1: row order
+    persistent: bool = False  # SM_COUNT workgroups loop over the tiles (always, for pingpong)
 
     def check(self) -> None:
         if self.kind not in KINDS:
             raise HopperError(f"Hopper schedule kind {self.kind!r} is not one of {', '.join(KINDS)}.")
         if self.block_k != SWIZZLE_BYTES // 2:
             raise HopperError(f"block_k must be {SWIZZLE_BYTES // 2} (one 128-byte swizzled row of 16-bit elements).")
-        if self.block_m not in (64 * self.consumers, 128 * self.consumers) or self.block_m > 256:
-            raise HopperError("block_m must be 64 or 128 rows per consumer warp group (one or two wgmma m64 "
-                              "blocks), at most 256 (one TMA box).")
+        if self.rows_per_consumer not in (64, 128) or self.block_m > 256:
+            raise HopperError("block_m must give each consumer warp group 64 or 128 rows (one or two wgmma m64 "
+                              "blocks; cooperative consumers split a tile, ping-pong consumers own whole tiles), at "
+                              "most 256 (one TMA box).")
+        if self.kind == "pingpong" and self.consumers != 2:
+            raise HopperError("a ping-pong schedule has two consumer warp groups.")
         if self.group_m < 1:
             raise HopperError("group_m must be at least 1.")
         if self.block_n % 8 or not 8 <= self.block_n <= 256:
@@ -69,9 +79,22 @@ class HopperSchedule:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
 
     @property
+    def rows_per_consumer(self) -> int:
+        return self.block_m if self.kind == "pingpong" else self.block_m // self.consumers
+
+    @property
     def m_blocks(self) -> int:
         """wgmma m64 blocks per consumer warp group."""
-        return self.block_m // (64 * self.consumers)
+        return self.rows_per_consumer // 64
+
+    @property
+    def loops_over_tiles(self) -> bool:
+        return self.persistent or self.kind == "pingpong"
+
+    @property
+    def stage_readers(self) -> int:
+        """Consumer threads that read each stage (and arrive on its `empty` barrier)."""
+        return WARPGROUP * (1 if self.kind == "pingpong" else self.consumers)
 
     @property
     def threads(self) -> int:
@@ -82,7 +105,7 @@ class HopperSchedule:
 
     def shared_bytes(self) -> int:
         a, b = self.stage_bytes()
-        return 1024 + self.stages * (a + b) + 2 * self.stages * 8  # 1 KiB to align the swizzled tiles
+        return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8  # 1 KiB to align the swizzled tiles
 
 
 @dataclass(frozen=True)
@@ -199,20 +222,22 @@ def _patch_func(problem: Gemm, layout: str) -> str:
       }}"""
 
 
-def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32) -> tuple[str, str]:
-    """(block column, block row) of this workgroup: launch order in groups of `group_m` block rows, down each
-    column of the group, then the next column (the last group may be shorter)."""
-    bx = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bx')} : index to i32", "bx")
-    by = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[1] : index', 'by')} : index to i32", "by")
-    if s.group_m == 1:
-        return bx, by
+def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[str, str]:
+    """(block column, block row) of linear tile `tile` (i32): in groups of `group_m` block rows, down each column of
+    the group, then the next column (the last group may be shorter); row order when group_m is 1."""
     columns, rows = _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
-    pid = b.arith("addi", b.arith("muli", by, i32(columns), "i32"), bx, "i32")
+    if s.group_m == 1:
+        return b.arith("remui", tile, i32(columns), "i32"), b.arith("divui", tile, i32(columns), "i32")
     per_group = i32(s.group_m * columns)
-    first = b.arith("muli", b.arith("divui", pid, per_group, "i32"), i32(s.group_m), "i32")
+    first = b.arith("muli", b.arith("divui", tile, per_group, "i32"), i32(s.group_m), "i32")
     size = b.op(f"arith.minui {b.arith('subi', i32(rows), first, 'i32')}, {i32(s.group_m)} : i32", "size")
-    within = b.arith("remui", pid, per_group, "i32")
+    within = b.arith("remui", tile, per_group, "i32")
     return b.arith("divui", within, size, "i32"), b.arith("addi", first, b.arith("remui", within, size, "i32"), "i32")
+
+
+def grid_size(problem: Gemm, s: HopperSchedule) -> int:
+    tiles = _ceil(problem.n, s.block_n) * _ceil(problem.m, s.block_m)
+    return min(tiles, SM_COUNT) if s.loops_over_tiles else tiles
 
 
 def _acc_type(n: int) -> str:
@@ -234,90 +259,124 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     pt1 = b.op(f"arith.addi {pt}, {i64(128)} : i64", "p")
     map_b = b.op(f"llvm.inttoptr {pt1} : i64 to !llvm.ptr", "map")
     bytes_a, bytes_b = s.stage_bytes()
-    total = s.shared_bytes()
-    smem_ty = f"memref<{total}xi8, #gpu.address_space<workgroup>>"
-    smem = b.op(f"memref.alloc() : {smem_ty}", "smem")
-    raw = _pointer(b, smem, smem_ty)
+    smem_ty = f"memref<{s.shared_bytes()}xi8, #gpu.address_space<workgroup>>"
+    raw = _pointer(b, b.op(f"memref.alloc() : {smem_ty}", "smem"), smem_ty)
     base = b.arith("andi", b.arith("addi", raw, i64(1023), "i64"), i64(-1024), "i64")
     bars = s.stages * (bytes_a + bytes_b)
 
     def shared(offset: str) -> str:  # an i64 shared offset from base -> !llvm.ptr<3>
-        address = b.op(f"arith.addi {base}, {offset} : i64", "p")
-        return b.op(f"llvm.inttoptr {address} : i64 to !llvm.ptr<3>", "sp")
+        return b.op(f"llvm.inttoptr {b.arith('addi', base, offset, 'i64')} : i64 to !llvm.ptr<3>", "sp")
 
-    def bar(kind: int, stage: str) -> str:  # kind 0 full, 1 empty; stage an i64
-        offset = b.op(f"arith.muli {stage}, {i64(8)} : i64", "o")
-        offset = b.op(f"arith.addi {offset}, {i64(bars + kind * s.stages * 8)} : i64", "o")
+    def bar(kind: int, index: str) -> str:
+        """Barrier `index` (i64) of a kind: 0 `full` (per stage), 1 `empty` (per stage), 2 the ping-pong order (per
+        consumer)."""
+        offset = b.arith("addi", b.arith("muli", index, i64(8), "i64"), i64(bars + kind * s.stages * 8), "i64")
         return shared(offset)
 
-    tid = b.op("gpu.thread_id x", "tid")
-    tid32 = b.op(f"arith.index_cast {tid} : index to i32", "tid")
-    wg = b.op(f"arith.divui {tid32}, {i32(WARPGROUP)} : i32", "wg")
-    bx32, by32 = _tile(b, problem, s, i32)
+    def wait(barrier: str, parity: str) -> None:
+        b.op(f"nvvm.mbarrier.try_wait.parity {barrier}, {parity}, {i32(10000000)} : !llvm.ptr<3>, i32, i32")
+
+    def parity_of(count: str) -> str:  # i64 -> i32 low bit
+        return b.op(f"arith.trunci {b.arith('andi', count, i64(1), 'i64')} : i64 to i32", "par")
+
+    tid32 = b.op(f"arith.index_cast {b.op('gpu.thread_id x', 'tid')} : index to i32", "tid")
+    wg = b.arith("divui", tid32, i32(WARPGROUP), "i32")
     first = b.op(f"arith.cmpi eq, {tid32}, {i32(0)} : i32", "first")
-    # Barrier set-up by thread 0, visible to all before any role starts.
+    # Barriers, set up by thread 0 and visible to all before any role starts.
     b.op(f"scf.if {first} {{")
     for index in range(s.stages):
         b.op(f"nvvm.mbarrier.init {bar(0, i64(index))}, {i32(1)} : !llvm.ptr<3>, i32")
-        b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(WARPGROUP * s.consumers)} : !llvm.ptr<3>, i32")
+        b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(s.stage_readers)} : !llvm.ptr<3>, i32")
+    if s.kind == "pingpong":
+        for index in range(2):
+            b.op(f"nvvm.mbarrier.init {bar(2, i64(index))}, {i32(WARPGROUP)} : !llvm.ptr<3>, i32")
     b.op("nvvm.fence.mbarrier.init")
     b.op("}")
     b.op("gpu.barrier")
+    # This workgroup's tiles: bid, bid + grid, ... (one tile unless the schedule loops over tiles).
+    tiles = _ceil(problem.n, s.block_n) * _ceil(problem.m, s.block_m)
+    grid = grid_size(problem, s)
+    bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
+    mine = b.arith("divui", b.arith("subi", i32(tiles + grid - 1), bid, "i32"), i32(grid), "i32")
+    mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
     k_tiles = _ceil(problem.k, s.block_k)
-    kt_n = b.const(k_tiles, "index")
-    stages = i64(s.stages)
+    kt_n, stages = b.const(k_tiles, "index"), i64(s.stages)
+
+    def tile_of(i: str) -> tuple[str, str]:  # loop index (index) -> (block column, block row), i32
+        i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
+        return _tile(b, problem, s, i32, b.arith("addi", bid, b.arith("muli", i32_, i32(grid), "i32"), "i32"))
+
+    def k_step(i: str, kt: str) -> tuple[str, str, str]:
+        """(stage, use of that stage, the step's number q) of K step `kt` of this workgroup's tile `i`: steps are
+        numbered across the workgroup's tiles, so the stage ring runs on from one tile to the next."""
+        q = b.arith("addi", b.arith("muli", i, kt_n, "index"), kt, "index")
+        q = b.op(f"arith.index_cast {q} : index to i64", "q")
+        return b.arith("remui", q, stages, "i64"), b.arith("divui", q, stages, "i64"), q
+
     producer = b.op(f"arith.cmpi eq, {wg}, {i32(0)} : i32", "producer")
     b.op(f"scf.if {producer} {{")
-    # -- producer: one thread issues every TMA load.
+    # -- producer: one thread issues every TMA load; the warp group gives registers to the consumers.
+    _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};", "", [])
     b.op(f"scf.if {first} {{")
     _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt, "i64")])
     _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt1, "i64")])
-    row_a = b.op(f"arith.muli {by32}, {i32(s.block_m)} : i32", "row")
-    row_b = b.op(f"arith.muli {bx32}, {i32(s.block_n)} : i32", "row")
-    kt = "%kt"
-    b.op(f"scf.for {kt} = {c0} to {kt_n} step {c1} {{")
-    kt64 = b.op(f"arith.index_cast {kt} : index to i64", "k")
-    stage = b.op(f"arith.remui {kt64}, {stages} : i64", "s")
-    use = b.op(f"arith.divui {kt64}, {stages} : i64", "u")
-    again = b.op(f"arith.cmpi uge, {kt64}, {stages} : i64", "again")
-    b.op(f"scf.if {again} {{")
-    odd = b.arith("andi", b.arith("addi", use, i64(1), "i64"), i64(1), "i64")
-    parity = b.op(f"arith.trunci {odd} : i64 to i32", "par")
-    b.op(f"nvvm.mbarrier.try_wait.parity {bar(1, stage)}, {parity}, {i32(10000000)} : !llvm.ptr<3>, i32, i32")
+    b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
+    col, row = tile_of("%pi")
+    row_a = b.arith("muli", row, i32(s.block_m), "i32")
+    row_b = b.arith("muli", col, i32(s.block_n), "i32")
+    b.op(f"scf.for %pk = {c0} to {kt_n} step {c1} {{")
+    stage, use, q = k_step("%pi", "%pk")
+    b.op(f"scf.if {b.op(f'arith.cmpi uge, {q}, {stages} : i64', 'again')} {{")
+    wait(bar(1, stage), parity_of(b.arith("addi", use, i64(1), "i64")))  # the stage's previous use released
     b.op("}")
     full = bar(0, stage)
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
+    kt64 = b.op("arith.index_cast %pk : index to i64", "k")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
-    for operand, (tile_map, offset, row) in enumerate(((map_a, 0, row_a), (map_b, bytes_a, row_b))):
-        start = b.op(f"arith.muli {stage}, {i64(bytes_a + bytes_b)} : i64", "o")
-        start = b.op(f"arith.addi {start}, {i64(offset)} : i64", "o")
+    for tile_map, offset, rows in ((map_a, 0, row_a), (map_b, bytes_a, row_b)):
+        start = b.arith("addi", b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), i64(offset), "i64")
         dst = b.op(f"llvm.addrspacecast {shared(start)} : !llvm.ptr<3> to !llvm.ptr<7>", "dst")
-        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {row}] : "
+        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {rows}] : "
              "!llvm.ptr<7>, !llvm.ptr")
-    b.op("}")  # for
+    b.op("}")  # K steps
+    b.op("}")  # tiles
     b.op("}")  # first
     b.op("} else {")
-    # -- consumers
+    # -- consumers: cooperative ones split every tile by rows; ping-pong ones take every other tile, in turn.
+    _asm(b, f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};", "", [])
+    g = b.arith("subi", wg, i32(1), "i32")
+    g_i = b.op(f"arith.index_cast {g} : i32 to index", "g")
     acc_ty = _acc_type(s.block_n)
-    g = b.op(f"arith.subi {wg}, {i32(1)} : i32", "g")
     zero = b.op(f"llvm.mlir.zero : {acc_ty}", "zero")
+    if s.kind == "pingpong":
+        b.op(f"scf.for %ci = {g_i} to {mine_i} step {b.const(2, 'index')} {{")
+        rows_base = i32(0)  # the consumer owns the whole tile
+        turn = b.op(f"arith.index_cast {b.arith('divui', '%ci', b.const(2, 'index'), 'index')} : index to i64", "turn")
+        # Tile i > 0 starts once the other consumer has issued and finished the K loop of tile i - 1 (ping-pong
+        # order); this also bounds how far a consumer's `full` waits run ahead of the producer.
+        not_first = b.op(f"arith.cmpi ugt, %ci, {c0} : index", "nf")
+        b.op(f"scf.if {not_first} {{")
+        g64 = b.op(f"arith.extui {g} : i32 to i64", "g")
+        # consumer 1's turn j waits for phase j of its order barrier; consumer 0's turn j (j >= 1) for phase j - 1
+        wait(bar(2, g64), parity_of(b.arith("subi", turn, b.arith("subi", i64(1), g64, "i64"), "i64")))
+        b.op("}")
+    else:
+        b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
+        rows_base = b.arith("muli", g, i32(s.rows_per_consumer), "i32")
+    col, row = tile_of("%ci")
     accs = [f"%acc{r}" for r in range(s.m_blocks)]
     inits = ", ".join(f"{a} = {zero}" for a in accs)
     types = ", ".join([acc_ty] * s.m_blocks)
-    result = b.op(f"scf.for {kt} = {c0} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
+    result = b.op(f"scf.for %ck = {c0} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
     results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
     if s.m_blocks > 1:
         b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
-    kt64 = b.op(f"arith.index_cast {kt} : index to i64", "k")
-    stage = b.op(f"arith.remui {kt64}, {stages} : i64", "s")
-    use = b.op(f"arith.divui {kt64}, {stages} : i64", "u")
-    parity = b.op(f"arith.trunci {b.arith('andi', use, i64(1), 'i64')} : i64 to i32", "par")
-    b.op(f"nvvm.mbarrier.try_wait.parity {bar(0, stage)}, {parity}, {i32(10000000)} : !llvm.ptr<3>, i32, i32")
-    start = b.op(f"arith.muli {stage}, {i64(bytes_a + bytes_b)} : i64", "o")
-    g64 = b.op(f"arith.extui {g} : i32 to i64", "g")
-    rows = b.op(f"arith.muli {g64}, {i64(64 * s.m_blocks * s.block_k * 2)} : i64", "o")
-    addr_a = b.arith("addi", b.arith("addi", base, start, "i64"), rows, "i64")
-    addr_b = b.arith("addi", b.arith("addi", base, start, "i64"), i64(bytes_a), "i64")
+    stage, use, q = k_step("%ci", "%ck")
+    wait(bar(0, stage), parity_of(use))
+    start = b.arith("addi", base, b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), "i64")
+    rows_bytes = b.arith("muli", b.op(f"arith.extui {rows_base} : i32 to i64", "r"), i64(s.block_k * 2), "i64")
+    addr_a = b.arith("addi", start, rows_bytes, "i64")
+    addr_b = b.arith("addi", start, i64(bytes_a), "i64")
 
     def descriptor(address: str) -> str:
         """wgmma shared-memory descriptor: start >> 4, leading offset 16 B (unused with swizzle), stride 1024 B
@@ -337,50 +396,21 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
                           f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <col>] : {acc_ty} -> {acc_ty}", "acc")
     b.op("nvvm.wgmma.commit.group.sync.aligned")
     b.op("nvvm.wgmma.wait.group.sync.aligned 1")
-    # The group of the previous K tile is done: release its stage.
-    prev = b.op(f"arith.cmpi ugt, {kt64}, {i64(0)} : i64", "prev")
-    b.op(f"scf.if {prev} {{")
-    pstage = b.arith("remui", b.arith("addi", kt64, i64(s.stages - 1), "i64"), stages, "i64")
-    b.op(f"nvvm.mbarrier.arrive {bar(1, pstage)} : !llvm.ptr<3> -> i64", "tok")
+    # The group of the previous K step is done: release its stage.
+    b.op(f"scf.if {b.op(f'arith.cmpi ugt, %ck, {c0} : index', 'prev')} {{")
+    previous = b.arith("remui", b.arith("addi", q, i64(s.stages - 1), "i64"), stages, "i64")
+    b.op(f"nvvm.mbarrier.arrive {bar(1, previous)} : !llvm.ptr<3> -> i64", "tok")
     b.op("}")
     b.op(f"scf.yield {', '.join(cur)} : {types}")
     b.op("}")
     b.op("nvvm.wgmma.wait.group.sync.aligned 0")
-    # Epilogue: the m64nNk16 accumulator layout, guarded at the problem's edges.
-    lt = b.op(f"arith.remui {tid32}, {i32(WARPGROUP)} : i32", "lt")
-    warp = b.op(f"arith.divui {lt}, {i32(32)} : i32", "w")
-    lane = b.op(f"arith.remui {lt}, {i32(32)} : i32", "l")
-    row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
-    row0 = b.arith("addi", row0, b.arith("muli", g, i32(64 * s.m_blocks), "i32"), "i32")
-    row0 = b.arith("addi", row0, b.arith("muli", by32, i32(s.block_m), "i32"), "i32")
-    col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
-    col0 = b.arith("addi", col0, b.arith("muli", bx32, i32(s.block_n), "i32"), "i32")
-    m_, n_ = i32(problem.m), i32(problem.n)
-    pairs = problem.n % 2 == 0  # two neighbouring columns in one 8-byte store
-    pc = _pointer(b, c, tc)
-    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
-        result = results[r]
-        row = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
-        in_m = b.op(f"arith.cmpi ult, {row}, {m_} : i32", "in")
-        row_i = b.op(f"arith.index_cast {row} : i32 to index", "ri")
-        row_bytes = b.arith("muli", b.op(f"arith.extui {row} : i32 to i64", "r"), i64(problem.n * 4), "i64")
-        b.op(f"scf.if {in_m} {{")
-        for j in range(s.block_n // 8):
-            values = [b.op(f"llvm.extractvalue {result}[{4 * j + 2 * half + e}] : {acc_ty}", "v") for e in range(2)]
-            for e in range(1 if pairs else 2):
-                col = b.op(f"arith.addi {col0}, {i32(8 * j + e)} : i32", "q")
-                in_n = b.op(f"arith.cmpi ult, {col}, {n_} : i32", "in")
-                b.op(f"scf.if {in_n} {{")
-                if pairs:
-                    at = b.arith("addi", row_bytes, b.arith(
-                        "muli", b.op(f"arith.extui {col} : i32 to i64", "q"), i64(4), "i64"), "i64")
-                    _asm(b, "st.global.v2.f32 [$0], {$1, $2};", "l,f,f",
-                         [(b.arith("addi", pc, at, "i64"), "i64"), (values[0], "f32"), (values[1], "f32")])
-                else:
-                    col_i = b.op(f"arith.index_cast {col} : i32 to index", "ci")
-                    b.op(f"memref.store {values[e]}, {c}[{row_i}, {col_i}] : {tc}")
-                b.op("}")
-        b.op("}")
+    last_stage, _, _ = k_step("%ci", b.const(k_tiles - 1, "index"))
+    b.op(f"nvvm.mbarrier.arrive {bar(1, last_stage)} : !llvm.ptr<3> -> i64", "tok")
+    if s.kind == "pingpong":  # the other consumer's turn
+        other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
+        b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
+    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64)
+    b.op("}")  # tiles
     b.op("}")  # consumers
     body = b.text()
     return f"""      func.func @gemm() attributes {{translation_info = #iree_codegen.translation_info<pipeline = \
@@ -388,6 +418,44 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         {body}
         return
       }}"""
+
+
+def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
+              tid32: str, rows_base: str, col: str, row: str, i32, i64) -> None:
+    """Each thread stores its fragments (the m64nNk16 accumulator layout) to C, guarded at the problem's edges:
+    two neighbouring columns in one 8-byte store when N is even."""
+    lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
+    warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
+    row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
+    row0 = b.arith("addi", row0, rows_base, "i32")
+    row0 = b.arith("addi", row0, b.arith("muli", row, i32(s.block_m), "i32"), "i32")
+    col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
+    col0 = b.arith("addi", col0, b.arith("muli", col, i32(s.block_n), "i32"), "i32")
+    m_, n_ = i32(problem.m), i32(problem.n)
+    pairs = problem.n % 2 == 0
+    pc = _pointer(b, c, tc)
+    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        result = results[r]
+        row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
+        in_m = b.op(f"arith.cmpi ult, {row_}, {m_} : i32", "in")
+        row_i = b.op(f"arith.index_cast {row_} : i32 to index", "ri")
+        row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * 4), "i64")
+        b.op(f"scf.if {in_m} {{")
+        for j in range(s.block_n // 8):
+            values = [b.op(f"llvm.extractvalue {result}[{4 * j + 2 * half + e}] : {acc_ty}", "v") for e in range(2)]
+            for e in range(1 if pairs else 2):
+                col_ = b.op(f"arith.addi {col0}, {i32(8 * j + e)} : i32", "q")
+                b.op(f"scf.if {b.op(f'arith.cmpi ult, {col_}, {n_} : i32', 'in')} {{")
+                if pairs:
+                    at = b.arith("addi", row_bytes, b.arith(
+                        "muli", b.op(f"arith.extui {col_} : i32 to i64", "q"), i64(4), "i64"), "i64")
+                    _asm(b, "st.global.v2.f32 [$0], {$1, $2};", "l,f,f",
+                         [(b.arith("addi", pc, at, "i64"), "i64"), (values[0], "f32"), (values[1], "f32")])
+                else:
+                    col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
+                    b.op(f"memref.store {values[e]}, {c}[{row_i}, {col_i}] : {tc}")
+                b.op("}")
+        b.op("}")
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
@@ -400,7 +468,7 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     rw = "#hal.pipeline.binding<storage_buffer>"
     layout_patch = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}]>"
     layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
-    grid_x, grid_y = _ceil(problem.n, schedule.block_n), _ceil(problem.m, schedule.block_m)
+    grid_x, grid_y = grid_size(problem, schedule), 1
     ta, tb = f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{problem.n}x{problem.k}x{dt}>"
     tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
     return f"""#target = {TARGET}
@@ -453,7 +521,8 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     per_tile = schedule.block_k // 16 * schedule.m_blocks
     found = {
         "threads": re.search(rf"\.maxntid {schedule.threads}, 1, 1", gemm) is not None,
-        "stages": len(re.findall(r"mbarrier\.init\.shared\.b64", gemm)) == 2 * schedule.stages,
+        "stages": len(re.findall(r"mbarrier\.init\.shared\.b64", gemm))
+        == 2 * schedule.stages + (2 if schedule.kind == "pingpong" else 0),
         "TMA loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == 2,
         "wgmma shape": bool(wgmma) and set(wgmma) == {shape},
         "wgmma per K tile": bool(wgmma) and len(wgmma) % per_tile == 0,

@@ -13,7 +13,8 @@ from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, prog
 
 
 @pytest.mark.parametrize("schedule, words", [
-    (HopperSchedule(kind="pingpong"), "kind"),
+    (HopperSchedule(kind="split"), "kind"),
+    (HopperSchedule(kind="pingpong", consumers=3, block_m=128), "two consumer"),
     (HopperSchedule(block_k=32), "block_k"),
     (HopperSchedule(block_m=192), "block_m"),
     (HopperSchedule(block_n=12), "block_n"),
