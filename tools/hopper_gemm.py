@@ -1,16 +1,17 @@
 """The Hopper route's kernels measured (issue 19): built here, run on an H100/H200.
 
-    python tools/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 [--schedule 128x256x4x8 ...] -o DIR
+    python tools/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 \\
+        [--schedule cooperative-persistent:128x256x4x8 ...] -o DIR
     # on the GPU machine (iree-base-runtime, torch for the float64 reference and cuBLAS):
     python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
 
-`build` writes, per problem (layout nt: A M×K, B N×K, C f32 M×N): the Hopper program of each schedule, its .vmfb and
-PTX (dump/NAME/, checked with transforms.hopper.check_ptx), IREE's default for the same linalg.matmul (sm_80 PTX,
-which the driver JIT-compiles for sm_90, as IREE 3.13 has no sm_90 target) and manifest.json. `run` encodes the
-tensor maps with the CUDA driver, checks every Hopper kernel's C against float64 (torch on the GPU), then times the
-Hopper kernel and IREE's default with iree-benchmark-module (the Hopper time includes its one-thread `@patch`
-dispatch) and cuBLAS through torch.matmul (A·Bᵀ, output in the input type, CUDA events), all in one process on one
-GPU.
+`build` checks each schedule's stage hand-off (transforms.hopper_protocol) and writes, per problem (layout nt: A
+M×K, B N×K, C f32 M×N): the Hopper program of each schedule, its .vmfb and PTX (dump/NAME/, checked with
+transforms.hopper.check_ptx), IREE's default for the same linalg.matmul (sm_80 PTX, which the driver JIT-compiles
+for sm_90, as IREE 3.13 has no sm_90 target) and manifest.json. `run` encodes the tensor maps with the CUDA driver,
+checks every Hopper kernel's C against float64 (torch on the GPU), then times the Hopper kernel and IREE's default
+with iree-benchmark-module (the Hopper time includes its one-thread `@patch` dispatch) and cuBLAS through
+torch.matmul (A·Bᵀ, output in the input type, CUDA events), all in one process on one GPU.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def build(args) -> None:
     from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
     from transforms.hopper import Gemm, HopperSchedule, check_ptx, program, tensor_maps
+    from transforms.hopper_protocol import check as check_protocol
     from transforms.problem import Gemm as Problem
     from transforms.problem import build_module, parse_shape
 
@@ -52,6 +54,7 @@ def build(args) -> None:
                 schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m,
                                           kind=kind.removesuffix("-persistent"),
                                           persistent=kind.endswith("-persistent"))
+                check_protocol(schedule)  # the stage hand-off under random interleavings
                 (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
                 dump = out / "dump" / name
                 _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",

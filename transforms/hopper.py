@@ -12,12 +12,20 @@ placeholder address, `pipelines.tensormap`); a first dispatch (`@patch`, one thr
 addresses into them with `tensormap.replace` and releases them to the tensor-map proxy; the GEMM dispatch acquires
 them before its first TMA load.
 
-The GEMM dispatch (`@gemm`) is warp specialised: warp group 0 produces (one thread issues the TMA loads of a K tile
-into stage `k % stages`, announcing the bytes on that stage's `full` barrier), the consumer warp groups wait on
-`full`, run `block_k / 16` wgmma per stage, keep one wgmma group in flight and release the previous stage on its
-`empty` barrier. `cooperative`: the consumers split one block tile by rows. Each thread stores its accumulator
-fragment (the m64nNk16 register layout) to C; rows and columns past the problem are not stored, and TMA fills loads
-past it with zeros, so any M, N, K runs.
+The GEMM dispatch (`@gemm`) is warp specialised. Warp group 0 produces: it gives registers away (`setmaxnreg`), and
+one thread issues the TMA loads of each K step into stage `q % stages` (steps numbered across the workgroup's tiles,
+so the ring runs on from tile to tile), announcing the bytes on that stage's `full` barrier after the stage's
+`empty` barrier says its previous use is done. The consumer warp groups take registers, wait on `full`, run
+`block_k / 16` wgmma steps per stage (one or two m64 blocks each), keep one wgmma group in flight, release the
+previous stage on `empty` and the last one after draining. Kinds:
+- `cooperative`: the consumers split each block tile by rows; one tile per workgroup, or with `persistent`,
+  SM_COUNT workgroups looping over the tiles.
+- `pingpong`: SM_COUNT workgroups; each consumer owns every other tile of its workgroup and starts a tile's K loop
+  only once the other consumer has finished the previous tile's (a pair of mbarriers), so that one's epilogue runs
+  under the other's MMAs. The order also keeps a consumer's `full` waits within one phase of the producer.
+Tiles are visited in groups of `group_m` block rows (L2 reuse). Each thread stores its accumulator fragments (the
+m64nNk16 register layout) to C; rows and columns past the problem are not stored, and TMA fills loads past it with
+zeros, so any M, N, K (K a multiple of 8) runs.
 
 The IR is generated as text in IREE 3.13's assembly formats (the Python bindings have no builders for the HAL
 executable ops); `check_ptx` proves in the PTX that every schedule choice took effect.
@@ -512,9 +520,11 @@ def ptx_kernel(ptx: str, name: str) -> str:
 
 def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp
-    groups (threads), the stages (two mbarriers each), two TMA loads per K tile, and per K tile and consumer the
-    wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one group kept
-    in flight; `@patch` writes both tensor-map addresses."""
+    groups (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers),
+    two TMA loads per K tile, and per K tile and consumer the wgmma count and shape (block_k / 16 steps × m64
+    blocks, m64n{block_n}k16 of the element type), one group kept in flight; `@patch` writes both tensor-map
+    addresses. The tile order (group_m) and the persistent grid are arithmetic and the dispatch's workgroup count,
+    not checked here (`program` writes them; the grid is in the program's export)."""
     gemm, patch = ptx_kernel(ptx, "gemm"), ptx_kernel(ptx, "patch")
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
@@ -528,6 +538,8 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         "wgmma per K tile": bool(wgmma) and len(wgmma) % per_tile == 0,
         "one wgmma group in flight": re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", gemm) is not None,
         "tensor-map patch": len(re.findall(r"tensormap\.replace\.tile\.global_address", patch)) == 2,
+        "register split": f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};" in gemm
+        and f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};" in gemm,
     }
     missing = [name for name, ok in found.items() if not ok]
     if missing:

@@ -1,0 +1,185 @@
+"""The Hopper kernels' stage hand-off as programs, and a checker that runs them under random interleavings.
+
+`transforms.hopper` emits, per warp-group role, a sequence of mbarrier operations whose phases are computed from
+the K step number q: the producer waits for stage `q % stages` to be released (`empty`, parity
+`(q // stages + 1) & 1` once q ≥ stages), announces the bytes and starts the TMA loads (`full`); a consumer waits
+on `full` with parity `(q // stages) & 1`, reads the stage while its wgmma group runs, and releases it. Ping-pong
+consumers also wait for their turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile.
+The formulas are `PROTOCOL`'s, the same arithmetic the generator writes.
+
+`programs` writes those sequences for a schedule and a small workgroup (tiles × K steps). `check` executes them
+with exact mbarrier semantics: arrivals and transaction bytes complete a phase; `try_wait.parity(p)` returns once the
+barrier's current phase has parity other than p, so a wait aimed two phases ahead passes at once, as on the
+hardware. The TMA unit completes loads at random later points. Each run picks the next step at random among the
+roles that can move. A `ProtocolHazard` names the run, the role and the step when:
+- a consumer starts reading a stage that does not hold its step's data (stale, or still being loaded);
+- a load starts into a stage a consumer is still reading;
+- no role can move before all have finished (a deadlock).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .errors import UserError
+from .hopper import WARPGROUP, HopperSchedule
+
+# The phase each wait aims at, from the step q (or a ping-pong turn): the generator's arithmetic.
+PROTOCOL: dict[str, Callable[..., int]] = {
+    "stage": lambda q, stages: q % stages,
+    "full_parity": lambda q, stages: (q // stages) & 1,
+    "empty_parity": lambda q, stages: (q // stages + 1) & 1,  # the stage's previous use, from q >= stages on
+    "order_parity": lambda turn, consumer: (turn - 1 + consumer) & 1,  # consumer 0's turn j waits for phase j-1
+}
+
+
+class ProtocolHazard(UserError, ValueError):
+    """A stage hand-off the programs get wrong under some interleaving; one sentence."""
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "wait" | "arrive" | "expect" (arrive + bytes) | "load" | "read" | "release"
+    barrier: tuple[str, int] | None = None  # ("full" | "empty" | "order", index)
+    parity: int = 0
+    q: int = -1  # the K step (load, read, release)
+    count: int = 1  # arrivals (a warp group arrives as WARPGROUP threads)
+
+
+def programs(schedule: HopperSchedule, tiles: int, k_steps: int) -> dict[str, list[Step]]:
+    """Each role's steps for one workgroup with `tiles` tiles of `k_steps` K steps (`schedule.kind` decides which
+    consumer takes which tile)."""
+    s = schedule.stages
+    producer: list[Step] = []
+    for q in range(tiles * k_steps):
+        stage = PROTOCOL["stage"](q, s)
+        if q >= s:
+            producer.append(Step("wait", ("empty", stage), PROTOCOL["empty_parity"](q, s)))
+        producer += [Step("expect", ("full", stage), q=q), Step("load", ("full", stage), q=q)]
+    roles = {"producer": producer}
+    for g in range(schedule.consumers):
+        mine = range(g, tiles, 2) if schedule.kind == "pingpong" else range(tiles)
+        steps: list[Step] = []
+        for i in mine:
+            if schedule.kind == "pingpong" and i > 0:
+                steps.append(Step("wait", ("order", g), PROTOCOL["order_parity"](i // 2, g)))
+            for kt in range(k_steps):
+                q = i * k_steps + kt
+                stage = PROTOCOL["stage"](q, s)
+                steps += [Step("wait", ("full", stage), PROTOCOL["full_parity"](q, s)), Step("read", q=q)]
+                if kt > 0:  # one wgmma group kept in flight: the previous step's stage is released
+                    steps.append(Step("release", ("empty", PROTOCOL["stage"](q - 1, s)), q=q - 1, count=WARPGROUP))
+            last = i * k_steps + k_steps - 1
+            steps.append(Step("release", ("empty", PROTOCOL["stage"](last, s)), q=last, count=WARPGROUP))
+            if schedule.kind == "pingpong":
+                steps.append(Step("arrive", ("order", 1 - g), count=WARPGROUP))
+        roles[f"consumer {g}"] = steps
+    return roles
+
+
+@dataclass
+class _Barrier:
+    expected: int
+    pending: int = 0
+    tx: int = 0
+    phase: int = 0  # completed phases
+
+    def __post_init__(self):
+        self.pending = self.expected
+
+    def arrive(self, count: int) -> None:
+        self.pending -= count
+        self._complete()
+
+    def _complete(self) -> None:
+        if self.pending <= 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.expected
+
+
+@dataclass
+class _State:
+    barriers: dict[tuple[str, int], _Barrier]
+    content: dict[int, int] = field(default_factory=dict)  # stage -> the K step whose data it holds
+    loading: dict[int, int] = field(default_factory=dict)  # stage -> K step of a load in flight
+    readers: dict[int, set[str]] = field(default_factory=dict)  # stage -> roles reading it
+
+
+def _barriers(schedule: HopperSchedule) -> dict[tuple[str, int], _Barrier]:
+    found = {}
+    for stage in range(schedule.stages):
+        found["full", stage] = _Barrier(1)
+        found["empty", stage] = _Barrier(schedule.stage_readers)
+    if schedule.kind == "pingpong":
+        for g in range(2):
+            found["order", g] = _Barrier(WARPGROUP)
+    return found
+
+
+def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> None:
+    """One random interleaving of `roles`; a ProtocolHazard at the first wrong hand-off."""
+    rng = random.Random(seed)
+    state = _State(_barriers(schedule))
+    position = {role: 0 for role in roles}
+
+    def ready(role: str) -> bool:
+        steps = roles[role]
+        if position[role] == len(steps):
+            return False
+        step = steps[position[role]]
+        return step.kind != "wait" or (state.barriers[step.barrier].phase & 1) != step.parity  # type: ignore[index]
+
+    while True:
+        movable = [r for r in roles if ready(r)] + (["tma"] if state.loading else [])
+        if not movable:
+            stuck = [r for r in roles if position[r] < len(roles[r])]
+            if stuck:
+                raise ProtocolHazard(f"run {seed}: deadlock, {', '.join(stuck)} wait forever "
+                                     f"({', '.join(str(roles[r][position[r]]) for r in stuck)}).")
+            return
+        role = rng.choice(movable)
+        if role == "tma":  # a load in flight lands: its stage holds its step, its bytes complete the transaction
+            stage = rng.choice(sorted(state.loading))
+            state.content[stage] = state.loading.pop(stage)
+            barrier = state.barriers["full", stage]
+            barrier.tx -= 1
+            barrier._complete()
+            continue
+        step = roles[role][position[role]]
+        position[role] += 1
+        _apply(schedule, state, role, step, seed)
+
+
+def _apply(schedule: HopperSchedule, state: _State, role: str, step: Step, seed: int) -> None:
+    stage = PROTOCOL["stage"](step.q, schedule.stages) if step.q >= 0 else -1
+    if step.kind == "expect":
+        barrier = state.barriers[step.barrier]  # type: ignore[index]
+        barrier.tx += 1
+        barrier.arrive(1)
+    elif step.kind == "load":
+        if state.readers.get(stage):
+            raise ProtocolHazard(f"run {seed}: the producer loads step {step.q} into stage {stage} while "
+                                 f"{', '.join(sorted(state.readers[stage]))} still reads it.")
+        state.loading[stage] = step.q
+    elif step.kind == "read":
+        held = state.content.get(stage)
+        if stage in state.loading or held != step.q:
+            what = "is still being loaded" if stage in state.loading else f"holds step {held}"
+            raise ProtocolHazard(f"run {seed}: {role} reads stage {stage} for step {step.q}, but it {what}.")
+        state.readers.setdefault(stage, set()).add(role)
+    elif step.kind == "release":
+        state.readers.get(stage, set()).discard(role)
+        state.barriers[step.barrier].arrive(step.count)  # type: ignore[index]
+    elif step.kind == "arrive":
+        state.barriers[step.barrier].arrive(step.count)  # type: ignore[index]
+
+
+def check(schedule: HopperSchedule, tiles: int = 6, k_steps: int = 5, runs: int = 300) -> None:
+    """`runs` random interleavings of the schedule's programs for one workgroup of `tiles` tiles of `k_steps` K
+    steps; the first hazard found is raised."""
+    schedule.check()
+    roles = programs(schedule, tiles, k_steps)
+    for seed in range(runs):
+        run(schedule, roles, seed)
