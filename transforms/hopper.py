@@ -529,13 +529,16 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
     per_tile = schedule.block_k // 16 * schedule.m_blocks
+    # wgmma issued between each fence and its commit: one K tile's group
+    groups = [len(re.findall(r"wgmma\.mma_async", part.split("wgmma.commit_group")[0]))
+              for part in gemm.split("wgmma.fence.sync.aligned")[1:]]
     found = {
         "threads": re.search(rf"\.maxntid {schedule.threads}, 1, 1", gemm) is not None,
         "stages": len(re.findall(r"mbarrier\.init\.shared\.b64", gemm))
         == 2 * schedule.stages + (2 if schedule.kind == "pingpong" else 0),
         "TMA loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == 2,
         "wgmma shape": bool(wgmma) and set(wgmma) == {shape},
-        "wgmma per K tile": bool(wgmma) and len(wgmma) % per_tile == 0,
+        "wgmma per K tile": bool(groups) and all(n == per_tile for n in groups),
         "one wgmma group in flight": re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", gemm) is not None,
         "tensor-map patch": len(re.findall(r"tensormap\.replace\.tile\.global_address", patch)) == 2,
         "register split": f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};" in gemm

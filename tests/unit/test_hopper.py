@@ -62,7 +62,9 @@ def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     check_ptx(ptx, gemm, schedule)
     assert (".target sm_90a" in ptx) and ("st.global.v2.f32" in ptx) == (gemm.n % 2 == 0)
     other = {"stages": HopperSchedule(block_m=schedule.block_m, block_n=schedule.block_n, stages=schedule.stages + 1),
-             "wgmma shape": HopperSchedule(block_m=schedule.block_m, block_n=64, stages=schedule.stages)}
+             "wgmma shape": HopperSchedule(block_m=schedule.block_m, block_n=64, stages=schedule.stages),
+             "wgmma per K tile": HopperSchedule(block_m=384 - schedule.block_m, block_n=schedule.block_n,
+                                                stages=schedule.stages)}
     for choice, wrong in other.items():
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)
