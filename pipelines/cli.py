@@ -27,12 +27,14 @@ from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
     Tile, WarpGroups
 from transforms.kernels import KERNELS, kernel_schedule
+from transforms.hopper import HopperError, HopperSchedule
+from transforms.hopper_protocol import ProtocolHazard, check as check_protocol, step_table
 from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
 from .bench import build_plan, load_suite, suite_cases
 from .emulator import emulate_gemm
-from .explain import text_table, timeline_png
+from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
 from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
@@ -569,7 +571,9 @@ def cmd_tune_model(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    names = sorted(set(SCHEDULES) | set(KERNELS))
+    if args.schedule in HOPPER_SCHEDULES:
+        return _explain_hopper(args)
+    names = sorted(set(SCHEDULES) | set(KERNELS) | set(HOPPER_SCHEDULES))
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
     if args.output:
@@ -606,6 +610,41 @@ def cmd_explain(args) -> int:
           f"({len(accesses)} LDS accesses)")
     if args.output:
         timeline_png(program, args.output, args.force)
+        print(f"wrote {args.output}")
+    return 0
+
+
+# explain's names of the Hopper kernels' schedules (transforms.hopper): kind, persistent
+HOPPER_SCHEDULES = {"hopper-cooperative": ("cooperative", False),
+                    "hopper-cooperative-persistent": ("cooperative", True), "hopper-pingpong": ("pingpong", True)}
+
+
+def _explain_hopper(args) -> int:
+    """A Hopper schedule's K steps per warp-group role, its stage hand-off checked under random interleavings."""
+    if args.output:
+        _writable(args.output, "file")
+        if args.output.suffix.lower() != ".png":
+            raise UsageError(f"-o {args.output} must name a .png file; explain draws the timeline as a PNG.")
+    if args.target or args.lds_stages is not None:
+        raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --target and --lds-stages are for "
+                         "the AMD warp-group schedules.")
+    kind, persistent = HOPPER_SCHEDULES[args.schedule]
+    m, n, k = _dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
+    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=args.stages or 4, kind=kind,
+                              persistent=persistent)
+    try:
+        schedule.check()
+        tiles = 4 if schedule.loops_over_tiles else 1
+        rows = step_table(schedule, tiles, args.k_steps)
+        check_protocol(schedule, tiles=tiles, k_steps=args.k_steps, runs=200)
+    except (HopperError, ProtocolHazard) as err:
+        raise UsageError(str(err)) from None
+    name = f"{args.schedule} {m}x{n}x{k}, {schedule.stages} stages"
+    print(hopper_text(name, rows))
+    print(f"stage hand-off checked: 200 random interleavings of {tiles} tile(s), no stale read, overwrite or "
+          "deadlock")
+    if args.output:
+        hopper_png(name, rows, args.output, args.force)
         print(f"wrote {args.output}")
     return 0
 
@@ -765,10 +804,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
     p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered, "
                    "interleave; with --target, a generated kernel's own schedule (pingpong8 on gfx942/gfx950, "
-                   "double_buffered and interleave on gfx1151)")
+                   "double_buffered and interleave on gfx1151); hopper-cooperative, hopper-cooperative-persistent, "
+                   "hopper-pingpong (the sm_90a kernels, --tile and --stages)")
     p.add_argument("--tile", help="block tile MxNxK")
     p.add_argument("--k-steps", type=_at_least(1, MAX_K_STEPS), default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
+    p.add_argument("--stages", type=int, help="hopper-*: shared-memory stages (default 4)")
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
     p.add_argument("--force", action="store_true", help=FORCE_FILE)

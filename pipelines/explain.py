@@ -15,6 +15,7 @@ from transforms.hazards import Op, Program
 from .output import FILE_MARK, write_file
 
 COLOURS = {"mma": "#f28e2b", "load": "#4e79a7", "read": "#59a14f", "idle": "#d3d3d3"}
+HOPPER_ROLES = ("producer", "consumer 0", "consumer 1")
 
 
 def phases(program: Program) -> list[list[list[Op]]]:
@@ -79,6 +80,51 @@ def timeline_png(program: Program, path: Path, force: bool = False) -> None:
     fig.tight_layout()
     picture = io.BytesIO()
     # A PNG text chunk lets the next run recognise the picture as its own.
+    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
+    plt.close(fig)
+    write_file(path, picture.getvalue(), force)
+
+
+def hopper_text(name: str, rows: list[dict[str, str]]) -> str:
+    """A Hopper schedule (transforms.hopper_protocol.step_table): one line per K step, one column per warp-group
+    role."""
+    width = 34
+    lines = [f"{name}: {len(rows)} K steps, stages handed over by mbarriers (no workgroup barrier)",
+             f"{'step':14s} | " + " | ".join(f"{r:{width}s}" for r in HOPPER_ROLES)]
+    for row in rows:
+        lines.append(f"{row['step']:14s} | " + " | ".join(f"{row.get(r, ''):{width}s}" for r in HOPPER_ROLES))
+    return "\n".join(lines)
+
+
+def hopper_png(name: str, rows: list[dict[str, str]], path: Path, force: bool = False) -> None:
+    """The same table as a picture: a column per K step, a row per role, loads blue and wgmma orange."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    fig, ax = plt.subplots(figsize=(min(24, 0.9 * len(rows) + 2), 1.2 * len(HOPPER_ROLES) + 1.5))
+    for column, row in enumerate(rows):
+        for index, role in enumerate(HOPPER_ROLES):
+            text = row.get(role, "")
+            kind = "load" if text.startswith("TMA") else "mma" if "wgmma" in text else "idle"
+            y = len(HOPPER_ROLES) - 1 - index
+            ax.broken_barh([(column, 0.95)], (y + 0.05, 0.9), color=COLOURS[kind])
+            ax.text(column + 0.47, y + 0.5, text.replace(" on ", "\n").replace(" -> ", "\n"), ha="center",
+                    va="center", fontsize=5)
+    ax.set_yticks([len(HOPPER_ROLES) - 1 - i + 0.5 for i in range(len(HOPPER_ROLES))])
+    ax.set_yticklabels(HOPPER_ROLES)
+    ax.set_xticks([c + 0.5 for c in range(len(rows))])
+    ax.set_xticklabels([r["step"] for r in rows], rotation=90, fontsize=5)
+    ax.set_xlabel("K step (numbered across the workgroup's tiles; a stage is handed over by its mbarriers)")
+    ax.set_xlim(0, len(rows))
+    ax.set_title(f"{name}: what each warp group does for each K step", fontsize=9)
+    legend = (("load", "TMA load"), ("mma", "wgmma"), ("idle", "another warp group's step (epilogue or waiting)"))
+    ax.legend(handles=[Patch(color=COLOURS[k], label=label) for k, label in legend], fontsize=7, loc="upper right",
+              ncol=3)
+    fig.tight_layout()
+    picture = io.BytesIO()
     fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
     plt.close(fig)
     write_file(path, picture.getvalue(), force)

@@ -183,3 +183,25 @@ def check(schedule: HopperSchedule, tiles: int = 6, k_steps: int = 5, runs: int 
     roles = programs(schedule, tiles, k_steps)
     for seed in range(runs):
         run(schedule, roles, seed)
+
+
+def step_table(schedule: HopperSchedule, tiles: int, k_steps: int) -> list[dict[str, str]]:
+    """Per K step (numbered across the workgroup's tiles): what each role does for it, from `programs`. The
+    rendering of `pipelines explain` for Hopper schedules."""
+    roles = programs(schedule, tiles, k_steps)
+    per_tile = schedule.block_k // 16 * schedule.m_blocks
+    rows: list[dict[str, str]] = [{"step": f"tile {q // k_steps} k {q % k_steps}"} for q in range(tiles * k_steps)]
+    for role, steps in roles.items():
+        turn = ""
+        for step in steps:
+            if step.kind == "wait" and step.barrier and step.barrier[0] == "order":
+                turn = "turn; "
+            if step.q < 0 or step.kind not in ("load", "read"):
+                continue
+            stage = PROTOCOL["stage"](step.q, schedule.stages)
+            if step.kind == "load":
+                rows[step.q][role] = f"TMA A,B -> stage {stage}"
+            else:
+                rows[step.q][role] = f"{turn}wgmma x{per_tile} on stage {stage}"
+                turn = ""
+    return rows

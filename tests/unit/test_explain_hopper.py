@@ -1,0 +1,35 @@
+"""`pipelines explain` on the Hopper kernels' schedules: the K steps per warp-group role, the stage hand-off
+checked, a picture, and bad requests as one sentence."""
+
+import pytest
+
+from pipelines.cli import main
+
+
+def test_pingpong_alternates_whole_tiles_between_the_consumers(capsys, tmp_path):
+    assert main(["explain", "--schedule", "hopper-pingpong", "--k-steps", "2", "--stages", "3",
+                 "-o", str(tmp_path / "t.png")]) == 0
+    out = capsys.readouterr().out
+    lines = [line.split(" | ") for line in out.splitlines() if line.startswith("tile ")]
+    assert len(lines) == 8  # 4 tiles of 2 K steps
+    for step, (label, producer, first, second) in enumerate(lines):
+        tile = step // 2
+        assert producer.strip() == f"TMA A,B -> stage {step % 3}"
+        busy, idle = (first, second) if tile % 2 == 0 else (second, first)
+        assert "wgmma x8" in busy and not idle.strip()
+        assert ("turn;" in busy) == (tile > 0 and step % 2 == 0)
+    assert "no stale read, overwrite or deadlock" in out and (tmp_path / "t.png").stat().st_size > 10000
+
+
+def test_cooperative_consumers_share_every_step(capsys):
+    assert main(["explain", "--schedule", "hopper-cooperative", "--tile", "256x128x64", "--k-steps", "3"]) == 0
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("tile ")]
+    assert len(rows) == 3 and all("wgmma x8" in c0 and "wgmma x8" in c1 for _, _, c0, c1 in rows)
+
+
+@pytest.mark.parametrize("extra, words", [(["--tile", "128x128x32"], "block_k"), (["--stages", "9"], "stages"),
+                                          (["--target", "gfx942"], "Hopper"), (["-o", "t.svg"], "PNG")])
+def test_bad_requests_are_one_sentence(capsys, extra, words):
+    assert main(["explain", "--schedule", "hopper-pingpong", *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
