@@ -6,7 +6,7 @@
     python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
 
 `build` checks each schedule's stage hand-off (transforms.hopper_protocol) and writes, per problem (layout nt: A
-M×K, B N×K, C f32 M×N): the Hopper program of each schedule, its .vmfb and PTX (dump/NAME/, checked with
+M×K, B N×K; nn: B K×N; C f32 M×N): the Hopper program of each schedule, its .vmfb and PTX (dump/NAME/, checked with
 transforms.hopper.check_ptx), IREE's default for the same linalg.matmul (sm_80 PTX, which the driver JIT-compiles
 for sm_90, as IREE 3.13 has no sm_90 target) and manifest.json. `run` encodes the tensor maps with the CUDA driver,
 checks every Hopper kernel's C against float64 (torch on the GPU), then times the Hopper kernel and IREE's default
@@ -45,9 +45,9 @@ def build(args) -> None:
     for shape in args.shape:
         _, m, n, k = parse_shape(shape)
         for dtype in args.dtype:
-            problem = f"{dtype}_{m}x{n}x{k}"
-            gemm = Gemm(m, n, k, dtype, "nt")
-            repeat = repeat_count(Problem(m, n, k, dtype, "nt"), get_target("sm_80"))
+            problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
+            gemm = Gemm(m, n, k, dtype, args.layout)
+            repeat = repeat_count(Problem(m, n, k, dtype, args.layout), get_target("sm_80"))
             flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
             for kind, (block_m, block_n, stages, group_m) in args.schedule:
                 name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}"
@@ -59,19 +59,19 @@ def build(args) -> None:
                 dump = out / "dump" / name
                 _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",
                          ["--iree-hal-target-device=cuda", *flags, f"--iree-hal-dump-executable-files-to={dump}"])
-                ptx = next(dump.glob("*.ptx"))
+                ptx = next(p for p in dump.glob("*.ptx") if ".entry gemm(" in p.read_text())
                 for extra in dump.iterdir():  # the PTX is the evidence kept
                     if extra != ptx:
                         extra.unlink()
                 check_ptx(ptx.read_text(), gemm, schedule)
                 manifest.append({"name": name, "problem": problem, "repeat": repeat, "m": m, "n": n, "k": k,
-                                 "dtype": dtype, "layout": "nt", "schedule": schedule.__dict__,
+                                 "dtype": dtype, "layout": args.layout, "schedule": schedule.__dict__,
                                  "maps": tensor_maps(gemm, schedule)})
             name = problem
             if args.no_default:
                 continue
             with Context(), Location.unknown():
-                (out / f"{name}_default.mlir").write_text(str(build_module(Problem(m, n, k, dtype, "nt"))))
+                (out / f"{name}_default.mlir").write_text(str(build_module(Problem(m, n, k, dtype, args.layout))))
             _compile(iree_compile_path(), out / f"{name}_default.mlir", out / f"{name}_default.vmfb",
                      ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -95,19 +95,20 @@ def run(args) -> None:
     entries = json.loads((folder / "manifest.json").read_text())
     for problem in dict.fromkeys(e["problem"] for e in entries):
         schedules = [e for e in entries if e["problem"] == problem]
-        m, n, k, dtype = (schedules[0][key] for key in ("m", "n", "k", "dtype"))
+        m, n, k, dtype, layout = (schedules[0][key] for key in ("m", "n", "k", "dtype", "layout"))
         rng = np.random.default_rng(20261125)
         a = rng.standard_normal((m, k), dtype=np.float32).astype(NUMPY_TYPES[dtype])
-        b = rng.standard_normal((n, k), dtype=np.float32).astype(NUMPY_TYPES[dtype])
-        want = torch.from_numpy(a.astype(np.float64)).cuda() @ torch.from_numpy(b.astype(np.float64)).cuda().T
-        row = {"problem": problem, "m": m, "n": n, "k": k, "dtype": dtype, "layout": "nt",
+        b = rng.standard_normal((n, k) if layout == "nt" else (k, n), dtype=np.float32).astype(NUMPY_TYPES[dtype])
+        b64 = torch.from_numpy(b.astype(np.float64)).cuda()
+        want = torch.from_numpy(a.astype(np.float64)).cuda() @ (b64.T if layout == "nt" else b64)
+        row = {"problem": problem, "m": m, "n": n, "k": k, "dtype": dtype, "layout": layout,
                "device_name": torch.cuda.get_device_name()}
         with tempfile.TemporaryDirectory() as scratch:
             files = []
             for i, array in enumerate((a, b)):
                 path = Path(scratch) / f"in{i}.bin"
                 array.tofile(path)
-                files.append(f"{m if i == 0 else n}x{k}x{dtype}=@{path}")
+                files.append(f"{'x'.join(map(str, array.shape))}x{dtype}=@{path}")
             repeat = schedules[0]["repeat"]
             row["repeat"] = repeat
             row["default"] = _measure(rt, torch, folder / f"{problem}_default.vmfb", "gemm", [a, b], files, want,
@@ -120,7 +121,7 @@ def run(args) -> None:
                 measured = _measure(rt, torch, folder / f"{entry['name']}_hopper.vmfb", "main", [a, b, maps],
                                     [*files, f"32xi64=@{path}"], want, k, args.repetitions, repeat)
                 row["hopper"].append(dict(measured, schedule=entry["schedule"]))
-        row["cublas"] = {"median_ms": _cublas(torch, a, b, dtype, args.repetitions)}
+        row["cublas"] = {"median_ms": _cublas(torch, a, b, dtype, layout, args.repetitions)}
         flops = 2 * m * n * k
         for measured in (row["default"], row["cublas"], *row["hopper"]):
             if measured["median_ms"]:
@@ -154,20 +155,21 @@ def _measure(rt, torch, vmfb: Path, function: str, arrays: list, files: list[str
             "error": None if done.returncode == 0 else done.stderr.strip()[-300:]}
 
 
-def _cublas(torch, a, b, dtype: str, repetitions: int) -> float:
+def _cublas(torch, a, b, dtype: str, layout: str, repetitions: int) -> float:
     import numpy as np
 
     kind = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
     ta = torch.from_numpy(a.astype(np.float32)).to("cuda", kind)
     tb = torch.from_numpy(b.astype(np.float32)).to("cuda", kind)
+    tb = tb.T if layout == "nt" else tb  # a view: cuBLAS reads B as stored
     for _ in range(3):
-        ta @ tb.T
+        ta @ tb
     times = []
     for _ in range(repetitions):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(20):
-            ta @ tb.T
+            ta @ tb
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) / 20)
@@ -188,6 +190,7 @@ def main() -> None:
     p.add_argument("--schedule", action="append", default=None, type=_schedule,
                    help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M, KIND cooperative, cooperative-persistent or pingpong, "
                    "e.g. pingpong:128x128x6x8 (repeatable; default cooperative:128x128x4x8)")
+    p.add_argument("--layout", choices=("nt", "nn"), default="nt", help="nn: B is K×N, transposed by IREE first")
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
     p.add_argument("-o", "--output", required=True)
     p = sub.add_parser("run")

@@ -48,7 +48,9 @@ PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 WARPGROUP = 128
 SWIZZLE_BYTES = 128  # TMA and wgmma 128-byte swizzle: a K tile row of 64 16-bit elements
 DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgmma's type list
-LAYOUTS = ("nt",)  # both operands K-major
+# nt: B is N×K, both operands K-major, as the kernel reads them; nn: B is K×N, transposed to N×K by a dispatch of
+# IREE's own before the kernel (its time is in the program's).
+LAYOUTS = ("nt", "nn")
 
 
 class HopperError(UserError, ValueError):
@@ -467,8 +469,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
-    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K, B N×K; maps 2 × 128 bytes as 32 × i64)
-    whose executable holds `@patch` and `@gemm`."""
+    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn, transposed
+    first; maps 2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
     problem.check()
     schedule.check()
     dt = DTYPES[problem.dtype]
@@ -478,6 +480,11 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
     grid_x, grid_y = grid_size(problem, schedule), 1
     ta, tb = f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{problem.n}x{problem.k}x{dt}>"
+    b_arg, transpose = tb, ""
+    if problem.layout == "nn":
+        b_arg = f"tensor<{problem.k}x{problem.n}x{dt}>"
+        transpose = (f"%bt_init = tensor.empty() : {tb}\n    %bt = linalg.transpose ins(%b : {b_arg}) "
+                     f"outs(%bt_init : {tb}) permutation = [1, 0]\n    ")
     tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
     return f"""#target = {TARGET}
 #patch_layout = {layout_patch}
@@ -501,9 +508,10 @@ module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> 
 {_gemm_func(problem, schedule, "#gemm_layout")}
     }}
   }}
-  func.func @{function}(%a: {ta}, %b: {tb}, %maps: {tm}) -> {tc} {{
-    %patched = flow.dispatch @hopper::@patch(%a, %b, %maps) : ({ta}, {tb}, {tm}) -> %maps
-    %c = flow.dispatch @hopper::@gemm(%a, %b, %patched) : ({ta}, {tb}, {tm}) -> {tc}
+  func.func @{function}(%a: {ta}, %b: {b_arg}, %maps: {tm}) -> {tc} {{
+    {transpose}%patched = flow.dispatch @hopper::@patch(%a, {"%bt" if transpose else "%b"}, %maps) : ({ta}, {tb}, {tm}) \
+-> %maps
+    %c = flow.dispatch @hopper::@gemm(%a, {"%bt" if transpose else "%b"}, %patched) : ({ta}, {tb}, {tm}) -> {tc}
     return %c : {tc}
   }}
 }}

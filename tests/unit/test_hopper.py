@@ -3,6 +3,7 @@ specs, the PTX structure check against real compiles, and the driver-side encode
 Numerics and speed are measured on an H100 (results/h100/hopper)."""
 
 import ctypes
+import re
 import subprocess
 
 import pytest
@@ -28,7 +29,7 @@ def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
 
 
 @pytest.mark.parametrize("gemm, words", [
-    (Gemm(256, 256, 256, "f32"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "nn"), "layout"),
+    (Gemm(256, 256, 256, "f32"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "tn"), "layout"),
     (Gemm(256, 256, 100, "bf16"), "multiple of 8"),
 ])
 def test_problems_the_route_does_not_take_are_refused(gemm, words):
@@ -82,3 +83,15 @@ def test_the_encoder_needs_the_cuda_driver():
         return
     words = encode(spec)  # a GPU machine: 128 bytes with the placeholder address somewhere in them
     assert words.shape == (16,) and words.any()
+
+
+def test_nn_transposes_b_in_a_dispatch_of_its_own_before_the_kernel(tmp_path):
+    """Layout nn: B (K×N) goes through IREE's linalg.transpose to the N×K buffer the kernel and its maps read."""
+    gemm, schedule = Gemm(1000, 776, 1000, "bf16", "nn"), HopperSchedule(kind="pingpong")
+    source = program(gemm, schedule)
+    assert "%b: tensor<1000x776xbf16>" in source and "linalg.transpose ins(%b : tensor<1000x776xbf16>)" in source
+    assert "flow.dispatch @hopper::@gemm(%a, %bt, %patched)" in source
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    assert len(re.findall(r"\.entry ", ptx)) == 3  # patch, gemm and the transpose
+    assert tensor_maps(gemm, schedule)[1]["dims"] == [1000, 776]  # the transposed N×K buffer
