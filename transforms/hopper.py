@@ -480,11 +480,12 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
     grid_x, grid_y = grid_size(problem, schedule), 1
     ta, tb = f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{problem.n}x{problem.k}x{dt}>"
-    b_arg, transpose = tb, ""
+    b_arg, transpose, b_value = tb, "", "%b"
     if problem.layout == "nn":
         b_arg = f"tensor<{problem.k}x{problem.n}x{dt}>"
         transpose = (f"%bt_init = tensor.empty() : {tb}\n    %bt = linalg.transpose ins(%b : {b_arg}) "
                      f"outs(%bt_init : {tb}) permutation = [1, 0]\n    ")
+        b_value = "%bt"
     tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
     return f"""#target = {TARGET}
 #patch_layout = {layout_patch}
@@ -509,9 +510,8 @@ module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> 
     }}
   }}
   func.func @{function}(%a: {ta}, %b: {b_arg}, %maps: {tm}) -> {tc} {{
-    {transpose}%patched = flow.dispatch @hopper::@patch(%a, {"%bt" if transpose else "%b"}, %maps) : ({ta}, {tb}, {tm}) \
--> %maps
-    %c = flow.dispatch @hopper::@gemm(%a, {"%bt" if transpose else "%b"}, %patched) : ({ta}, {tb}, {tm}) -> {tc}
+    {transpose}%patched = flow.dispatch @hopper::@patch(%a, {b_value}, %maps) : ({ta}, {tb}, {tm}) -> %maps
+    %c = flow.dispatch @hopper::@gemm(%a, {b_value}, %patched) : ({ta}, {tb}, {tm}) -> {tc}
     return %c : {tc}
   }}
 }}
