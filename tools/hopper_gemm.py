@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,21 @@ sys.path.insert(0, str(ROOT))
 
 
 def build(args) -> None:
+    """Everything into a hidden sibling folder, renamed to -o when complete (an existing -o is refused)."""
+    final = Path(args.output)
+    if final.exists():
+        raise FileExistsError(f"{final} exists; build writes a new folder")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))  # renamed into place when complete
+    try:
+        _build(args, out)
+        out.rename(final)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _build(args, out: Path) -> None:
     from iree.compiler.ir import Context, Location
 
     from pipelines.bench import repeat_count
@@ -39,8 +55,6 @@ def build(args) -> None:
     from transforms.problem import Gemm as Problem
     from transforms.problem import build_module, parse_shape
 
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=False)
     manifest = []
     for shape in args.shape:
         _, m, n, k = parse_shape(shape)
@@ -176,9 +190,20 @@ def _cublas(torch, a, b, dtype: str, layout: str, repetitions: int) -> float:
     return statistics.median(times)
 
 
+KINDS = ("cooperative", "cooperative-persistent", "pingpong")
+
+
 def _schedule(text: str) -> tuple[str, tuple[int, ...]]:
     kind, _, sizes = text.rpartition(":")
-    return kind or "cooperative", tuple(map(int, sizes.split("x")))
+    kind = kind or "cooperative"
+    try:
+        numbers = tuple(int(v) for v in sizes.split("x"))
+    except ValueError:
+        numbers = ()
+    if kind not in KINDS or len(numbers) != 4:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M with KIND one of "
+                                         f"{', '.join(KINDS)}")
+    return kind, numbers
 
 
 def main() -> None:
@@ -197,12 +222,17 @@ def main() -> None:
     p.add_argument("folder")
     p.add_argument("--repetitions", type=int, default=5)
     args = parser.parse_args()
-    if args.command == "build":
-        args.dtype = args.dtype or ["bf16"]
-        args.schedule = args.schedule or [_schedule("cooperative:128x128x4x8")]
-        build(args)
-    else:
-        run(args)
+    from transforms.errors import UserError
+
+    try:
+        if args.command == "build":
+            args.dtype = args.dtype or ["bf16"]
+            args.schedule = args.schedule or [_schedule("cooperative:128x128x4x8")]
+            build(args)
+        else:
+            run(args)
+    except (UserError, FileExistsError) as err:
+        raise SystemExit(f"hopper_gemm: {err}") from None
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ Numerics and speed are measured on an H100 (results/h100/hopper)."""
 import ctypes
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +97,12 @@ def test_nn_transposes_b_in_a_dispatch_of_its_own_before_the_kernel(tmp_path):
     check_ptx(ptx, gemm, schedule)
     assert len(re.findall(r"\.entry ", ptx)) == 3  # patch, gemm and the transpose
     assert tensor_maps(gemm, schedule)[1]["dims"] == [1000, 776]  # the transposed N×K buffer
+
+
+@pytest.mark.parametrize("schedule, words", [("pingpong:128x128x9x8", "stages must be"), ("split:1x2", "KIND")])
+def test_the_build_tool_refuses_bad_schedules_in_one_sentence_and_writes_nothing(tmp_path, schedule, words):
+    tool = Path(__file__).resolve().parents[2] / "tools" / "hopper_gemm.py"
+    done = subprocess.run([sys.executable, str(tool), "build", "--shape", "64x64x64", "--schedule", schedule,
+                           "--no-default", "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode != 0 and words in done.stderr and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
