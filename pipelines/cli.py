@@ -574,6 +574,8 @@ def cmd_explain(args) -> int:
     if args.schedule in HOPPER_SCHEDULES:
         return _explain_hopper(args)
     names = sorted(set(SCHEDULES) | set(KERNELS) | set(HOPPER_SCHEDULES))
+    if args.stages is not None:
+        raise UsageError("--stages is for the hopper-* schedules; the AMD ones take --lds-stages.")
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
     if args.output:
@@ -630,8 +632,8 @@ def _explain_hopper(args) -> int:
                          "the AMD warp-group schedules.")
     kind, persistent = HOPPER_SCHEDULES[args.schedule]
     m, n, k = _dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
-    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=args.stages or 4, kind=kind,
-                              persistent=persistent)
+    stages = 4 if args.stages is None else args.stages
+    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent)
     try:
         schedule.check()
         tiles = 4 if schedule.loops_over_tiles else 1

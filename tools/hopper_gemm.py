@@ -50,14 +50,16 @@ def _build(args, out: Path) -> None:
     from pipelines.bench import repeat_count
     from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
-    from transforms.hopper import Gemm, HopperSchedule, check_ptx, program, tensor_maps
+    from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, program, tensor_maps
     from transforms.hopper_protocol import check as check_protocol
     from transforms.problem import Gemm as Problem
     from transforms.problem import build_module, parse_shape
 
     manifest = []
     for shape in args.shape:
-        _, m, n, k = parse_shape(shape)
+        batch, m, n, k = parse_shape(shape)
+        if batch:
+            raise HopperError(f"{shape}: the Hopper kernels take one GEMM, not a batch.")
         for dtype in args.dtype:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
             gemm = Gemm(m, n, k, dtype, args.layout)
@@ -98,15 +100,23 @@ def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
 
 
 def run(args) -> None:
-    import numpy as np
-    import torch
+    from transforms.errors import UserError
 
-    import iree.runtime as rt
+    folder = Path(args.folder)
+    try:
+        entries = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+    try:
+        import numpy as np
+        import torch
+
+        import iree.runtime as rt
+    except ImportError as err:
+        raise UserError(f"run needs numpy, torch and iree-base-runtime on the GPU machine ({err}).") from None
     from pipelines.reference import NUMPY_TYPES
     from pipelines.tensormap import encode_all
 
-    folder = Path(args.folder)
-    entries = json.loads((folder / "manifest.json").read_text())
     for problem in dict.fromkeys(e["problem"] for e in entries):
         schedules = [e for e in entries if e["problem"] == problem]
         m, n, k, dtype, layout = (schedules[0][key] for key in ("m", "n", "k", "dtype", "layout"))
@@ -125,7 +135,9 @@ def run(args) -> None:
                 files.append(f"{'x'.join(map(str, array.shape))}x{dtype}=@{path}")
             repeat = schedules[0]["repeat"]
             row["repeat"] = repeat
-            row["default"] = _measure(rt, torch, folder / f"{problem}_default.vmfb", "gemm", [a, b], files, want,
+            default = folder / f"{problem}_default.vmfb"
+            row["default"] = {"median_ms": None, "error": "not built (--no-default)"} if not default.exists() \
+                else _measure(rt, torch, default, "gemm", [a, b], files, want,
                                       k, args.repetitions, repeat)
             row["hopper"] = []
             for entry in schedules:

@@ -5,7 +5,8 @@ the K step number q: the producer waits for stage `q % stages` to be released (`
 `(q // stages + 1) & 1` once q ≥ stages), announces the bytes and starts the TMA loads (`full`); a consumer waits
 on `full` with parity `(q // stages) & 1`, reads the stage while its wgmma group runs, and releases it. Ping-pong
 consumers also wait for their turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile.
-The formulas are `PROTOCOL`'s, the same arithmetic the generator writes.
+The formulas are `PROTOCOL`'s; tests/unit/test_hopper_protocol.py evaluates the IR the generator writes for every
+wait and release and compares it with them.
 
 `programs` writes those sequences for a schedule and a small workgroup (tiles × K steps). `check` executes them
 with exact mbarrier semantics: arrivals and transaction bytes complete a phase; `try_wait.parity(p)` returns once the

@@ -28,8 +28,14 @@ def test_cooperative_consumers_share_every_step(capsys):
 
 
 @pytest.mark.parametrize("extra, words", [(["--tile", "128x128x32"], "block_k"), (["--stages", "9"], "stages"),
+                                          (["--stages", "0"], "stages"),
                                           (["--target", "gfx942"], "Hopper"), (["-o", "t.svg"], "PNG")])
 def test_bad_requests_are_one_sentence(capsys, extra, words):
     assert main(["explain", "--schedule", "hopper-pingpong", *extra]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_stages_belong_to_the_hopper_schedules(capsys):
+    assert main(["explain", "--schedule", "pingpong8", "--stages", "3"]) == 2
+    assert "--stages is for the hopper-* schedules" in capsys.readouterr().err

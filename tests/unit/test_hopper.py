@@ -3,6 +3,7 @@ specs, the PTX structure check against real compiles, and the driver-side encode
 Numerics and speed are measured on an H100 (results/h100/hopper)."""
 
 import ctypes
+from dataclasses import replace
 import re
 import subprocess
 import sys
@@ -24,6 +25,8 @@ from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, prog
     (HopperSchedule(stages=1), "stages"),
     (HopperSchedule(block_m=256, block_n=256, stages=4), "shared memory"),
     (HopperSchedule(group_m=0), "group_m"),
+    (HopperSchedule(block_m=256, consumers=4), "one or two consumer"),
+    (HopperSchedule(consumers=0), "one or two consumer"),
 ])
 def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
     with pytest.raises(HopperError, match=words):
@@ -58,16 +61,16 @@ def _ptx(tmp_path, gemm, schedule):
 
 @pytest.mark.parametrize("gemm, schedule", [
     (Gemm(1000, 777, 1000, "f16"), HopperSchedule(block_n=256, stages=3, group_m=1)),  # odd N: scalar stores
+    (Gemm(256, 256, 128, "bf16"), HopperSchedule(kind="pingpong")),  # two K tiles: LLVM unrolls the producer
     (Gemm(512, 512, 512, "bf16"), HopperSchedule(block_m=256, block_n=128, stages=4)),
 ])
 def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     ptx = _ptx(tmp_path, gemm, schedule)
     check_ptx(ptx, gemm, schedule)
     assert (".target sm_90a" in ptx) and ("st.global.v2.f32" in ptx) == (gemm.n % 2 == 0)
-    other = {"stages": HopperSchedule(block_m=schedule.block_m, block_n=schedule.block_n, stages=schedule.stages + 1),
-             "wgmma shape": HopperSchedule(block_m=schedule.block_m, block_n=64, stages=schedule.stages),
-             "wgmma per K tile": HopperSchedule(block_m=384 - schedule.block_m, block_n=schedule.block_n,
-                                                stages=schedule.stages)}
+    other = {"stages": replace(schedule, stages=schedule.stages + 1),
+             "wgmma shape": replace(schedule, block_n=64),
+             "wgmma per K tile": replace(schedule, block_m={128: 256, 256: 128, 64: 128}[schedule.block_m])}
     for choice, wrong in other.items():
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)

@@ -1,11 +1,13 @@
 """The Hopper stage hand-off checker (transforms.hopper_protocol): the schedules the generator emits pass under
 random interleavings, and each way of breaking the hand-off is caught."""
 
+import re
+
 import pytest
 
 from transforms import hopper_protocol
 from transforms.hopper import HopperSchedule
-from transforms.hopper_protocol import ProtocolHazard, check, programs, run
+from transforms.hopper_protocol import PROTOCOL, ProtocolHazard, check, programs, run
 
 SCHEDULES = [HopperSchedule(256, 128, 64, 4), HopperSchedule(128, 256, 64, 2, persistent=True),
              HopperSchedule(128, 128, 64, 2, kind="pingpong"), HopperSchedule(64, 256, 64, 3, kind="pingpong")]
@@ -44,3 +46,85 @@ def test_each_parity_formula_is_needed(monkeypatch, key, wrong):
     monkeypatch.setitem(hopper_protocol.PROTOCOL, key, wrong)
     with pytest.raises(ProtocolHazard):
         check(SCHEDULES[2], runs=50)
+
+
+# ---- the generator's own arithmetic against PROTOCOL: evaluate the emitted IR of each wait and release
+
+_ARITH = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+          "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "andi": lambda a, b: a & b,
+          "shrui": lambda a, b: a >> b, "ori": lambda a, b: a | b, "minui": min}
+
+
+def _definitions(text):
+    body = text[text.index("func.func @gemm"):]
+    defs = {}
+    for line in body.splitlines():
+        match = re.match(r"\s*(%[\w]+)(?::\d+)? = (.*)", line)
+        if match:
+            defs[match.group(1)] = match.group(2)
+    return body, defs
+
+
+def _value(name, defs, env):
+    if name in env:
+        return env[name]
+    text = defs[name]
+    if text.startswith("arith.constant"):
+        return int(text.split()[1])
+    if text.startswith("gpu.thread_id"):
+        return env["tid"]
+    if text.startswith("hal.interface.workgroup.id"):
+        return env["bid"]
+    if text.startswith("memref.extract_aligned_pointer_as_index"):
+        return 0  # shared memory and bindings from address 0: offsets only
+    op = text.split()[0]
+    operands = re.findall(r"%[\w#]+", text.split(":")[0])
+    if op in ("arith.index_cast", "arith.extui", "arith.trunci", "llvm.inttoptr", "llvm.addrspacecast"):
+        return _value(operands[0], defs, env)
+    return _ARITH[op.removeprefix("arith.")](*(_value(o, defs, env) for o in operands[:2]))
+
+
+def _barrier(offset, schedule):
+    """(kind, index) of a barrier's shared-memory offset: full, empty (per stage), order (per consumer)."""
+    a, b = schedule.stage_bytes()
+    index = (offset - schedule.stages * (a + b)) // 8
+    kinds = ("full", "empty", "order")
+    return kinds[index // schedule.stages], index % schedule.stages
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.kind}-{s.stages}")
+def test_the_generator_computes_the_phases_the_checker_verified(schedule):
+    """Each wait's barrier and parity, and each release's barrier, evaluated from the emitted IR for every step of
+    a few tiles, equal PROTOCOL's (which `check` runs): a change to either side alone fails here."""
+    from transforms.hopper import Gemm, program
+
+    gemm = Gemm(1000, 776, 7 * 64, "bf16")
+    k_steps, s = 7, schedule.stages
+    body, defs = _definitions(program(gemm, schedule))
+    waits = [tuple(re.findall(r"%\w+", line.split(":")[0])[:2]) for line in body.splitlines()
+             if "nvvm.mbarrier.try_wait.parity" in line]
+    arrives = [re.findall(r"%\w+", line.split("=")[1])[0] for line in body.splitlines()
+               if "nvvm.mbarrier.arrive %" in line]
+    seen = set()
+    for i in range(4):
+        for kt in range(k_steps):
+            q = i * k_steps + kt
+            for g in range(schedule.consumers):
+                env = {"%pi": i, "%pk": kt, "%ci": i, "%ck": kt, "tid": 128 * (1 + g), "bid": 0}
+                for bar, parity in waits:
+                    kind, index = _barrier(_value(bar, defs, env), schedule)
+                    value = _value(parity, defs, env) & 1
+                    seen.add(kind)
+                    if kind == "empty":
+                        assert (index, value) == (PROTOCOL["stage"](q, s), PROTOCOL["empty_parity"](q, s))
+                    elif kind == "full":
+                        assert (index, value) == (PROTOCOL["stage"](q, s), PROTOCOL["full_parity"](q, s))
+                    else:
+                        assert (index, value) == (g, PROTOCOL["order_parity"](i // 2, g))
+                released = [_barrier(_value(bar, defs, env), schedule) for bar in arrives]
+                stages = {index for kind, index in released if kind == "empty"}
+                last = i * k_steps + k_steps - 1
+                assert PROTOCOL["stage"](q - 1, s) in stages and PROTOCOL["stage"](last, s) in stages
+                assert {kind for kind, _ in released} == ({"empty", "order"} if schedule.kind == "pingpong"
+                                                           else {"empty"})
+    assert seen == ({"empty", "full", "order"} if schedule.kind == "pingpong" else {"empty", "full"})

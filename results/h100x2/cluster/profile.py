@@ -1,26 +1,36 @@
 """The measurement harness of README.md's profile: the runner's phases wrapped and timed (in each GPU worker on a
 cluster), on the first N cases of a plan. python3 profile.py PLAN N plain|cluster|cluster2|cluster-notrim."""
-"""Where a case's time goes: the plain runner vs a 1-GPU-worker cluster, on the first N cases of a plan."""
-import json, os, shutil, subprocess, sys, time
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
+
 import pipelines.runner as R
-from pipelines.cluster import open_cluster, ClusterSpec
+from pipelines.cluster import ClusterSpec, open_cluster
 
 
 def patch():
-    import pipelines.runner as R, time, os, threading
+    import time
+
+    import pipelines.runner as R
     if getattr(R, "_patched", False):
         return
     R._patched, R._LOG = True, []
+
+    def timed(name, f):
+        def w(*a, **k):
+            t = time.perf_counter()
+            r = f(*a, **k)
+            R._LOG.append((name, time.perf_counter() - t, time.time()))
+            return r
+        return w
+
     for name in ("run_once", "time_iree", "make_inputs", "reference", "environment", "run_case", "device_or_error"):
-        f = getattr(R, name)
-        def w(*a, _f=f, _n=name, **k):
-            t = time.perf_counter(); r = _f(*a, **k); R._LOG.append((_n, time.perf_counter() - t, time.time())); return r
-        setattr(R, name, w)
-    sp = subprocess.run
-    def run(cmd, *a, **k):
-        t = time.perf_counter(); r = sp(cmd, *a, **k); R._LOG.append(("subprocess", time.perf_counter() - t, time.time())); return r
-    R.subprocess.run = run
+        setattr(R, name, timed(name, getattr(R, name)))
+    R.subprocess.run = timed("subprocess", subprocess.run)
 
 
 def log():
