@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -80,9 +82,10 @@ def _build(args, out: Path) -> None:
                     if extra != ptx:
                         extra.unlink()
                 check_ptx(ptx.read_text(), gemm, schedule)
+                resources = _ptxas(ptx)
                 manifest.append({"name": name, "problem": problem, "repeat": repeat, "m": m, "n": n, "k": k,
                                  "dtype": dtype, "layout": args.layout, "schedule": schedule.__dict__,
-                                 "maps": tensor_maps(gemm, schedule)})
+                                 "maps": tensor_maps(gemm, schedule), "ptxas": resources})
             name = problem
             if args.no_default:
                 continue
@@ -91,6 +94,24 @@ def _build(args, out: Path) -> None:
             _compile(iree_compile_path(), out / f"{name}_default.mlir", out / f"{name}_default.vmfb",
                      ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def _ptxas(ptx: Path) -> dict | None:
+    """ptxas's account of the GEMM kernel (registers, spill bytes, and its notes, such as C7519: a warpgroup.arrive
+    it had to inject, which serialises wgmma) when ptxas is on PATH; the driver JIT-compiles the same PTX on the GPU
+    machine."""
+    tool = shutil.which("ptxas")
+    if tool is None:
+        return None
+    done = subprocess.run([tool, "-arch=sm_90a", "-v", str(ptx), "-o", os.devnull], capture_output=True, text=True)
+    text = done.stderr[done.stderr.find("'gemm'"):] if "'gemm'" in done.stderr else done.stderr
+    registers = re.search(r"Used (\d+) registers", text)
+    spills = re.search(r"(\d+) bytes spill stores", text)
+    notes = sorted(set(re.findall(r"\((C7\d+)\) ([^\n]*?) in function 'gemm'", done.stderr)))
+    for code, note in notes:
+        sys.stderr.write(f"ptxas {code} on {ptx.parent.name}: {note}\n")
+    return {"ok": done.returncode == 0, "registers": int(registers.group(1)) if registers else None,
+            "spill_bytes": int(spills.group(1)) if spills else None, "notes": [f"{c} {n}" for c, n in notes]}
 
 
 def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
