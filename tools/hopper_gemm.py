@@ -52,20 +52,18 @@ def _build(args, out: Path) -> None:
     from pipelines.bench import repeat_count
     from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
-    from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, program, tensor_maps
+    from transforms.hopper import HopperSchedule, check_problem, check_ptx, program, tensor_maps
     from transforms.hopper_protocol import check as check_protocol
-    from transforms.problem import Gemm as Problem
-    from transforms.problem import build_module, parse_shape
+    from transforms.problem import Gemm, build_module, parse_shape
 
     manifest = []
     for shape in args.shape:
         batch, m, n, k = parse_shape(shape)
-        if batch:
-            raise HopperError(f"{shape}: the Hopper kernels take one GEMM, not a batch.")
         for dtype in args.dtype:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
-            gemm = Gemm(m, n, k, dtype, args.layout)
-            repeat = repeat_count(Problem(m, n, k, dtype, args.layout), get_target("sm_80"))
+            gemm = Gemm(m, n, k, dtype, args.layout, batch)
+            check_problem(gemm)
+            repeat = repeat_count(gemm, get_target("sm_80"))
             flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
             for kind, (block_m, block_n, stages, group_m) in args.schedule:
                 name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}"
@@ -90,7 +88,7 @@ def _build(args, out: Path) -> None:
             if args.no_default:
                 continue
             with Context(), Location.unknown():
-                (out / f"{name}_default.mlir").write_text(str(build_module(Problem(m, n, k, dtype, args.layout))))
+                (out / f"{name}_default.mlir").write_text(str(build_module(gemm)))
             _compile(iree_compile_path(), out / f"{name}_default.mlir", out / f"{name}_default.vmfb",
                      ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))

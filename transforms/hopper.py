@@ -36,7 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from transforms.errors import UserError
+from .errors import UserError
+from .problem import Gemm
 
 KINDS = ("cooperative", "pingpong")
 # Streaming multiprocessors of the H100 SXM5 and H200 (NVIDIA H100 Tensor Core GPU Architecture whitepaper, table 3:
@@ -121,21 +122,20 @@ class HopperSchedule:
         return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8  # 1 KiB to align the swizzled tiles
 
 
-@dataclass(frozen=True)
-class Gemm:
-    m: int
-    n: int
-    k: int
-    dtype: str = "bf16"
-    layout: str = "nt"
-
-    def check(self) -> None:
-        if self.dtype not in DTYPES:
-            raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {self.dtype}.")
-        if self.layout not in LAYOUTS:
-            raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {self.layout}.")
-        if self.k % 8:
-            raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
+def check_problem(problem: Gemm) -> None:
+    """What the Hopper kernels take of the project's problems: one 16-bit GEMM, NT or NN, no epilogue, K a multiple
+    of 8."""
+    if problem.dtype not in DTYPES:
+        raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {problem.dtype}.")
+    if problem.layout not in LAYOUTS:
+        raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
+    if problem.batched:
+        raise HopperError(f"{problem.shape_name}: the Hopper kernels take one GEMM, not a batch.")
+    if problem.epilogue.kind != "none":
+        raise HopperError(f"the Hopper kernels store the product as it is; epilogue {problem.epilogue.kind} is not "
+                          "built.")
+    if problem.k % 8:
+        raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
 
 
 def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
@@ -474,7 +474,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
     """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn, transposed
     first; maps 2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
-    problem.check()
+    check_problem(problem)
     schedule.check()
     dt = DTYPES[problem.dtype]
     ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"

@@ -13,7 +13,8 @@ import pytest
 
 from pipelines.compiler import iree_compile_path
 from pipelines.tensormap import TensorMapError, encode
-from transforms.hopper import Gemm, HopperError, HopperSchedule, check_ptx, program, tensor_maps
+from transforms.hopper import HopperError, HopperSchedule, check_ptx, program, tensor_maps
+from transforms.problem import Epilogue, Gemm
 
 
 @pytest.mark.parametrize("schedule, words", [
@@ -34,8 +35,9 @@ def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
 
 
 @pytest.mark.parametrize("gemm, words", [
-    (Gemm(256, 256, 256, "f32"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "tn"), "layout"),
-    (Gemm(256, 256, 100, "bf16"), "multiple of 8"),
+    (Gemm(256, 256, 256, "f8E4M3FN", "nt"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "tn"), "layout"),
+    (Gemm(256, 256, 100, "bf16", "nt"), "multiple of 8"), (Gemm(256, 256, 256, "bf16", "nt", 2), "not a batch"),
+    (Gemm(256, 256, 256, "bf16", "nt", epilogue=Epilogue("bias-relu")), "epilogue bias-relu"),
 ])
 def test_problems_the_route_does_not_take_are_refused(gemm, words):
     with pytest.raises(HopperError, match=words):
@@ -43,7 +45,7 @@ def test_problems_the_route_does_not_take_are_refused(gemm, words):
 
 
 def test_tensor_maps_describe_both_k_major_operands():
-    maps = tensor_maps(Gemm(1000, 776, 1000, "f16"), HopperSchedule(block_m=256, block_n=128))
+    maps = tensor_maps(Gemm(1000, 776, 1000, "f16", "nt"), HopperSchedule(block_m=256, block_n=128))
     assert [(m["operand"], m["dims"], m["stride"], m["box"], m["swizzle"]) for m in maps] == [
         ("A", [1000, 1000], 2000, [64, 256], 128), ("B", [1000, 776], 2000, [64, 128], 128)]
 
@@ -60,9 +62,9 @@ def _ptx(tmp_path, gemm, schedule):
 
 
 @pytest.mark.parametrize("gemm, schedule", [
-    (Gemm(1000, 777, 1000, "f16"), HopperSchedule(block_n=256, stages=3, group_m=1)),  # odd N: scalar stores
-    (Gemm(256, 256, 128, "bf16"), HopperSchedule(kind="pingpong")),  # two K tiles: LLVM unrolls the producer
-    (Gemm(512, 512, 512, "bf16"), HopperSchedule(block_m=256, block_n=128, stages=4)),
+    (Gemm(1000, 777, 1000, "f16", "nt"), HopperSchedule(block_n=256, stages=3, group_m=1)),  # odd N: scalar stores
+    (Gemm(256, 256, 128, "bf16", "nt"), HopperSchedule(kind="pingpong")),  # two K tiles: LLVM unrolls the producer
+    (Gemm(512, 512, 512, "bf16", "nt"), HopperSchedule(block_m=256, block_n=128, stages=4)),
 ])
 def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     ptx = _ptx(tmp_path, gemm, schedule)
@@ -75,11 +77,11 @@ def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)
     with pytest.raises(HopperError, match="wgmma shape"):
-        check_ptx(ptx, Gemm(gemm.m, gemm.n, gemm.k, "bf16" if gemm.dtype == "f16" else "f16"), schedule)
+        check_ptx(ptx, gemm.with_(dtype="bf16" if gemm.dtype == "f16" else "f16"), schedule)
 
 
 def test_the_encoder_needs_the_cuda_driver():
-    spec = tensor_maps(Gemm(256, 256, 256), HopperSchedule())[0]
+    spec = tensor_maps(Gemm(256, 256, 256, "bf16", "nt"), HopperSchedule())[0]
     try:
         ctypes.CDLL("libcuda.so.1")
     except OSError:

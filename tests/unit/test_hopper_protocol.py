@@ -96,9 +96,10 @@ def _barrier(offset, schedule):
 def test_the_generator_computes_the_phases_the_checker_verified(schedule):
     """Each wait's barrier and parity, and each release's barrier, evaluated from the emitted IR for every step of
     a few tiles, equal PROTOCOL's (which `check` runs): a change to either side alone fails here."""
-    from transforms.hopper import Gemm, program
+    from transforms.hopper import program
+    from transforms.problem import Gemm
 
-    gemm = Gemm(1000, 776, 7 * 64, "bf16")
+    gemm = Gemm(1000, 776, 7 * 64, "bf16", "nt")
     k_steps, s = 7, schedule.stages
     body, defs = _definitions(program(gemm, schedule))
     waits = [tuple(re.findall(r"%\w+", line.split(":")[0])[:2]) for line in body.splitlines()
