@@ -96,6 +96,11 @@ def reference(case: dict, arrays: list[np.ndarray]) -> np.ndarray:
     return float64_result(problem, arrays64, lambda a: np.swapaxes(a, -1, -2), np.maximum, erf, 0.0)
 
 
+def max_relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """The largest error of `got` against the float64 `want`, relative to want's largest magnitude (at least 1)."""
+    return float(np.abs(got.astype(np.float64) - want).max() / max(1.0, float(np.abs(want).max())))
+
+
 def run_once(case: dict, vmfb: Path, device: str, arrays: list[np.ndarray]) -> np.ndarray:
     import iree.runtime as rt
 
@@ -111,11 +116,13 @@ def benchmark_tool() -> str:
     return str(Path(rt.__file__).resolve().parent.parent / "_runtime_libs" / "iree-benchmark-module")
 
 
-def time_iree(case: dict, vmfb: Path, device: str, inputs: Inputs, repetitions: int) -> list[float]:
-    """Milliseconds per GEMM for each repetition."""
+def time_iree(case: dict, vmfb: Path, device: str, inputs: Inputs, repetitions: int, warmup_s: float = 0.2,
+              min_time_s: float = 0.3) -> list[float]:
+    """Milliseconds per GEMM for each repetition (each of at least `min_time_s`, after `warmup_s` of warm-up)."""
     command = [benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={case['function']}",
                *[f"--input={f}" for f in inputs.files], f"--benchmark_repetitions={repetitions}",
-               "--benchmark_min_warmup_time=0.2", "--benchmark_min_time=0.3s", "--benchmark_format=json"]
+               f"--benchmark_min_warmup_time={warmup_s}", f"--benchmark_min_time={min_time_s}s",
+               "--benchmark_format=json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RunError(f"iree-benchmark-module failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -236,7 +243,7 @@ def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, d
     try:
         inputs, want = data.get(case)
         got = run_once(case, vmfb, device, inputs.arrays)
-        error = float(np.abs(got.astype(np.float64) - want).max() / max(1.0, float(np.abs(want).max())))
+        error = max_relative_error(got, want)
         row.update(max_rel_error=error, tolerance=relative_tolerance(case["problem"]["k"]))
         row["correct"] = error <= row["tolerance"]
         times = time_iree(case, vmfb, device, inputs, repetitions)

@@ -127,13 +127,13 @@ def run(args) -> None:
     except (OSError, ValueError):
         raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
     try:
+        import iree.runtime  # noqa: F401
         import numpy as np
         import torch
-
-        import iree.runtime as rt
     except ImportError as err:
         raise UserError(f"run needs numpy, torch and iree-base-runtime on the GPU machine ({err}).") from None
     from pipelines.reference import NUMPY_TYPES
+    from pipelines.runner import reference, time_vendor
     from pipelines.tensormap import encode_all
 
     for problem in dict.fromkeys(e["problem"] for e in entries):
@@ -142,8 +142,8 @@ def run(args) -> None:
         rng = np.random.default_rng(20261125)
         a = rng.standard_normal((m, k), dtype=np.float32).astype(NUMPY_TYPES[dtype])
         b = rng.standard_normal((n, k) if layout == "nt" else (k, n), dtype=np.float32).astype(NUMPY_TYPES[dtype])
-        b64 = torch.from_numpy(b.astype(np.float64)).cuda()
-        want = torch.from_numpy(a.astype(np.float64)).cuda() @ (b64.T if layout == "nt" else b64)
+        case = {"problem": {"dtype": dtype, "layout": layout, "epilogue": {"kind": "none"}}}
+        want = reference(case, [a, b])  # float64, on the GPU through torch
         row = {"problem": problem, "m": m, "n": n, "k": k, "dtype": dtype, "layout": layout,
                "device_name": torch.cuda.get_device_name()}
         with tempfile.TemporaryDirectory() as scratch:
@@ -156,17 +156,17 @@ def run(args) -> None:
             row["repeat"] = repeat
             default = folder / f"{problem}_default.vmfb"
             row["default"] = {"median_ms": None, "error": "not built (--no-default)"} if not default.exists() \
-                else _measure(rt, torch, default, "gemm", [a, b], files, want,
-                                      k, args.repetitions, repeat)
+                else _measure(default, "gemm", [a, b], files, want, k, args.repetitions, repeat)
             row["hopper"] = []
             for entry in schedules:
                 maps = encode_all(entry["maps"])
                 path = Path(scratch) / "maps.bin"
                 maps.tofile(path)
-                measured = _measure(rt, torch, folder / f"{entry['name']}_hopper.vmfb", "main", [a, b, maps],
+                measured = _measure(folder / f"{entry['name']}_hopper.vmfb", "main", [a, b, maps],
                                     [*files, f"32xi64=@{path}"], want, k, args.repetitions, repeat)
                 row["hopper"].append(dict(measured, schedule=entry["schedule"]))
-        row["cublas"] = {"median_ms": _cublas(torch, a, b, dtype, layout, args.repetitions)}
+        vendor = time_vendor(case, [a, b], args.repetitions)  # torch.matmul: cuBLAS
+        row["cublas"] = {"median_ms": statistics.median(vendor) if vendor else None}
         flops = 2 * m * n * k
         for measured in (row["default"], row["cublas"], *row["hopper"]):
             if measured["median_ms"]:
@@ -174,51 +174,22 @@ def run(args) -> None:
         print(json.dumps(row), flush=True)
 
 
-def _measure(rt, torch, vmfb: Path, function: str, arrays: list, files: list[str], want, k: int,
-             repetitions: int, repeat: int) -> dict:
+def _measure(vmfb: Path, function: str, arrays: list, files: list[str], want, k: int, repetitions: int,
+             repeat: int) -> dict:
     """C of one call against float64, then iree-benchmark-module's times per GEMM (each dispatch of the program is
     repeated `repeat` times in one call; the Hopper program's `@patch` dispatch too)."""
-    import numpy as np
-
     from pipelines.reference import relative_tolerance
-    from pipelines.runner import benchmark_tool
+    from pipelines.runner import Inputs, RunError, max_relative_error, run_once, time_iree
 
-    context = rt.SystemContext(config=rt.Config("cuda"))
-    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb.read_bytes()))
-    got = np.asarray(context.modules.module[function](*arrays).to_host())
-    difference = (torch.from_numpy(got.astype(np.float64)).cuda() - want).abs().max()
-    error = float(difference / max(1.0, float(want.abs().max())))
-    command = [benchmark_tool(), f"--module={vmfb}", "--device=cuda", f"--function={function}",
-               *[f"--input={f}" for f in files], f"--benchmark_repetitions={repetitions}",
-               "--benchmark_min_warmup_time=0.3", "--benchmark_min_time=0.5s", "--benchmark_format=json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-    times = [r["real_time"] * scale[r["time_unit"]] / repeat for r in json.loads(done.stdout)["benchmarks"]
-             if r.get("run_type") == "iteration"] if done.returncode == 0 else []
-    return {"max_rel_error": error, "tolerance": relative_tolerance(k), "correct": error <= relative_tolerance(k),
-            "median_ms": statistics.median(times) if times else None, "samples": len(times),
-            "error": None if done.returncode == 0 else done.stderr.strip()[-300:]}
-
-
-def _cublas(torch, a, b, dtype: str, layout: str, repetitions: int) -> float:
-    import numpy as np
-
-    kind = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
-    ta = torch.from_numpy(a.astype(np.float32)).to("cuda", kind)
-    tb = torch.from_numpy(b.astype(np.float32)).to("cuda", kind)
-    tb = tb.T if layout == "nt" else tb  # a view: cuBLAS reads B as stored
-    for _ in range(3):
-        ta @ tb
-    times = []
-    for _ in range(repetitions):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(20):
-            ta @ tb
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 20)
-    return statistics.median(times)
+    case = {"function": function, "repeat": repeat}
+    error = max_relative_error(run_once(case, vmfb, "cuda", arrays), want)
+    row = {"max_rel_error": error, "tolerance": relative_tolerance(k), "correct": error <= relative_tolerance(k),
+           "median_ms": None, "samples": 0, "error": None}
+    try:
+        times = time_iree(case, vmfb, "cuda", Inputs(arrays, files), repetitions, warmup_s=0.3, min_time_s=0.5)
+    except RunError as err:
+        return dict(row, error=str(err))
+    return dict(row, median_ms=statistics.median(times), samples=len(times))
 
 
 KINDS = ("cooperative", "cooperative-persistent", "pingpong")
