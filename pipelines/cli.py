@@ -570,6 +570,12 @@ def cmd_tune_model(args) -> int:
     return 0
 
 
+def _png_output(path: Path) -> None:
+    _writable(path, "file")
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"-o {path} must name a .png file; explain draws the timeline as a PNG.")
+
+
 def cmd_explain(args) -> int:
     if args.schedule in HOPPER_SCHEDULES:
         return _explain_hopper(args)
@@ -579,9 +585,7 @@ def cmd_explain(args) -> int:
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
     if args.output:
-        _writable(args.output, "file")
-        if args.output.suffix.lower() != ".png":
-            raise UsageError(f"-o {args.output} must name a .png file; explain draws the timeline as a PNG.")
+        _png_output(args.output)
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
@@ -624,9 +628,7 @@ HOPPER_SCHEDULES = {"hopper-cooperative": ("cooperative", False),
 def _explain_hopper(args) -> int:
     """A Hopper schedule's K steps per warp-group role, its stage hand-off checked under random interleavings."""
     if args.output:
-        _writable(args.output, "file")
-        if args.output.suffix.lower() != ".png":
-            raise UsageError(f"-o {args.output} must name a .png file; explain draws the timeline as a PNG.")
+        _png_output(args.output)
     if args.target or args.lds_stages is not None:
         raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --target and --lds-stages are for "
                          "the AMD warp-group schedules.")

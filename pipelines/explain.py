@@ -41,6 +41,23 @@ def _kind(ops: list[Op]) -> str:
     return "idle"
 
 
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _write_png(plt, fig, path: Path, force: bool) -> None:
+    picture = io.BytesIO()
+    # A PNG text chunk lets the next run recognise the picture as its own.
+    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
+    plt.close(fig)
+    write_file(path, picture.getvalue(), force)
+
+
 def text_table(program: Program) -> str:
     rows = phases(program)
     width = 46
@@ -54,11 +71,9 @@ def text_table(program: Program) -> str:
 
 def timeline_png(program: Program, path: Path, force: bool = False) -> None:
     """Draw the timeline into `path`; an existing picture this tool did not draw is replaced only with `force`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
+
+    plt = _pyplot()
 
     rows = phases(program)
     fig, ax = plt.subplots(figsize=(min(24, 1.1 * len(rows) + 2), 1.2 * len(program.groups) + 1.5))
@@ -78,11 +93,7 @@ def timeline_png(program: Program, path: Path, force: bool = False) -> None:
     ax.legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items()], fontsize=7, loc="upper right",
               ncol=4)
     fig.tight_layout()
-    picture = io.BytesIO()
-    # A PNG text chunk lets the next run recognise the picture as its own.
-    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
-    plt.close(fig)
-    write_file(path, picture.getvalue(), force)
+    _write_png(plt, fig, path, force)
 
 
 def hopper_text(name: str, rows: list[dict[str, str]]) -> str:
@@ -98,11 +109,9 @@ def hopper_text(name: str, rows: list[dict[str, str]]) -> str:
 
 def hopper_png(name: str, rows: list[dict[str, str]], path: Path, force: bool = False) -> None:
     """The same table as a picture: a column per K step, a row per role, loads blue and wgmma orange."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
+
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(min(24, 0.9 * len(rows) + 2), 1.2 * len(HOPPER_ROLES) + 1.5))
     for column, row in enumerate(rows):
@@ -124,7 +133,4 @@ def hopper_png(name: str, rows: list[dict[str, str]], path: Path, force: bool = 
     ax.legend(handles=[Patch(color=COLOURS[k], label=label) for k, label in legend], fontsize=7, loc="upper right",
               ncol=3)
     fig.tight_layout()
-    picture = io.BytesIO()
-    fig.savefig(picture, format="png", dpi=150, metadata={"Comment": FILE_MARK})
-    plt.close(fig)
-    write_file(path, picture.getvalue(), force)
+    _write_png(plt, fig, path, force)
