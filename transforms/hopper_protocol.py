@@ -181,7 +181,11 @@ def check(schedule: HopperSchedule, tiles: int = 6, k_steps: int = 5, runs: int 
     """`runs` random interleavings of the schedule's programs for one workgroup of `tiles` tiles of `k_steps` K
     steps; the first hazard found is raised."""
     schedule.check()
-    roles = programs(schedule, tiles, k_steps)
+    check_programs(schedule, programs(schedule, tiles, k_steps), runs)
+
+
+def check_programs(schedule: HopperSchedule, roles: dict[str, list[Step]], runs: int = 300) -> None:
+    """`runs` random interleavings (seeds 0, 1, ...) of given role programs; the first hazard found is raised."""
     for seed in range(runs):
         run(schedule, roles, seed)
 

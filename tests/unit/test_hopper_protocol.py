@@ -7,7 +7,7 @@ import pytest
 
 from transforms import hopper_protocol
 from transforms.hopper import HopperSchedule
-from transforms.hopper_protocol import PROTOCOL, ProtocolHazard, check, programs, run
+from transforms.hopper_protocol import PROTOCOL, ProtocolHazard, check, check_programs, programs
 
 SCHEDULES = [HopperSchedule(256, 128, 64, 4), HopperSchedule(128, 256, 64, 2, persistent=True),
              HopperSchedule(128, 128, 64, 2, kind="pingpong"), HopperSchedule(64, 256, 64, 3, kind="pingpong")]
@@ -27,16 +27,14 @@ def test_ping_pong_without_its_turns_reads_stale_stages():
     schedule = SCHEDULES[2]
     roles = _without(programs(schedule, 6, 5), "order")
     with pytest.raises(ProtocolHazard, match="reads stage .* but it"):
-        for seed in range(200):
-            run(schedule, roles, seed)
+        check_programs(schedule, roles, runs=200)
 
 
 def test_a_producer_that_does_not_wait_for_empty_overwrites_a_stage_being_read():
     schedule = SCHEDULES[0]
     roles = _without(programs(schedule, 2, 6), "empty")
     with pytest.raises(ProtocolHazard, match="still reads it"):
-        for seed in range(200):
-            run(schedule, roles, seed)
+        check_programs(schedule, roles, runs=200)
 
 
 @pytest.mark.parametrize("key, wrong", [("full_parity", lambda q, s: (q // s + 1) & 1),
