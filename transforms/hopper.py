@@ -201,6 +201,12 @@ def _pointer(b: _Body, memref: str, ty: str) -> str:
     return b.op(f"arith.index_cast {index} : index to i64", "p")
 
 
+def _binding(b: _Body, layout: str, index: int, ty: str, name: str, read_only: bool) -> str:
+    flags = " flags(ReadOnly)" if read_only else ""
+    return b.op(f"hal.interface.binding.subspan layout({layout}) binding({index}) alignment(64) "
+                f"offset({b.const(0, 'index')}){flags} : {ty}", name)
+
+
 def _asm(b: _Body, text: str, constraints: str, args: list[tuple[str, str]]) -> None:
     operands = ", ".join(a for a, _ in args)
     types = ", ".join(t for _, t in args)
@@ -212,11 +218,8 @@ def _patch_func(problem: Gemm, layout: str) -> str:
     c0 = b.const(0, "index")
     dt = DTYPES[problem.dtype]
     ta, tb, tt = _memref([problem.m, problem.k], dt), _memref([problem.n, problem.k], dt), _memref([32], "i64")
-    a = b.op(f"hal.interface.binding.subspan layout({layout}) binding(0) alignment(64) offset({c0}) flags(ReadOnly) "
-             f": {ta}", "a")
-    bb = b.op(f"hal.interface.binding.subspan layout({layout}) binding(1) alignment(64) offset({c0}) flags(ReadOnly) "
-              f": {tb}", "b")
-    t = b.op(f"hal.interface.binding.subspan layout({layout}) binding(2) alignment(64) offset({c0}) : {tt}", "t")
+    a, bb = _binding(b, layout, 0, ta, "a", True), _binding(b, layout, 1, tb, "b", True)
+    t = _binding(b, layout, 2, tt, "t", False)
     tid = b.op("gpu.thread_id x", "tid")
     first = b.op(f"arith.cmpi eq, {tid}, {c0} : index", "first")
     b.op(f"scf.if {first} {{")
@@ -238,7 +241,7 @@ def _patch_func(problem: Gemm, layout: str) -> str:
 def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[str, str]:
     """(block column, block row) of linear tile `tile` (i32): in groups of `group_m` block rows, down each column of
     the group, then the next column (the last group may be shorter); row order when group_m is 1."""
-    columns, rows = _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
+    columns, rows = tile_grid(problem, s)
     if s.group_m == 1:
         return b.arith("remui", tile, i32(columns), "i32"), b.arith("divui", tile, i32(columns), "i32")
     per_group = i32(s.group_m * columns)
@@ -248,9 +251,14 @@ def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[s
     return b.arith("divui", within, size, "i32"), b.arith("addi", first, b.arith("remui", within, size, "i32"), "i32")
 
 
+def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
+    """(block columns, block rows) of the problem's tiles."""
+    return _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
+
+
 def grid_size(problem: Gemm, s: HopperSchedule) -> int:
-    tiles = _ceil(problem.n, s.block_n) * _ceil(problem.m, s.block_m)
-    return min(tiles, SM_COUNT) if s.loops_over_tiles else tiles
+    columns, rows = tile_grid(problem, s)
+    return min(columns * rows, SM_COUNT) if s.loops_over_tiles else columns * rows
 
 
 def _acc_type(n: int) -> str:
@@ -264,9 +272,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     i32 = lambda v: b.const(v, "i32")  # noqa: E731
     i64 = lambda v: b.const(v, "i64")  # noqa: E731
     tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], "f32")
-    t = b.op(f"hal.interface.binding.subspan layout({layout}) binding(2) alignment(64) offset({c0}) flags(ReadOnly) "
-             f": {tt}", "t")
-    c = b.op(f"hal.interface.binding.subspan layout({layout}) binding(3) alignment(64) offset({c0}) : {tc}", "cc")
+    t, c = _binding(b, layout, 2, tt, "t", True), _binding(b, layout, 3, tc, "cc", False)
     pt = _pointer(b, t, tt)
     map_a = b.op(f"llvm.inttoptr {pt} : i64 to !llvm.ptr", "map")
     pt1 = b.op(f"arith.addi {pt}, {i64(128)} : i64", "p")
@@ -307,8 +313,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     b.op("}")
     b.op("gpu.barrier")
     # This workgroup's tiles: bid, bid + grid, ... (one tile unless the schedule loops over tiles).
-    tiles = _ceil(problem.n, s.block_n) * _ceil(problem.m, s.block_m)
-    grid = grid_size(problem, s)
+    columns, rows = tile_grid(problem, s)
+    tiles, grid = columns * rows, grid_size(problem, s)
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     mine = b.arith("divui", b.arith("subi", i32(tiles + grid - 1), bid, "i32"), i32(grid), "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
