@@ -352,10 +352,10 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
     kt64 = b.op("arith.index_cast %pk : index to i64", "k")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
-    for tile_map, offset, rows in ((map_a, 0, row_a), (map_b, bytes_a, row_b)):
+    for tile_map, offset, box_row in ((map_a, 0, row_a), (map_b, bytes_a, row_b)):
         start = b.arith("addi", b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), i64(offset), "i64")
         dst = b.op(f"llvm.addrspacecast {shared(start)} : !llvm.ptr<3> to !llvm.ptr<7>", "dst")
-        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {rows}] : "
+        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {box_row}] : "
              "!llvm.ptr<7>, !llvm.ptr")
     b.op("}")  # K steps
     b.op("}")  # tiles
