@@ -8,6 +8,7 @@ Runtime side only: ctypes and numpy, no compiler.
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numpy as np
 
@@ -24,6 +25,7 @@ class TensorMapError(UserError, RuntimeError):
     """The CUDA driver is not there or refused a tensor map; one sentence."""
 
 
+@functools.cache  # once per process: one context retain, not one per map
 def _driver():
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
