@@ -132,9 +132,12 @@ def time_iree(case: dict, vmfb: Path, device: str, inputs: Inputs, repetitions: 
             if run.get("run_type") == "iteration"]
 
 
-def time_vendor(case: dict, arrays: list[np.ndarray], repetitions: int) -> list[float] | None:
+def time_vendor(case: dict, arrays: list[np.ndarray], repetitions: int, warmup_s: float | None = None,
+                min_time_s: float | None = None) -> list[float] | None:
     """torch.matmul (cuBLAS/hipBLASLt) on the same inputs, output in the input type as cuBLAS defaults to;
-    None when torch or a GPU is not there."""
+    None when torch or a GPU is not there. Milliseconds per call, each repetition 20 calls after 3; or, given
+    `warmup_s` and `min_time_s`, timed as `time_iree` times (calls for at least `warmup_s`, then each repetition
+    at least `min_time_s` of calls), so that both run as long at the GPU's sustained clocks."""
     try:
         import torch
     except ImportError:
@@ -148,19 +151,24 @@ def time_vendor(case: dict, arrays: list[np.ndarray], repetitions: int) -> list[
     layout = case["problem"]["layout"]
     a = a.transpose(-1, -2) if layout == "tn" else a
     b = b.transpose(-1, -2) if layout == "nt" else b
-    calls = 20
-    for _ in range(3):
-        torch.matmul(a, b)
-    times = []
-    for _ in range(repetitions):
+
+    def batch(calls: int) -> float:  # milliseconds for `calls` back-to-back products
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(calls):
             torch.matmul(a, b)
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return times
+        return start.elapsed_time(end)
+
+    calls = 20
+    batch(3)
+    if warmup_s is not None and min_time_s is not None:
+        warmed = 0.0
+        while warmed < warmup_s * 1e3:
+            warmed += batch(calls)
+        calls = max(calls, math.ceil(min_time_s * 1e3 / (batch(calls) / calls)))
+    return [batch(calls) / calls for _ in range(repetitions)]
 
 
 ENV_FIELDS = ("host", "device", "device_name", "driver", "iree_runtime", "visible_devices")

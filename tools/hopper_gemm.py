@@ -11,13 +11,18 @@ transforms.hopper.check_ptx), IREE's default for the same linalg.matmul (sm_80 P
 for sm_90, as IREE 3.13 has no sm_90 target) and manifest.json. `run` encodes the tensor maps with the CUDA driver,
 checks every Hopper kernel's C against float64 (torch on the GPU), then times the Hopper kernel and IREE's default
 with iree-benchmark-module (the Hopper time includes its one-thread `@patch` dispatch) and cuBLAS through
-torch.matmul (A·Bᵀ, output in the input type, CUDA events), all in one process on one GPU.
+torch.matmul (A·Bᵀ, output in the input type, CUDA events), all in one process on one GPU, each after the same
+warm-up and for the same minimum time per repetition (an H100 under GEMMs reaches its 700 W limit within a second
+and its clock falls from 1.98 GHz to about 1.4, results/h100/hopper/README.md). `--repeat-flops` sets how much
+work one call of a program does (its dispatches repeated), so that the per-call cost of iree-benchmark-module is
+a small part of each time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -49,7 +54,7 @@ def build(args) -> None:
 def _build(args, out: Path) -> None:
     from iree.compiler.ir import Context, Location
 
-    from pipelines.bench import repeat_count
+    from pipelines.bench import MAX_REPEAT, repeat_count
     from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
     from transforms.hopper import HopperSchedule, check_problem, check_ptx, program, tensor_maps
@@ -63,13 +68,16 @@ def _build(args, out: Path) -> None:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
             gemm = Gemm(m, n, k, dtype, args.layout, batch)
             check_problem(gemm)
-            repeat = repeat_count(gemm, get_target("sm_80"))
+            repeat = repeat_count(gemm, get_target("sm_80")) if args.repeat_flops is None \
+                else max(1, min(MAX_REPEAT, math.ceil(args.repeat_flops / gemm.flops)))
             flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
-            for kind, (block_m, block_n, stages, group_m) in args.schedule:
-                name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}"
+            for kind, (block_m, block_n, stages, group_m, *cluster) in args.schedule:
+                cluster_m = cluster[0] if cluster else 1
+                name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}" + \
+                    (f"c{cluster_m}" if cluster_m > 1 else "")
                 schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m,
                                           kind=kind.removesuffix("-persistent"),
-                                          persistent=kind.endswith("-persistent"))
+                                          persistent=kind.endswith("-persistent"), cluster_m=cluster_m)
                 check_protocol(schedule)  # the stage hand-off under random interleavings
                 (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
                 dump = out / "dump" / name
@@ -165,7 +173,9 @@ def run(args) -> None:
                 measured = _measure(folder / f"{entry['name']}_hopper.vmfb", "main", [a, b, maps],
                                     [*files, f"32xi64=@{path}"], want, k, args.repetitions, repeat)
                 row["hopper"].append(dict(measured, schedule=entry["schedule"]))
-        vendor = time_vendor(case, [a, b], args.repetitions)  # torch.matmul: cuBLAS
+        # torch.matmul: cuBLAS, warmed up and timed as long as the IREE programs (the GPU's clocks fall to its power
+        # limit within about a second of GEMMs; a short burst of cuBLAS calls would run at higher clocks)
+        vendor = time_vendor(case, [a, b], args.repetitions, warmup_s=WARMUP_S, min_time_s=MIN_TIME_S)
         row["cublas"] = {"median_ms": statistics.median(vendor) if vendor else None}
         flops = 2 * m * n * k
         for measured in (row["default"], row["cublas"], *row["hopper"]):
@@ -186,13 +196,15 @@ def _measure(vmfb: Path, function: str, arrays: list, files: list[str], want, k:
     row = {"max_rel_error": error, "tolerance": relative_tolerance(k), "correct": error <= relative_tolerance(k),
            "median_ms": None, "samples": 0, "error": None}
     try:
-        times = time_iree(case, vmfb, "cuda", Inputs(arrays, files), repetitions, warmup_s=0.3, min_time_s=0.5)
+        times = time_iree(case, vmfb, "cuda", Inputs(arrays, files), repetitions, warmup_s=WARMUP_S,
+                          min_time_s=MIN_TIME_S)
     except RunError as err:
         return dict(row, error=str(err))
     return dict(row, median_ms=statistics.median(times), samples=len(times))
 
 
 KINDS = ("cooperative", "cooperative-persistent", "pingpong")
+WARMUP_S, MIN_TIME_S = 0.3, 0.5  # every program and cuBLAS: seconds of warm-up, and at least this long a repetition
 
 
 def _schedule(text: str) -> tuple[str, tuple[int, ...]]:
@@ -202,9 +214,9 @@ def _schedule(text: str) -> tuple[str, tuple[int, ...]]:
         numbers = tuple(int(v) for v in sizes.split("x"))
     except ValueError:
         numbers = ()
-    if kind not in KINDS or len(numbers) != 4:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M with KIND one of "
-                                         f"{', '.join(KINDS)}")
+    if kind not in KINDS or len(numbers) not in (4, 5):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M] with KIND "
+                                         f"one of {', '.join(KINDS)}")
     return kind, numbers
 
 
@@ -215,10 +227,14 @@ def main() -> None:
     p.add_argument("--shape", action="append", required=True)
     p.add_argument("--dtype", action="append", default=None)
     p.add_argument("--schedule", action="append", default=None, type=_schedule,
-                   help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M, KIND cooperative, cooperative-persistent or pingpong, "
-                   "e.g. pingpong:128x128x6x8 (repeatable; default cooperative:128x128x4x8)")
+                   help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M], KIND cooperative, cooperative-persistent "
+                   "or pingpong, CLUSTER_M 1 or 2 workgroups sharing B by TMA multicast, e.g. pingpong:128x128x6x8 "
+                   "(repeatable; default cooperative:128x128x4x8)")
     p.add_argument("--layout", choices=("nt", "nn"), default="nt", help="nn: B is K×N, transposed by IREE first")
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
+    p.add_argument("--repeat-flops", type=float, default=None,
+                   help="repeat each dispatch so that one call does about this many FLOPs (at most MAX_REPEAT "
+                   "times; default: the project's REPEAT_FLOPS), for Hopper and default alike")
     p.add_argument("-o", "--output", required=True)
     p = sub.add_parser("run")
     p.add_argument("folder")

@@ -17,7 +17,10 @@ one thread issues the TMA loads of each K step into stage `q % stages` (steps nu
 so the ring runs on from tile to tile), announcing the bytes on that stage's `full` barrier after the stage's
 `empty` barrier says its previous use is done. The consumer warp groups take registers, wait on `full`, run
 `block_k / 16` wgmma steps per stage (one or two m64 blocks each), keep one wgmma group in flight, release the
-previous stage on `empty` and the last one after draining. Kinds:
+previous stage on `empty` (one thread per warp group) and the last one after draining. With `cluster_m` 2, two
+workgroups on neighbouring block rows form a thread-block cluster (`nvvm.cluster_dim`, which the driver launches
+as such): each loads its A tile and half of the B tile they share, multicast into both, and a stage is free only
+once the consumers of both have released it (remote arrivals through `mapa`). Kinds:
 - `cooperative`: the consumers split each block tile by rows; one tile per workgroup, or with `persistent`,
   SM_COUNT workgroups looping over the tiles.
 - `pingpong`: SM_COUNT workgroups; each consumer owns every other tile of its workgroup and starts a tile's K loop
@@ -68,6 +71,10 @@ class HopperSchedule:
     kind: str = "cooperative"
     group_m: int = 8  # block tiles run in groups of this many block rows, column by column (L2 reuse); 1: row order
     persistent: bool = False  # SM_COUNT workgroups loop over the tiles (always, for pingpong)
+    # workgroups per thread-block cluster, on neighbouring block rows of one block column: each loads its A tile
+    # and 1/cluster_m of the shared B tile, multicast to every workgroup of the cluster (L2 traffic per tile
+    # 1/cluster_m of B's instead of all of it)
+    cluster_m: int = 1
 
     def check(self) -> None:
         if self.kind not in KINDS:
@@ -85,6 +92,9 @@ class HopperSchedule:
             raise HopperError("a ping-pong schedule has two consumer warp groups.")
         if self.group_m < 1:
             raise HopperError("group_m must be at least 1.")
+        if self.cluster_m not in (1, 2) or self.block_n % (8 * self.cluster_m):
+            raise HopperError("cluster_m must be 1 or 2, and block_n / cluster_m a multiple of 8 (each workgroup's "
+                              "share of the B tile is whole 1 KiB swizzle atoms).")
         if self.block_n % 8 or not 8 <= self.block_n <= 256:
             raise HopperError("block_n must be a multiple of 8 from 8 to 256 (wgmma's n and one TMA box).")
         if not 2 <= self.stages <= 7:
@@ -107,8 +117,14 @@ class HopperSchedule:
 
     @property
     def stage_readers(self) -> int:
-        """Consumer threads that read each stage (and arrive on its `empty` barrier)."""
-        return WARPGROUP * (1 if self.kind == "pingpong" else self.consumers)
+        """Consumer warp groups of a workgroup that read each stage (one thread of each releases it)."""
+        return 1 if self.kind == "pingpong" else self.consumers
+
+    @property
+    def empty_arrivals(self) -> int:
+        """Arrivals that release a stage: each reading warp group of every workgroup of the cluster, whose TMA
+        loads write into this workgroup's stage too."""
+        return self.stage_readers * self.cluster_m
 
     @property
     def threads(self) -> int:
@@ -144,7 +160,8 @@ def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     return [{"operand": "A", "dims": [problem.k, problem.m], "stride": problem.k * 2,
              "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES},
             {"operand": "B", "dims": [problem.k, problem.n], "stride": problem.k * 2,
-             "box": [schedule.block_k, schedule.block_n], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}]
+             "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
+             "swizzle": SWIZZLE_BYTES}]
 
 
 TARGET = ('#hal.executable.target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<arch = '
@@ -239,14 +256,16 @@ def _patch_func(problem: Gemm, layout: str) -> str:
 
 
 def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[str, str]:
-    """(block column, block row) of linear tile `tile` (i32): in groups of `group_m` block rows, down each column of
-    the group, then the next column (the last group may be shorter); row order when group_m is 1."""
-    columns, rows = tile_grid(problem, s)
-    if s.group_m == 1:
+    """(block column, cluster row) of linear cluster tile `tile` (i32): in groups of `group_m` block rows, down
+    each column of the group, then the next column (the last group may be shorter); row order when a group is one
+    cluster row. A cluster row is `cluster_m` block rows."""
+    columns, rows = unit_grid(problem, s)
+    group = max(1, s.group_m // s.cluster_m)
+    if group == 1:
         return b.arith("remui", tile, i32(columns), "i32"), b.arith("divui", tile, i32(columns), "i32")
-    per_group = i32(s.group_m * columns)
-    first = b.arith("muli", b.arith("divui", tile, per_group, "i32"), i32(s.group_m), "i32")
-    size = b.op(f"arith.minui {b.arith('subi', i32(rows), first, 'i32')}, {i32(s.group_m)} : i32", "size")
+    per_group = i32(group * columns)
+    first = b.arith("muli", b.arith("divui", tile, per_group, "i32"), i32(group), "i32")
+    size = b.op(f"arith.minui {b.arith('subi', i32(rows), first, 'i32')}, {i32(group)} : i32", "size")
     within = b.arith("remui", tile, per_group, "i32")
     return b.arith("divui", within, size, "i32"), b.arith("addi", first, b.arith("remui", within, size, "i32"), "i32")
 
@@ -256,9 +275,18 @@ def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
     return _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
 
 
-def grid_size(problem: Gemm, s: HopperSchedule) -> int:
+def unit_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
+    """(block columns, cluster rows): the tiles a cluster takes at once (`cluster_m` block rows of one column; a
+    block row past M is loaded as zeros and not stored)."""
     columns, rows = tile_grid(problem, s)
-    return min(columns * rows, SM_COUNT) if s.loops_over_tiles else columns * rows
+    return columns, _ceil(rows, s.cluster_m)
+
+
+def grid_size(problem: Gemm, s: HopperSchedule) -> int:
+    """Workgroups: one per tile, or with a loop over tiles SM_COUNT (whole clusters of them)."""
+    columns, rows = unit_grid(problem, s)
+    clusters = min(columns * rows, SM_COUNT // s.cluster_m) if s.loops_over_tiles else columns * rows
+    return clusters * s.cluster_m
 
 
 def _acc_type(n: int) -> str:
@@ -305,25 +333,32 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     b.op(f"scf.if {first} {{")
     for index in range(s.stages):
         b.op(f"nvvm.mbarrier.init {bar(0, i64(index))}, {i32(1)} : !llvm.ptr<3>, i32")
-        b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(s.stage_readers)} : !llvm.ptr<3>, i32")
+        b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(s.empty_arrivals)} : !llvm.ptr<3>, i32")
     if s.kind == "pingpong":
         for index in range(2):
             b.op(f"nvvm.mbarrier.init {bar(2, i64(index))}, {i32(WARPGROUP)} : !llvm.ptr<3>, i32")
     b.op("nvvm.fence.mbarrier.init")
     b.op("}")
-    b.op("gpu.barrier")
-    # This workgroup's tiles: bid, bid + grid, ... (one tile unless the schedule loops over tiles).
-    columns, rows = tile_grid(problem, s)
-    tiles, grid = columns * rows, grid_size(problem, s)
+    _sync(b, s)  # the barriers initialised, in every workgroup of the cluster, before any role uses them
+    # This cluster's tiles: unit, unit + clusters, ... (one unless the schedule loops over tiles); a unit is
+    # `cluster_m` block rows of one column, block row `cluster_m * unit row + rank` this workgroup's.
+    columns, rows = unit_grid(problem, s)
+    tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_m
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
-    mine = b.arith("divui", b.arith("subi", i32(tiles + grid - 1), bid, "i32"), i32(grid), "i32")
+    rank = b.arith("remui", bid, i32(s.cluster_m), "i32")  # the cluster's workgroups are consecutive in x
+    unit = b.arith("divui", bid, i32(s.cluster_m), "i32")
+    mine = b.arith("divui", b.arith("subi", i32(tiles + grid - 1), unit, "i32"), i32(grid), "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
     k_tiles = _ceil(problem.k, s.block_k)
     kt_n, stages = b.const(k_tiles, "index"), i64(s.stages)
 
     def tile_of(i: str) -> tuple[str, str]:  # loop index (index) -> (block column, block row), i32
         i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
-        return _tile(b, problem, s, i32, b.arith("addi", bid, b.arith("muli", i32_, i32(grid), "i32"), "i32"))
+        col, unit_row = _tile(b, problem, s, i32, b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"),
+                                                           "i32"))
+        if s.cluster_m == 1:
+            return col, unit_row
+        return col, b.arith("addi", b.arith("muli", unit_row, i32(s.cluster_m), "i32"), rank, "i32")
 
     def k_step(i: str, kt: str) -> tuple[str, str, str]:
         """(stage, use of that stage, the step's number q) of K step `kt` of this workgroup's tile `i`: steps are
@@ -352,11 +387,19 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
     kt64 = b.op("arith.index_cast %pk : index to i64", "k")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
-    for tile_map, offset, box_row in ((map_a, 0, row_a), (map_b, bytes_a, row_b)):
-        start = b.arith("addi", b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), i64(offset), "i64")
+    if s.cluster_m > 1:  # this workgroup's share of B: rows rank × block_n / cluster_m on, to every workgroup
+        share = s.block_n // s.cluster_m
+        row_b = b.arith("addi", row_b, b.arith("muli", rank, i32(share), "i32"), "i32")
+        offset_b = b.arith("muli", b.op(f"arith.extui {rank} : i32 to i64", "r"), i64(bytes_b // s.cluster_m), "i64")
+        offset_b = b.arith("addi", offset_b, i64(bytes_a), "i64")
+        mask = f" multicast_mask = {b.const((1 << s.cluster_m) - 1, 'i16')}"
+    else:
+        offset_b, mask = i64(bytes_a), ""
+    for tile_map, offset, box_row, cast in ((map_a, i64(0), row_a, ""), (map_b, offset_b, row_b, mask)):
+        start = b.arith("addi", b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), offset, "i64")
         dst = b.op(f"llvm.addrspacecast {shared(start)} : !llvm.ptr<3> to !llvm.ptr<7>", "dst")
-        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {box_row}] : "
-             "!llvm.ptr<7>, !llvm.ptr")
+        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {box_row}]"
+             f"{cast} : !llvm.ptr<7>, !llvm.ptr")
     b.op("}")  # K steps
     b.op("}")  # tiles
     b.op("}")  # first
@@ -367,6 +410,20 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     g_i = b.op(f"arith.index_cast {g} : i32 to index", "g")
     acc_ty = _acc_type(s.block_n)
     zero = b.op(f"llvm.mlir.zero : {acc_ty}", "zero")
+    leader = b.op(f"arith.cmpi eq, {b.arith('remui', tid32, i32(WARPGROUP), 'i32')}, {i32(0)} : i32", "leader")
+
+    def release(barrier: str) -> None:
+        """The warp group's release of a stage: one arrival on the `empty` barrier of each workgroup of the
+        cluster (their loads write into this one's stage)."""
+        b.op(f"scf.if {leader} {{")
+        if s.cluster_m == 1:
+            b.op(f"nvvm.mbarrier.arrive {barrier} : !llvm.ptr<3> -> i64", "tok")
+        local = b.op(f"llvm.ptrtoint {barrier} : !llvm.ptr<3> to i32", "bar") if s.cluster_m > 1 else ""
+        for target in range(s.cluster_m if s.cluster_m > 1 else 0):
+            _asm(b, "{ .reg .b32 remote; mapa.shared::cluster.u32 remote, $0, $1; "
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote]; }", "r,r",
+                 [(local, "i32"), (i32(target), "i32")])
+        b.op("}")
     if s.kind == "pingpong":
         b.op(f"scf.for %ci = {g_i} to {mine_i} step {b.const(2, 'index')} {{")
         rows_base = i32(0)  # the consumer owns the whole tile
@@ -415,28 +472,40 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
                           f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <col>] : {acc_ty} -> {acc_ty}", "acc")
     b.op("nvvm.wgmma.commit.group.sync.aligned")
     b.op("nvvm.wgmma.wait.group.sync.aligned 1")
-    # The group of the previous K step is done: release its stage.
+    # The group of the previous K step is done: release its stage (one thread of the warp group).
     b.op(f"scf.if {b.op(f'arith.cmpi ugt, %ck, {c0} : index', 'prev')} {{")
     previous = b.arith("remui", b.arith("addi", q, i64(s.stages - 1), "i64"), stages, "i64")
-    b.op(f"nvvm.mbarrier.arrive {bar(1, previous)} : !llvm.ptr<3> -> i64", "tok")
+    release(bar(1, previous))
     b.op("}")
     b.op(f"scf.yield {', '.join(cur)} : {types}")
     b.op("}")
     b.op("nvvm.wgmma.wait.group.sync.aligned 0")
     last_stage, _, _ = k_step("%ci", b.const(k_tiles - 1, "index"))
-    b.op(f"nvvm.mbarrier.arrive {bar(1, last_stage)} : !llvm.ptr<3> -> i64", "tok")
+    release(bar(1, last_stage))
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
     _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64)
     b.op("}")  # tiles
     b.op("}")  # consumers
+    if s.cluster_m > 1:  # no workgroup leaves while another may still arrive on its barriers
+        _sync(b, s)
     body = b.text()
-    return f"""      func.func @gemm() attributes {{translation_info = #iree_codegen.translation_info<pipeline = \
-#iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgroup_size = 32>}} {{
+    cluster = f"nvvm.cluster_dim = array<i32: {s.cluster_m}, 1, 1>, " if s.cluster_m > 1 else ""
+    return f"""      func.func @gemm() attributes {{{cluster}translation_info = #iree_codegen.translation_info<\
+pipeline = #iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgroup_size = 32>}} {{
         {body}
         return
       }}"""
+
+
+def _sync(b: _Body, s: HopperSchedule) -> None:
+    """Every thread of the workgroup, or of the cluster when it has several workgroups."""
+    if s.cluster_m == 1:
+        b.op("gpu.barrier")
+    else:
+        b.op("nvvm.cluster.arrive")
+        b.op("nvvm.cluster.wait")
 
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
@@ -539,9 +608,10 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp
     groups (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers),
     two TMA loads per K tile, and per K tile and consumer the wgmma count and shape (block_k / 16 steps × m64
-    blocks, m64n{block_n}k16 of the element type), one group kept in flight; `@patch` writes both tensor-map
-    addresses. The tile order (group_m) and the persistent grid are arithmetic and the dispatch's workgroup count,
-    not checked here (`program` writes them; the grid is in the program's export)."""
+    blocks, m64n{block_n}k16 of the element type), one group kept in flight, the cluster (its size, B's multicast
+    loads, the releases to every workgroup; none without one); `@patch` writes both tensor-map addresses. The tile
+    order (group_m) and the persistent grid are arithmetic and the dispatch's workgroup count, not checked here
+    (`program` writes them; the grid is in the program's export)."""
     gemm, patch = ptx_kernel(ptx, "gemm"), ptx_kernel(ptx, "patch")
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
@@ -563,6 +633,12 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         "tensor-map patch": len(re.findall(r"tensormap\.replace\.tile\.global_address", patch)) == 2,
         "register split": f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};" in gemm
         and f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};" in gemm,
+        # a cluster: its size in the kernel, B's share multicast once per announced stage, releases to every
+        # workgroup; none of it without one
+        "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_m}, 1, 1", gemm) is not None
+                    and len(re.findall(r"\.multicast::cluster", gemm)) == expects
+                    and "mapa.shared::cluster" in gemm) if schedule.cluster_m > 1
+        else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }
     missing = [name for name, ok in found.items() if not ok]
     if missing:

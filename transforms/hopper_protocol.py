@@ -3,16 +3,20 @@
 `transforms.hopper` emits, per warp-group role, a sequence of mbarrier operations whose phases are computed from
 the K step number q: the producer waits for stage `q % stages` to be released (`empty`, parity
 `(q // stages + 1) & 1` once q ≥ stages), announces the bytes and starts the TMA loads (`full`); a consumer waits
-on `full` with parity `(q // stages) & 1`, reads the stage while its wgmma group runs, and releases it. Ping-pong
-consumers also wait for their turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile.
+on `full` with parity `(q // stages) & 1`, reads the stage while its wgmma group runs, and releases it (one arrival
+per warp group on the `empty` barrier of every workgroup of its cluster). Ping-pong consumers also wait for their
+turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile. In a cluster of `cluster_m`
+workgroups, each producer's loads land in every workgroup's stage (its A tile in its own, its share of B multicast
+to all) and complete the transaction on each one's `full` barrier; each workgroup's `full` expects all the parts.
 The formulas are `PROTOCOL`'s; tests/unit/test_hopper_protocol.py evaluates the IR the generator writes for every
 wait and release and compares it with them.
 
-`programs` writes those sequences for a schedule and a small workgroup (tiles × K steps). `check` executes them
+`programs` writes those sequences for a schedule and a small cluster (tiles × K steps). `check` executes them
 with exact mbarrier semantics: arrivals and transaction bytes complete a phase; `try_wait.parity(p)` returns once the
 barrier's current phase has parity other than p, so a wait aimed two phases ahead passes at once, as on the
-hardware. The TMA unit completes loads at random later points. Each run picks the next step at random among the
-roles that can move. A `ProtocolHazard` names the run, the role and the step when:
+hardware. The TMA unit completes each part of a load in each workgroup at its own random later point. Each run
+picks the next step at random among the roles that can move. A `ProtocolHazard` names the run, the role and the
+step when:
 - a consumer starts reading a stage that does not hold its step's data (stale, or still being loaded);
 - a load starts into a stage a consumer is still reading;
 - no role can move before all have finished (a deadlock).
@@ -46,38 +50,53 @@ class Step:
     barrier: tuple[str, int] | None = None  # ("full" | "empty" | "order", index)
     parity: int = 0
     q: int = -1  # the K step (load, read, release)
-    count: int = 1  # arrivals (a warp group arrives as WARPGROUP threads)
+    count: int = 1  # arrivals (a whole warp group arrives as WARPGROUP threads)
+    cta: int = 0  # the workgroup of the cluster whose barrier it is (a release arrives in each)
+
+
+def _role(schedule: HopperSchedule, cta: int, name: str) -> str:
+    return name if schedule.cluster_m == 1 else f"workgroup {cta} {name}"
 
 
 def programs(schedule: HopperSchedule, tiles: int, k_steps: int) -> dict[str, list[Step]]:
-    """Each role's steps for one workgroup with `tiles` tiles of `k_steps` K steps (`schedule.kind` decides which
-    consumer takes which tile)."""
+    """Each role's steps for one cluster with `tiles` tiles of `k_steps` K steps per workgroup (`schedule.kind`
+    decides which consumer takes which tile); roles are named by workgroup when the cluster has several."""
     s = schedule.stages
-    producer: list[Step] = []
-    for q in range(tiles * k_steps):
-        stage = PROTOCOL["stage"](q, s)
-        if q >= s:
-            producer.append(Step("wait", ("empty", stage), PROTOCOL["empty_parity"](q, s)))
-        producer += [Step("expect", ("full", stage), q=q), Step("load", ("full", stage), q=q)]
-    roles = {"producer": producer}
-    for g in range(schedule.consumers):
-        mine = range(g, tiles, 2) if schedule.kind == "pingpong" else range(tiles)
-        steps: list[Step] = []
-        for i in mine:
-            if schedule.kind == "pingpong" and i > 0:
-                steps.append(Step("wait", ("order", g), PROTOCOL["order_parity"](i // 2, g)))
-            for kt in range(k_steps):
-                q = i * k_steps + kt
-                stage = PROTOCOL["stage"](q, s)
-                steps += [Step("wait", ("full", stage), PROTOCOL["full_parity"](q, s)), Step("read", q=q)]
-                if kt > 0:  # one wgmma group kept in flight: the previous step's stage is released
-                    steps.append(Step("release", ("empty", PROTOCOL["stage"](q - 1, s)), q=q - 1, count=WARPGROUP))
-            last = i * k_steps + k_steps - 1
-            steps.append(Step("release", ("empty", PROTOCOL["stage"](last, s)), q=last, count=WARPGROUP))
-            if schedule.kind == "pingpong":
-                steps.append(Step("arrive", ("order", 1 - g), count=WARPGROUP))
-        roles[f"consumer {g}"] = steps
+    roles = {}
+    for cta in range(schedule.cluster_m):
+        producer: list[Step] = []
+        for q in range(tiles * k_steps):
+            stage = PROTOCOL["stage"](q, s)
+            if q >= s:
+                producer.append(Step("wait", ("empty", stage), PROTOCOL["empty_parity"](q, s), cta=cta))
+            producer += [Step("expect", ("full", stage), q=q, cta=cta), Step("load", ("full", stage), q=q, cta=cta)]
+        roles[_role(schedule, cta, "producer")] = producer
+        for g in range(schedule.consumers):
+            roles[_role(schedule, cta, f"consumer {g}")] = _consumer(schedule, cta, g, tiles, k_steps)
     return roles
+
+
+def _consumer(schedule: HopperSchedule, cta: int, g: int, tiles: int, k_steps: int) -> list[Step]:
+    s = schedule.stages
+    mine = range(g, tiles, 2) if schedule.kind == "pingpong" else range(tiles)
+
+    def release(q: int) -> list[Step]:  # one arrival on the stage's `empty` in every workgroup of the cluster
+        return [Step("release", ("empty", PROTOCOL["stage"](q, s)), q=q, cta=to) for to in range(schedule.cluster_m)]
+
+    steps: list[Step] = []
+    for i in mine:
+        if schedule.kind == "pingpong" and i > 0:
+            steps.append(Step("wait", ("order", g), PROTOCOL["order_parity"](i // 2, g), cta=cta))
+        for kt in range(k_steps):
+            q = i * k_steps + kt
+            stage = PROTOCOL["stage"](q, s)
+            steps += [Step("wait", ("full", stage), PROTOCOL["full_parity"](q, s), cta=cta), Step("read", q=q, cta=cta)]
+            if kt > 0:  # one wgmma group kept in flight: the previous step's stage is released
+                steps += release(q - 1)
+        steps += release(i * k_steps + k_steps - 1)
+        if schedule.kind == "pingpong":
+            steps.append(Step("arrive", ("order", 1 - g), count=WARPGROUP, cta=cta))
+    return steps
 
 
 @dataclass
@@ -102,21 +121,28 @@ class _Barrier:
 
 @dataclass
 class _State:
-    barriers: dict[tuple[str, int], _Barrier]
-    content: dict[int, int] = field(default_factory=dict)  # stage -> the K step whose data it holds
-    loading: dict[int, int] = field(default_factory=dict)  # stage -> K step of a load in flight
-    readers: dict[int, set[str]] = field(default_factory=dict)  # stage -> roles reading it
+    barriers: dict[tuple[str, int, int], _Barrier]  # (kind, index, workgroup)
+    # (workgroup, stage) -> per producer whose loads land there, the K step of the part it holds
+    content: dict[tuple[int, int], dict[int, int]] = field(default_factory=dict)
+    loading: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (workgroup, stage, producer) -> step
+    readers: dict[tuple[int, int], set[str]] = field(default_factory=dict)  # (workgroup, stage) -> roles reading
 
 
-def _barriers(schedule: HopperSchedule) -> dict[tuple[str, int], _Barrier]:
+def _barriers(schedule: HopperSchedule) -> dict[tuple[str, int, int], _Barrier]:
     found = {}
-    for stage in range(schedule.stages):
-        found["full", stage] = _Barrier(1)
-        found["empty", stage] = _Barrier(schedule.stage_readers)
-    if schedule.kind == "pingpong":
-        for g in range(2):
-            found["order", g] = _Barrier(WARPGROUP)
+    for cta in range(schedule.cluster_m):
+        for stage in range(schedule.stages):
+            found["full", stage, cta] = _Barrier(1)
+            found["empty", stage, cta] = _Barrier(schedule.empty_arrivals)
+        if schedule.kind == "pingpong":
+            for g in range(2):
+                found["order", g, cta] = _Barrier(WARPGROUP)
     return found
+
+
+def _key(step: Step) -> tuple[str, int, int]:
+    assert step.barrier is not None
+    return (*step.barrier, step.cta)
 
 
 def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> None:
@@ -130,7 +156,7 @@ def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> No
         if position[role] == len(steps):
             return False
         step = steps[position[role]]
-        return step.kind != "wait" or (state.barriers[step.barrier].phase & 1) != step.parity  # type: ignore[index]
+        return step.kind != "wait" or (state.barriers[_key(step)].phase & 1) != step.parity
 
     while True:
         movable = [r for r in roles if ready(r)] + (["tma"] if state.loading else [])
@@ -141,10 +167,10 @@ def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> No
                                      f"({', '.join(str(roles[r][position[r]]) for r in stuck)}).")
             return
         role = rng.choice(movable)
-        if role == "tma":  # a load in flight lands: its stage holds its step, its bytes complete the transaction
-            stage = rng.choice(sorted(state.loading))
-            state.content[stage] = state.loading.pop(stage)
-            barrier = state.barriers["full", stage]
+        if role == "tma":  # a part in flight lands: its stage holds its step, its bytes complete the transaction
+            cta, stage, producer = rng.choice(sorted(state.loading))
+            state.content.setdefault((cta, stage), {})[producer] = state.loading.pop((cta, stage, producer))
+            barrier = state.barriers["full", stage, cta]
             barrier.tx -= 1
             barrier._complete()
             continue
@@ -155,26 +181,33 @@ def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> No
 
 def _apply(schedule: HopperSchedule, state: _State, role: str, step: Step, seed: int) -> None:
     stage = PROTOCOL["stage"](step.q, schedule.stages) if step.q >= 0 else -1
-    if step.kind == "expect":
-        barrier = state.barriers[step.barrier]  # type: ignore[index]
-        barrier.tx += 1
+    ctas = range(schedule.cluster_m)
+    if step.kind == "expect":  # the bytes of every producer's part
+        barrier = state.barriers[_key(step)]
+        barrier.tx += schedule.cluster_m
         barrier.arrive(1)
-    elif step.kind == "load":
-        if state.readers.get(stage):
-            raise ProtocolHazard(f"run {seed}: the producer loads step {step.q} into stage {stage} while "
-                                 f"{', '.join(sorted(state.readers[stage]))} still reads it.")
-        state.loading[stage] = step.q
+    elif step.kind == "load":  # the producer's part of the stage, into every workgroup of the cluster
+        for cta in ctas:
+            if state.readers.get((cta, stage)):
+                raise ProtocolHazard(f"run {seed}: {role} loads step {step.q} into stage {stage} while "
+                                     f"{', '.join(sorted(state.readers[cta, stage]))} still reads it.")
+            state.loading[cta, stage, step.cta] = step.q
     elif step.kind == "read":
-        held = state.content.get(stage)
-        if stage in state.loading or held != step.q:
-            what = "is still being loaded" if stage in state.loading else f"holds step {held}"
+        held = state.content.get((step.cta, stage), {})
+        busy = any((step.cta, stage, p) in state.loading for p in ctas)
+        if busy or any(held.get(p) != step.q for p in ctas):
+            what = "is still being loaded" if busy else f"holds steps {sorted(held.values())}"
             raise ProtocolHazard(f"run {seed}: {role} reads stage {stage} for step {step.q}, but it {what}.")
-        state.readers.setdefault(stage, set()).add(role)
-    elif step.kind == "release":
-        state.readers.get(stage, set()).discard(role)
-        state.barriers[step.barrier].arrive(step.count)  # type: ignore[index]
+        state.readers.setdefault((step.cta, stage), set()).add(role)
+    elif step.kind == "release":  # the releasing warp group is done reading its own workgroup's stage
+        state.readers.get((_cta_of(role), stage), set()).discard(role)
+        state.barriers[_key(step)].arrive(step.count)
     elif step.kind == "arrive":
-        state.barriers[step.barrier].arrive(step.count)  # type: ignore[index]
+        state.barriers[_key(step)].arrive(step.count)
+
+
+def _cta_of(role: str) -> int:
+    return int(role.split()[1]) if role.startswith("workgroup ") else 0
 
 
 def check(schedule: HopperSchedule, tiles: int = 6, k_steps: int = 5, runs: int = 300) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 from pipelines.compiler import iree_compile_path
 from pipelines.tensormap import TensorMapError, encode
-from transforms.hopper import HopperError, HopperSchedule, check_ptx, program, tensor_maps
+from transforms.hopper import (SM_COUNT, HopperError, HopperSchedule, check_ptx, grid_size, program, tensor_maps,
+                               tile_grid)
 from transforms.problem import Epilogue, Gemm
 
 
@@ -28,6 +29,8 @@ from transforms.problem import Epilogue, Gemm
     (HopperSchedule(group_m=0), "group_m"),
     (HopperSchedule(block_m=256, consumers=4), "one or two consumer"),
     (HopperSchedule(consumers=0), "one or two consumer"),
+    (HopperSchedule(cluster_m=4), "cluster_m"),
+    (HopperSchedule(block_n=8, cluster_m=2), "cluster_m"),
 ])
 def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
     with pytest.raises(HopperError, match=words):
@@ -50,6 +53,17 @@ def test_tensor_maps_describe_both_k_major_operands():
         ("A", [1000, 1000], 2000, [64, 256], 128), ("B", [1000, 776], 2000, [64, 128], 128)]
 
 
+def test_a_cluster_shares_b_and_takes_whole_clusters_of_tiles():
+    """Two workgroups on neighbouring block rows: each B box is half the tile, the grid whole clusters (an odd
+    number of block rows rounds up: the last cluster's second block row is past M)."""
+    gemm, schedule = Gemm(1000, 776, 1000, "bf16", "nt"), HopperSchedule(block_n=256, cluster_m=2)
+    assert tensor_maps(gemm, schedule)[1]["box"] == [64, 128]
+    assert tile_grid(gemm, schedule) == (4, 8) and grid_size(gemm, schedule) == 4 * 8
+    odd = Gemm(1100, 776, 1000, "bf16", "nt")  # 9 block rows: 5 cluster rows
+    assert grid_size(odd, schedule) == 4 * 5 * 2
+    assert grid_size(Gemm(8192, 8192, 64, "bf16", "nt"), replace(schedule, persistent=True)) == SM_COUNT
+
+
 def _ptx(tmp_path, gemm, schedule):
     source = tmp_path / "hopper.mlir"
     source.write_text(program(gemm, schedule))
@@ -65,6 +79,8 @@ def _ptx(tmp_path, gemm, schedule):
     (Gemm(1000, 777, 1000, "f16", "nt"), HopperSchedule(block_n=256, stages=3, group_m=1)),  # odd N: scalar stores
     (Gemm(256, 256, 128, "bf16", "nt"), HopperSchedule(kind="pingpong")),  # two K tiles: LLVM unrolls the producer
     (Gemm(512, 512, 512, "bf16", "nt"), HopperSchedule(block_m=256, block_n=128, stages=4)),
+    (Gemm(1000, 776, 448, "bf16", "nt"), HopperSchedule(block_n=256, stages=3, persistent=True, cluster_m=2)),
+    (Gemm(1000, 776, 448, "f16", "nt"), HopperSchedule(block_m=64, block_n=128, kind="pingpong", cluster_m=2)),
 ])
 def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     ptx = _ptx(tmp_path, gemm, schedule)
@@ -72,7 +88,8 @@ def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     assert (".target sm_90a" in ptx) and ("st.global.v2.f32" in ptx) == (gemm.n % 2 == 0)
     other = {"stages": replace(schedule, stages=schedule.stages + 1),
              "wgmma shape": replace(schedule, block_n=64),
-             "wgmma per K tile": replace(schedule, block_m={128: 256, 256: 128, 64: 128}[schedule.block_m])}
+             "wgmma per K tile": replace(schedule, block_m={128: 256, 256: 128, 64: 128}[schedule.block_m]),
+             "cluster": replace(schedule, cluster_m=3 - schedule.cluster_m)}
     for choice, wrong in other.items():
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)

@@ -1,6 +1,7 @@
 """The Hopper stage hand-off checker (transforms.hopper_protocol): the schedules the generator emits pass under
 random interleavings, and each way of breaking the hand-off is caught."""
 
+import dataclasses
 import re
 
 import pytest
@@ -10,10 +11,13 @@ from transforms.hopper import HopperSchedule
 from transforms.hopper_protocol import PROTOCOL, ProtocolHazard, check, check_programs, programs
 
 SCHEDULES = [HopperSchedule(256, 128, 64, 4), HopperSchedule(128, 256, 64, 2, persistent=True),
-             HopperSchedule(128, 128, 64, 2, kind="pingpong"), HopperSchedule(64, 256, 64, 3, kind="pingpong")]
+             HopperSchedule(128, 128, 64, 2, kind="pingpong"), HopperSchedule(64, 256, 64, 3, kind="pingpong"),
+             HopperSchedule(128, 256, 64, 3, persistent=True, cluster_m=2),
+             HopperSchedule(64, 256, 64, 2, kind="pingpong", cluster_m=2)]
+_ids = lambda s: f"{s.kind}-{s.stages}-c{s.cluster_m}"  # noqa: E731
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.kind}-{s.stages}")
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=_ids)
 def test_the_emitted_hand_off_is_sound(schedule):
     check(schedule, tiles=6, k_steps=5, runs=200)
 
@@ -35,6 +39,35 @@ def test_a_producer_that_does_not_wait_for_empty_overwrites_a_stage_being_read()
     roles = _without(programs(schedule, 2, 6), "empty")
     with pytest.raises(ProtocolHazard, match="still reads it"):
         check_programs(schedule, roles, runs=200)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES[4:], ids=_ids)
+def test_a_cluster_releasing_only_its_own_workgroup_lets_the_other_overwrite_a_stage_being_read(schedule):
+    """Each producer's multicast writes into both workgroups' stages: a release that reaches only the consumer's
+    own `empty` barrier (counted as all the arrivals it expects) lets the other producer load over a stage still
+    being read."""
+    roles = {role: [dataclasses.replace(s, count=schedule.cluster_m) if s.kind == "release" else s for s in steps
+                    if s.kind != "release" or s.cta == hopper_protocol._cta_of(role)]
+             for role, steps in programs(schedule, 4, 5).items()}
+    with pytest.raises(ProtocolHazard, match="still reads it"):
+        check_programs(schedule, roles, runs=200)
+
+
+def test_a_cluster_stage_is_read_only_once_both_shares_have_landed():
+    """The `full` barrier expects every producer's part: announcing only its own lets a consumer read a stage
+    whose other share is still in flight."""
+    schedule = SCHEDULES[4]
+    original = hopper_protocol._apply
+
+    def announce_own_share_only(s, state, role, step, seed):
+        original(s, state, role, step, seed)
+        if step.kind == "expect":
+            state.barriers[hopper_protocol._key(step)].tx -= s.cluster_m - 1
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hopper_protocol, "_apply", announce_own_share_only)
+        with pytest.raises(ProtocolHazard, match="reads stage"):
+            check(schedule, runs=200)
 
 
 @pytest.mark.parametrize("key, wrong", [("full_parity", lambda q, s: (q // s + 1) & 1),
@@ -77,7 +110,8 @@ def _value(name, defs, env):
         return 0  # shared memory and bindings from address 0: offsets only
     op = text.split()[0]
     operands = re.findall(r"%[\w#]+", text.split(":")[0])
-    if op in ("arith.index_cast", "arith.extui", "arith.trunci", "llvm.inttoptr", "llvm.addrspacecast"):
+    if op in ("arith.index_cast", "arith.extui", "arith.trunci", "llvm.inttoptr", "llvm.addrspacecast",
+              "llvm.ptrtoint"):
         return _value(operands[0], defs, env)
     return _ARITH[op.removeprefix("arith.")](*(_value(o, defs, env) for o in operands[:2]))
 
@@ -90,7 +124,7 @@ def _barrier(offset, schedule):
     return kinds[index // schedule.stages], index % schedule.stages
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.kind}-{s.stages}")
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=_ids)
 def test_the_generator_computes_the_phases_the_checker_verified(schedule):
     """Each wait's barrier and parity, and each release's barrier, evaluated from the emitted IR for every step of
     a few tiles, equal PROTOCOL's (which `check` runs): a change to either side alone fails here."""
@@ -104,6 +138,12 @@ def test_the_generator_computes_the_phases_the_checker_verified(schedule):
              if "nvvm.mbarrier.try_wait.parity" in line]
     arrives = [re.findall(r"%\w+", line.split("=")[1])[0] for line in body.splitlines()
                if "nvvm.mbarrier.arrive %" in line]
+    # a cluster's releases: inline PTX arriving on the barrier (its shared address) in each workgroup by rank
+    remote = [re.findall(r"%\w+", line.split('", "')[1])[:2] for line in body.splitlines()
+              if "mapa.shared::cluster" in line]
+    assert {_value(rank, defs, {}) for _, rank in remote} == (set(range(schedule.cluster_m))
+                                                              if schedule.cluster_m > 1 else set())
+    arrives += [bar for bar, _ in remote]
     seen = set()
     for i in range(4):
         for kt in range(k_steps):
