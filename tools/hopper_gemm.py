@@ -230,7 +230,7 @@ def main() -> None:
                    help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M], KIND cooperative, cooperative-persistent "
                    "or pingpong, CLUSTER_M 1 or 2 workgroups sharing B by TMA multicast, e.g. pingpong:128x128x6x8 "
                    "(repeatable; default cooperative:128x128x4x8)")
-    p.add_argument("--layout", choices=("nt", "nn"), default="nt", help="nn: B is K×N, transposed by IREE first")
+    p.add_argument("--layout", choices=("nt", "nn"), default="nt", help="nn: B is K×N (read as stored)")
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
     p.add_argument("--repeat-flops", type=float, default=None,
                    help="repeat each dispatch so that one call does about this many FLOPs (at most MAX_REPEAT "

@@ -52,9 +52,10 @@ PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 WARPGROUP = 128
 SWIZZLE_BYTES = 128  # TMA and wgmma 128-byte swizzle: a K tile row of 64 16-bit elements
 DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgmma's type list
-# nt: B is N×K, both operands K-major, as the kernel reads them; nn: B is K×N, transposed to N×K by a dispatch of
-# IREE's own before the kernel (its time is in the program's).
+# nt: B is N×K (K-major, as A); nn: B is K×N (N-major): TMA loads it in boxes of 64 columns (one 128-byte swizzle
+# row each) and wgmma reads it transposed (its MN-major shared-memory layout).
 LAYOUTS = ("nt", "nn")
+NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 
 
 class HopperError(UserError, ValueError):
@@ -138,9 +139,9 @@ class HopperSchedule:
         return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8  # 1 KiB to align the swizzled tiles
 
 
-def check_problem(problem: Gemm) -> None:
+def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None:
     """What the Hopper kernels take of the project's problems: one 16-bit GEMM, NT or NN, no epilogue, K a multiple
-    of 8."""
+    of 8 (and for NN, N a multiple of 8 and the schedule's B tile whole 64-column boxes)."""
     if problem.dtype not in DTYPES:
         raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {problem.dtype}.")
     if problem.layout not in LAYOUTS:
@@ -152,16 +153,29 @@ def check_problem(problem: Gemm) -> None:
                           "built.")
     if problem.k % 8:
         raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
+    if problem.layout == "nn" and problem.n % 8:
+        raise HopperError("layout nn needs N a multiple of 8 (B's rows are N long; TMA needs 16-byte row strides).")
+    if problem.layout == "nn" and schedule is not None and (schedule.block_n // schedule.cluster_m) % NN_BOX:
+        raise HopperError(f"layout nn loads B in boxes of {NN_BOX} columns: block_n / cluster_m must be a multiple "
+                          f"of {NN_BOX}.")
 
 
 def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     """What the GPU machine encodes (`pipelines.tensormap`): per operand its dims (innermost first), row stride in
     bytes and box; the address is a placeholder that `@patch` replaces."""
-    return [{"operand": "A", "dims": [problem.k, problem.m], "stride": problem.k * 2,
-             "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES},
-            {"operand": "B", "dims": [problem.k, problem.n], "stride": problem.k * 2,
-             "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
-             "swizzle": SWIZZLE_BYTES}]
+    a = {"operand": "A", "dims": [problem.k, problem.m], "stride": problem.k * 2,
+         "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
+    if problem.layout == "nn":  # K rows of N: boxes of 64 columns × block_k rows
+        return [a, {"operand": "B", "dims": [problem.n, problem.k], "stride": problem.n * 2,
+                    "box": [NN_BOX, schedule.block_k], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}]
+    return [a, {"operand": "B", "dims": [problem.k, problem.n], "stride": problem.k * 2,
+                "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
+                "swizzle": SWIZZLE_BYTES}]
+
+
+def b_boxes(problem: Gemm, schedule: HopperSchedule) -> int:
+    """TMA loads of B per stage and workgroup: its share of the B tile in one box (nt) or 64-column boxes (nn)."""
+    return schedule.block_n // schedule.cluster_m // NN_BOX if problem.layout == "nn" else 1
 
 
 TARGET = ('#hal.executable.target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<arch = '
@@ -234,7 +248,8 @@ def _patch_func(problem: Gemm, layout: str) -> str:
     b = _Body()
     c0 = b.const(0, "index")
     dt = DTYPES[problem.dtype]
-    ta, tb, tt = _memref([problem.m, problem.k], dt), _memref([problem.n, problem.k], dt), _memref([32], "i64")
+    ta, tt = _memref([problem.m, problem.k], dt), _memref([32], "i64")
+    tb = _memref([problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k], dt)
     a, bb = _binding(b, layout, 0, ta, "a", True), _binding(b, layout, 1, tb, "b", True)
     t = _binding(b, layout, 2, tt, "t", False)
     tid = b.op("gpu.thread_id x", "tid")
@@ -395,10 +410,20 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         mask = f" multicast_mask = {b.const((1 << s.cluster_m) - 1, 'i16')}"
     else:
         offset_b, mask = i64(bytes_a), ""
-    for tile_map, offset, box_row, cast in ((map_a, i64(0), row_a, ""), (map_b, offset_b, row_b, mask)):
+    # (map, shared offset, box coordinates innermost first, multicast): A's box, then B's share (nt: one box of
+    # its rows; nn: boxes of NN_BOX columns, each block_k rows of 128 bytes, one after the other)
+    loads = [(map_a, i64(0), (kcoord, row_a), "")]
+    if problem.layout == "nn":
+        for j in range(b_boxes(problem, s)):
+            column = b.arith("addi", row_b, i32(j * NN_BOX), "i32")
+            offset = b.arith("addi", offset_b, i64(j * NN_BOX * s.block_k * 2), "i64")
+            loads.append((map_b, offset, (column, kcoord), mask))
+    else:
+        loads.append((map_b, offset_b, (kcoord, row_b), mask))
+    for tile_map, offset, (inner, outer), cast in loads:
         start = b.arith("addi", b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), offset, "i64")
         dst = b.op(f"llvm.addrspacecast {shared(start)} : !llvm.ptr<3> to !llvm.ptr<7>", "dst")
-        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{kcoord}, {box_row}]"
+        b.op(f"nvvm.cp.async.bulk.tensor.shared.cluster.global {dst}, {tile_map}, {full}, box[{inner}, {outer}]"
              f"{cast} : !llvm.ptr<7>, !llvm.ptr")
     b.op("}")  # K steps
     b.op("}")  # tiles
@@ -454,22 +479,27 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     addr_a = b.arith("addi", start, rows_bytes, "i64")
     addr_b = b.arith("addi", start, i64(bytes_a), "i64")
 
-    def descriptor(address: str) -> str:
-        """wgmma shared-memory descriptor: start >> 4, leading offset 16 B (unused with swizzle), stride 1024 B
-        (8 rows of 128 B), 128-byte swizzle."""
+    def descriptor(address: str, leading: int) -> str:
+        """wgmma shared-memory descriptor: start >> 4, leading offset (>> 4), stride 1024 B (8 rows of 128 B),
+        128-byte swizzle. K-major: leading offset unused (16 B). MN-major (B of nn): 8 K rows of 64 columns make
+        an atom, K's next 8 rows 1024 B on (stride), the next 64 columns a box on (leading)."""
         low = b.arith("shrui", b.arith("andi", address, i64(0x3FFFF), "i64"), i64(4), "i64")
-        return b.op(f"arith.ori {low}, {i64((1 << 16) | (64 << 32) | (1 << 62))} : i64", "desc")
+        return b.op(f"arith.ori {low}, {i64(((leading >> 4) << 16) | (64 << 32) | (1 << 62))} : i64", "desc")
 
-    desc_a, desc_b = descriptor(addr_a), descriptor(addr_b)
+    nn = problem.layout == "nn"
+    desc_a = descriptor(addr_a, 16)
+    desc_b = descriptor(addr_b, NN_BOX * s.block_k * 2 if nn else 16)
+    # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
+    b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
     b.op("nvvm.wgmma.fence.aligned")
     cur = list(accs)
     for kk in range(s.block_k // 16):
-        db = b.op(f"arith.addi {desc_b}, {i64(kk * 32 >> 4)} : i64", "db")
+        db = b.op(f"arith.addi {desc_b}, {i64(kk * b_step >> 4)} : i64", "db")
         for r in range(s.m_blocks):  # m64 block r: 64 rows of 128 bytes further, 8 KiB
             da = b.op(f"arith.addi {desc_a}, {i64((kk * 32 + r * 64 * 128) >> 4)} : i64", "da")
             cur[r] = b.op(f"nvvm.wgmma.mma_async {da}, {db}, {cur[r]}, #nvvm.shape<m = 64, n = {s.block_n}, k = 16>, "
                           f"D [<f32>, #nvvm.wgmma_scale_out<one>], A [<{dt}>, #nvvm.wgmma_scale_in<one>, <row>], "
-                          f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <col>] : {acc_ty} -> {acc_ty}", "acc")
+                          f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <{b_layout}>] : {acc_ty} -> {acc_ty}", "acc")
     b.op("nvvm.wgmma.commit.group.sync.aligned")
     b.op("nvvm.wgmma.wait.group.sync.aligned 1")
     # The group of the previous K step is done: release its stage (one thread of the warp group).
@@ -547,9 +577,9 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
-    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn, transposed
-    first; maps 2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
-    check_problem(problem)
+    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn; maps
+    2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
+    check_problem(problem, schedule)
     schedule.check()
     dt = DTYPES[problem.dtype]
     ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
@@ -557,13 +587,8 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     layout_patch = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}]>"
     layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
     grid_x, grid_y = grid_size(problem, schedule), 1
-    ta, tb = f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{problem.n}x{problem.k}x{dt}>"
-    b_arg, transpose, b_value = tb, "", "%b"
-    if problem.layout == "nn":
-        b_arg = f"tensor<{problem.k}x{problem.n}x{dt}>"
-        transpose = (f"%bt_init = tensor.empty() : {tb}\n    %bt = linalg.transpose ins(%b : {b_arg}) "
-                     f"outs(%bt_init : {tb}) permutation = [1, 0]\n    ")
-        b_value = "%bt"
+    ta = f"tensor<{problem.m}x{problem.k}x{dt}>"
+    tb = f"tensor<{problem.k}x{problem.n}x{dt}>" if problem.layout == "nn" else f"tensor<{problem.n}x{problem.k}x{dt}>"
     tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
     return f"""#target = {TARGET}
 #patch_layout = {layout_patch}
@@ -587,9 +612,9 @@ module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> 
 {_gemm_func(problem, schedule, "#gemm_layout")}
     }}
   }}
-  func.func @{function}(%a: {ta}, %b: {b_arg}, %maps: {tm}) -> {tc} {{
-    {transpose}%patched = flow.dispatch @hopper::@patch(%a, {b_value}, %maps) : ({ta}, {tb}, {tm}) -> %maps
-    %c = flow.dispatch @hopper::@gemm(%a, {b_value}, %patched) : ({ta}, {tb}, {tm}) -> {tc}
+  func.func @{function}(%a: {ta}, %b: {tb}, %maps: {tm}) -> {tc} {{
+    %patched = flow.dispatch @hopper::@patch(%a, %b, %maps) : ({ta}, {tb}, {tm}) -> %maps
+    %c = flow.dispatch @hopper::@gemm(%a, %b, %patched) : ({ta}, {tb}, {tm}) -> {tc}
     return %c : {tc}
   }}
 }}
@@ -607,16 +632,18 @@ def ptx_kernel(ptx: str, name: str) -> str:
 def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp
     groups (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers),
-    two TMA loads per K tile, and per K tile and consumer the wgmma count and shape (block_k / 16 steps × m64
-    blocks, m64n{block_n}k16 of the element type), one group kept in flight, the cluster (its size, B's multicast
-    loads, the releases to every workgroup; none without one); `@patch` writes both tensor-map addresses. The tile
-    order (group_m) and the persistent grid are arithmetic and the dispatch's workgroup count, not checked here
-    (`program` writes them; the grid is in the program's export)."""
+    A's TMA load and B's (one, or one per 64 columns for nn) per K tile, B's layout (transposed for nn), and per K
+    tile and consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element
+    type), one group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup;
+    none without one); `@patch` writes both tensor-map addresses. The tile order (group_m) and the persistent grid
+    are arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
+    program's export)."""
     gemm, patch = ptx_kernel(ptx, "gemm"), ptx_kernel(ptx, "patch")
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
     per_tile = schedule.block_k // 16 * schedule.m_blocks
     expects = len(re.findall(r"mbarrier\.arrive\.expect_tx", gemm))
+    loads = 1 + b_boxes(problem, schedule)  # per announced stage: A's box and B's
     # wgmma issued between each fence and its commit: one K tile's group
     groups = [len(re.findall(r"wgmma\.mma_async", part.split("wgmma.commit_group")[0]))
               for part in gemm.split("wgmma.fence.sync.aligned")[1:]]
@@ -626,7 +653,10 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         == 2 * schedule.stages + (2 if schedule.kind == "pingpong" else 0),
         # two loads per announced stage (LLVM unrolls the producer's loop when K has few tiles)
         "TMA loads": expects > 0
-        and len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == 2 * expects,
+        and len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == loads * expects,
+        # wgmma's last immediate: B transposed (MN-major) for nn
+        "B layout": bool(wgmma) and set(re.findall(r"wgmma\.mma_async[^;]*,\s*(\d)\s*;", gemm))
+        == {"1" if problem.layout == "nn" else "0"},
         "wgmma shape": bool(wgmma) and set(wgmma) == {shape},
         "wgmma per K tile": bool(groups) and all(n == per_tile for n in groups),
         "one wgmma group in flight": re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", gemm) is not None,
@@ -636,7 +666,7 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         # a cluster: its size in the kernel, B's share multicast once per announced stage, releases to every
         # workgroup; none of it without one
         "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_m}, 1, 1", gemm) is not None
-                    and len(re.findall(r"\.multicast::cluster", gemm)) == expects
+                    and len(re.findall(r"\.multicast::cluster", gemm)) == (loads - 1) * expects
                     and "mapa.shared::cluster" in gemm) if schedule.cluster_m > 1
         else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }

@@ -109,16 +109,32 @@ def test_the_encoder_needs_the_cuda_driver():
     assert words.shape == (16,) and words.any()
 
 
-def test_nn_transposes_b_in_a_dispatch_of_its_own_before_the_kernel(tmp_path):
-    """Layout nn: B (K×N) goes through IREE's linalg.transpose to the N×K buffer the kernel and its maps read."""
-    gemm, schedule = Gemm(1000, 776, 1000, "bf16", "nn"), HopperSchedule(kind="pingpong")
+def test_nn_reads_b_as_stored_in_64_column_boxes_and_wgmma_takes_it_transposed(tmp_path):
+    """Layout nn: no dispatch before the kernel; B's map is K rows of N in boxes of 64 columns × block_k rows, the
+    producer loads block_n / 64 of them per stage (multicast with a cluster) and wgmma reads B MN-major."""
+    gemm, schedule = Gemm(1000, 776, 448, "bf16", "nn"), HopperSchedule(block_n=256, persistent=True, cluster_m=2)
     source = program(gemm, schedule)
-    assert "%b: tensor<1000x776xbf16>" in source and "linalg.transpose ins(%b : tensor<1000x776xbf16>)" in source
-    assert "flow.dispatch @hopper::@gemm(%a, %bt, %patched)" in source
+    assert "%b: tensor<448x776xbf16>" in source and "linalg.transpose" not in source
+    assert tensor_maps(gemm, schedule)[1] == {"operand": "B", "dims": [776, 448], "stride": 776 * 2, "box": [64, 64],
+                                              "dtype": "bf16", "swizzle": 128}
     ptx = _ptx(tmp_path, gemm, schedule)
     check_ptx(ptx, gemm, schedule)
-    assert len(re.findall(r"\.entry ", ptx)) == 3  # patch, gemm and the transpose
-    assert tensor_maps(gemm, schedule)[1]["dims"] == [1000, 776]  # the transposed N×K buffer
+    assert len(re.findall(r"\.entry ", ptx)) == 2  # patch and gemm
+    with pytest.raises(HopperError, match="TMA loads"):  # one B box per stage, not four
+        check_ptx(ptx, gemm.with_(layout="nt"), schedule)
+    k_major = re.sub(r"(wgmma\.mma_async[^;]*,\s*)1(\s*;)", r"\g<1>0\2", ptx)
+    with pytest.raises(HopperError, match="B layout"):
+        check_ptx(k_major, gemm, schedule)
+
+
+@pytest.mark.parametrize("gemm, schedule, words", [
+    (Gemm(256, 260, 256, "bf16", "nn"), HopperSchedule(), "N a multiple of 8"),
+    (Gemm(256, 256, 256, "bf16", "nn"), HopperSchedule(block_n=96), "multiple of 64"),
+    (Gemm(256, 256, 256, "bf16", "nn"), HopperSchedule(block_n=64, cluster_m=2), "multiple of 64"),
+])
+def test_nn_schedules_whose_b_share_is_not_whole_boxes_are_refused(gemm, schedule, words):
+    with pytest.raises(HopperError, match=words):
+        program(gemm, schedule)
 
 
 @pytest.mark.parametrize("schedule, words", [("pingpong:128x128x9x8", "stages must be"), ("split:1x2", "KIND")])
