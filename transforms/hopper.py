@@ -434,7 +434,6 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     g = b.arith("subi", wg, i32(1), "i32")
     g_i = b.op(f"arith.index_cast {g} : i32 to index", "g")
     acc_ty = _acc_type(s.block_n)
-    zero = b.op(f"llvm.mlir.zero : {acc_ty}", "zero")
     leader = b.op(f"arith.cmpi eq, {b.arith('remui', tid32, i32(WARPGROUP), 'i32')}, {i32(0)} : i32", "leader")
 
     def release(barrier: str) -> None:
@@ -465,19 +464,9 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
         rows_base = b.arith("muli", g, i32(s.rows_per_consumer), "i32")
     col, row = tile_of("%ci")
-    accs = [f"%acc{r}" for r in range(s.m_blocks)]
-    inits = ", ".join(f"{a} = {zero}" for a in accs)
-    types = ", ".join([acc_ty] * s.m_blocks)
-    result = b.op(f"scf.for %ck = {c0} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
-    results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
-    if s.m_blocks > 1:
-        b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
-    stage, use, q = k_step("%ci", "%ck")
-    wait(bar(0, stage), parity_of(use))
-    start = b.arith("addi", base, b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), "i64")
-    rows_bytes = b.arith("muli", b.op(f"arith.extui {rows_base} : i32 to i64", "r"), i64(s.block_k * 2), "i64")
-    addr_a = b.arith("addi", start, rows_bytes, "i64")
-    addr_b = b.arith("addi", start, i64(bytes_a), "i64")
+    nn = problem.layout == "nn"
+    # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
+    b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
 
     def descriptor(address: str, leading: int) -> str:
         """wgmma shared-memory descriptor: start >> 4, leading offset (>> 4), stride 1024 B (8 rows of 128 B),
@@ -486,27 +475,44 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         low = b.arith("shrui", b.arith("andi", address, i64(0x3FFFF), "i64"), i64(4), "i64")
         return b.op(f"arith.ori {low}, {i64(((leading >> 4) << 16) | (64 << 32) | (1 << 62))} : i64", "desc")
 
-    nn = problem.layout == "nn"
-    desc_a = descriptor(addr_a, 16)
-    desc_b = descriptor(addr_b, NN_BOX * s.block_k * 2 if nn else 16)
-    # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
-    b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
-    b.op("nvvm.wgmma.fence.aligned")
-    cur = list(accs)
-    for kk in range(s.block_k // 16):
-        db = b.op(f"arith.addi {desc_b}, {i64(kk * b_step >> 4)} : i64", "db")
-        for r in range(s.m_blocks):  # m64 block r: 64 rows of 128 bytes further, 8 KiB
-            da = b.op(f"arith.addi {desc_a}, {i64((kk * 32 + r * 64 * 128) >> 4)} : i64", "da")
-            cur[r] = b.op(f"nvvm.wgmma.mma_async {da}, {db}, {cur[r]}, #nvvm.shape<m = 64, n = {s.block_n}, k = 16>, "
-                          f"D [<f32>, #nvvm.wgmma_scale_out<one>], A [<{dt}>, #nvvm.wgmma_scale_in<one>, <row>], "
-                          f"B [<{dt}>, #nvvm.wgmma_scale_in<one>, <{b_layout}>] : {acc_ty} -> {acc_ty}", "acc")
-    b.op("nvvm.wgmma.commit.group.sync.aligned")
-    b.op("nvvm.wgmma.wait.group.sync.aligned 1")
+    def mma_step(kt: str, accs: list[str], first: bool) -> tuple[list[str], str]:
+        """K step `kt` of the tile: wait for its stage, issue its wgmma group, keep one group in flight. The first
+        step overwrites the accumulators (scale-d 0), so they need no zeroing between the tiles' register
+        lifetimes (writing them between a wgmma fence and a wgmma makes ptxas serialise). -> (accumulators, q)"""
+        stage, use, q = k_step("%ci", kt)
+        wait(bar(0, stage), parity_of(use))
+        start = b.arith("addi", base, b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), "i64")
+        rows_bytes = b.arith("muli", b.op(f"arith.extui {rows_base} : i32 to i64", "r"), i64(s.block_k * 2), "i64")
+        desc_a = descriptor(b.arith("addi", start, rows_bytes, "i64"), 16)
+        desc_b = descriptor(b.arith("addi", start, i64(bytes_a), "i64"), NN_BOX * s.block_k * 2 if nn else 16)
+        b.op("nvvm.wgmma.fence.aligned")
+        cur = list(accs)
+        for kk in range(s.block_k // 16):
+            db = b.op(f"arith.addi {desc_b}, {i64(kk * b_step >> 4)} : i64", "db")
+            scale = "zero" if first and kk == 0 else "one"
+            for r in range(s.m_blocks):  # m64 block r: 64 rows of 128 bytes further, 8 KiB
+                da = b.op(f"arith.addi {desc_a}, {i64((kk * 32 + r * 64 * 128) >> 4)} : i64", "da")
+                cur[r] = b.op(f"nvvm.wgmma.mma_async {da}, {db}, {cur[r]}, #nvvm.shape<m = 64, n = {s.block_n}, "
+                              f"k = 16>, D [<f32>, #nvvm.wgmma_scale_out<{scale}>], A [<{dt}>, "
+                              f"#nvvm.wgmma_scale_in<one>, <row>], B [<{dt}>, #nvvm.wgmma_scale_in<one>, "
+                              f"<{b_layout}>] : {acc_ty} -> {acc_ty}", "acc")
+        b.op("nvvm.wgmma.commit.group.sync.aligned")
+        b.op("nvvm.wgmma.wait.group.sync.aligned 1")
+        return cur, q
+
+    undefined = b.op(f"llvm.mlir.undef : {acc_ty}", "undef")
+    firsts, _ = mma_step(c0, [undefined] * s.m_blocks, first=True)
+    accs = [f"%acc{r}" for r in range(s.m_blocks)]
+    inits = ", ".join(f"{a} = {v}" for a, v in zip(accs, firsts))
+    types = ", ".join([acc_ty] * s.m_blocks)
+    result = b.op(f"scf.for %ck = {c1} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
+    results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
+    if s.m_blocks > 1:
+        b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
+    cur, q = mma_step("%ck", accs, first=False)
     # The group of the previous K step is done: release its stage (one thread of the warp group).
-    b.op(f"scf.if {b.op(f'arith.cmpi ugt, %ck, {c0} : index', 'prev')} {{")
     previous = b.arith("remui", b.arith("addi", q, i64(s.stages - 1), "i64"), stages, "i64")
     release(bar(1, previous))
-    b.op("}")
     b.op(f"scf.yield {', '.join(cur)} : {types}")
     b.op("}")
     b.op("nvvm.wgmma.wait.group.sync.aligned 0")
