@@ -61,7 +61,23 @@ def test_a_cluster_shares_b_and_takes_whole_clusters_of_tiles():
     assert tile_grid(gemm, schedule) == (4, 8) and grid_size(gemm, schedule) == 4 * 8
     odd = Gemm(1100, 776, 1000, "bf16", "nt")  # 9 block rows: 5 cluster rows
     assert grid_size(odd, schedule) == 4 * 5 * 2
-    assert grid_size(Gemm(8192, 8192, 64, "bf16", "nt"), replace(schedule, persistent=True)) == SM_COUNT
+
+
+
+@pytest.mark.parametrize("gemm, schedule, workgroups", [
+    # 1024 cluster tiles: 16 rounds on 66 clusters or on 64, so 64
+    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2), 128),
+    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_m=64, block_n=256, kind="pingpong"), 128),
+    # 79 × 10 tiles: 6 rounds on 132 workgroups (5.98), and on no fewer
+    (Gemm(10000, 2560, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True), SM_COUNT),
+    (Gemm(512, 512, 64, "bf16", "nt"), HopperSchedule(persistent=True), 16),  # fewer tiles than SMs: one each
+])
+def test_a_persistent_grid_is_the_fewest_workgroups_that_keep_the_rounds(gemm, schedule, workgroups):
+    columns, rows = tile_grid(gemm, schedule)
+    units = columns * -(-rows // schedule.cluster_m)
+    rounds = -(-units // (SM_COUNT // schedule.cluster_m))
+    assert grid_size(gemm, schedule) == workgroups
+    assert -(-units // (workgroups // schedule.cluster_m)) == rounds and workgroups <= SM_COUNT
 
 
 def _ptx(tmp_path, gemm, schedule):
