@@ -14,9 +14,12 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from transforms.errors import UserError
-from .targets import Target
+
+if TYPE_CHECKING:  # for annotations only: the GPU machines read PTX here without iree.compiler (targets needs it)
+    from .targets import Target
 
 
 @dataclass
@@ -179,7 +182,8 @@ def touches_shared_memory(ptx_kernel: str) -> bool:
 
 def ptx_stats(dispatch: str, path: Path, text: str, kernels_in_file: int, shared_users: int = 1) -> KernelStats:
     stats = KernelStats(dispatch, path.name, wave_size=32)
-    for opcode in re.findall(r"^\s+(mma\.sync\.\S+|wmma\.mma\S*|wgmma\.mma_async\S*)", text, re.M):
+    # (^\s*: NVVM's wgmma comes as inline PTX, written from the line's first column)
+    for opcode in re.findall(r"^\s*(mma\.sync\.\S+|wmma\.mma\S*|wgmma\.mma_async\S*)", text, re.M):
         opcode = opcode.rstrip(";")
         stats.mma[opcode] = stats.mma.get(opcode, 0) + 1
     linked = path.with_name(path.name.removesuffix(".ptx") + ".linked.ll")

@@ -4,6 +4,7 @@
         [--schedule cooperative-persistent:128x256x4x8 ...] -o DIR
     # on the GPU machine (iree-base-runtime, torch for the float64 reference and cuBLAS):
     python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
+    python tools/hopper_gemm.py inspect DIR [--json]   # wgmma/TMA/mbarrier counts, cluster, registers
 
 `build` checks each schedule's stage hand-off (transforms.hopper_protocol) and writes, per problem (layout nt: A
 M×K, B N×K; nn: B K×N; C f32 M×N): the Hopper program of each schedule, its .vmfb and PTX (dump/NAME/, checked with
@@ -127,6 +128,71 @@ def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
         raise SystemExit(f"iree-compile failed on {source.name}: {done.stderr.strip()[-2000:]}")
 
 
+def inspect(args) -> None:
+    """Per kernel of a build folder, from its kept PTX: wgmma by shape, TMA loads (multicast ones apart), mbarrier
+    waits and arrives, threads, cluster, the register split; registers and spills from ptxas (the manifest's, or
+    ptxas now); with cuobjdump on PATH (the GPU machines), the SASS's HGMMA count and registers as well."""
+    from pipelines.inspect import ptx_kernels, ptx_stats
+    from transforms.errors import UserError
+
+    folder = Path(args.folder)
+    try:
+        entries = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+    rows = []
+    for entry in entries:
+        ptx = next((p for p in sorted((folder / "dump" / entry["name"]).glob("*.ptx"))), None)
+        if ptx is None:
+            raise UserError(f"{folder}/dump/{entry['name']} holds no PTX; build the folder again.")
+        gemm = ptx_kernels(ptx.read_text()).get("gemm")
+        if gemm is None:
+            raise UserError(f"{ptx} has no kernel gemm.")
+        stats = ptx_stats("gemm", ptx, gemm, 2)
+        cluster = re.search(r"\.reqnctapercluster (\d+), (\d+), (\d+)", gemm)
+        rows.append({"name": entry["name"], "wgmma": stats.mma, "tma_loads": stats.tensor_copies,
+                     "multicast_loads": len(re.findall(r"\.multicast::cluster", gemm)),
+                     "mbarrier_waits": stats.mbarrier_waits, "mbarrier_arrives": stats.mbarrier_arrives,
+                     # a cluster's releases: inline PTX, one per workgroup of the cluster
+                     "remote_arrives": len(re.findall(r"mbarrier\.arrive\.shared::cluster", gemm)),
+                     "threads": stats.workgroup_size,
+                     "cluster": [int(v) for v in cluster.groups()] if cluster else [1, 1, 1],
+                     "setmaxnreg": [int(v) for v in re.findall(r"setmaxnreg\.(?:dec|inc)\.sync\.aligned\.u32 (\d+);",
+                                                               gemm)],
+                     "ptxas": entry.get("ptxas") or _ptxas(ptx), "sass": _sass(ptx)})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    for row in rows:
+        ptxas, sass = row["ptxas"] or {}, row["sass"] or {}
+        wgmma = ", ".join(f"{n}× {op.split('aligned.')[-1]}" for op, n in row["wgmma"].items())
+        text = (f"{row['name']}: {row['threads']} threads, cluster {'x'.join(map(str, row['cluster']))}, "
+                f"setmaxnreg {'/'.join(map(str, row['setmaxnreg']))}; wgmma {wgmma}; TMA loads {row['tma_loads']} "
+                f"({row['multicast_loads']} multicast); mbarrier waits {row['mbarrier_waits']}, arrives "
+                f"{row['mbarrier_arrives']} (+{row['remote_arrives']} to the cluster); registers "
+                f"{ptxas.get('registers', '?')} (ptxas), spills {ptxas.get('spill_bytes', '?')} B")
+        print(text + (f"; SASS: {sass['hgmma']} HGMMA, {sass['registers']} registers" if sass
+                      else "; SASS: no cuobjdump here"))
+
+
+def _sass(ptx: Path) -> dict | None:
+    """HGMMA instructions and registers of the gemm kernel in the SASS ptxas makes of `ptx`, read by cuobjdump;
+    None without ptxas and cuobjdump (this machine has ptxas only; the GPU machines have both)."""
+    ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
+    if ptxas is None or cuobjdump is None:
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        cubin = Path(scratch) / "k.cubin"
+        if subprocess.run([ptxas, "-arch=sm_90a", str(ptx), "-o", str(cubin)], capture_output=True).returncode:
+            return None
+        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True).stdout
+        usage = subprocess.run([cuobjdump, "--dump-resource-usage", str(cubin)], capture_output=True, text=True).stdout
+    gemm = sass[sass.find("Function : gemm"):]
+    gemm = gemm[:gemm.find("Function :", 1)] if "Function :" in gemm[1:] else gemm
+    registers = re.search(r"Function gemm:\s*REG:(\d+)", usage)
+    return {"hgmma": len(re.findall(r"\bHGMMA\.", gemm)), "registers": int(registers.group(1)) if registers else None}
+
+
 def run(args) -> None:
     from transforms.errors import UserError
 
@@ -244,6 +310,9 @@ def main() -> None:
     p = sub.add_parser("run")
     p.add_argument("folder")
     p.add_argument("--repetitions", type=int, default=5)
+    p = sub.add_parser("inspect", help="wgmma/TMA/mbarrier counts, cluster and registers of each built kernel")
+    p.add_argument("folder")
+    p.add_argument("--json", action="store_true")
     args = parser.parse_args()
     from transforms.errors import UserError
 
@@ -252,6 +321,8 @@ def main() -> None:
             args.dtype = args.dtype or ["bf16"]
             args.schedule = args.schedule or [_schedule("cooperative:128x128x4x8")]
             build(args)
+        elif args.command == "inspect":
+            inspect(args)
         else:
             run(args)
     except (UserError, FileExistsError) as err:

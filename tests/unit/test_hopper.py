@@ -3,6 +3,7 @@ specs, the PTX structure check against real compiles, and the driver-side encode
 Numerics and speed are measured on an H100 (results/h100/hopper)."""
 
 import ctypes
+import json
 from dataclasses import replace
 import re
 import subprocess
@@ -160,3 +161,27 @@ def test_the_build_tool_refuses_bad_schedules_in_one_sentence_and_writes_nothing
                            "--no-default", "-o", str(tmp_path / "out")], capture_output=True, text=True)
     assert done.returncode != 0 and words in done.stderr and "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_inspect_reports_each_kernels_hopper_instructions_cluster_and_registers(tmp_path):
+    """`hopper_gemm.py inspect`: per built kernel, from its PTX, the wgmma (a peeled first K step and the loop's:
+    2 × 4 k16 steps), TMA loads (A's box and B's 64-column boxes, those of B multicast in a cluster), the cluster
+    and the register split."""
+    tool = Path(__file__).resolve().parents[2] / "tools" / "hopper_gemm.py"
+    out = tmp_path / "h"
+    done = subprocess.run([sys.executable, str(tool), "build", "--shape", "512x512x512", "--dtype", "f16", "--layout",
+                           "nn", "--schedule", "cooperative-persistent:128x256x3x8x2", "--schedule",
+                           "pingpong:64x128x4x8", "--no-default", "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([sys.executable, str(tool), "inspect", str(out), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    cluster, pingpong = json.loads(done.stdout)
+    assert cluster["wgmma"] == {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16": 8}
+    assert (cluster["tma_loads"], cluster["multicast_loads"], cluster["cluster"]) == (3, 2, [2, 1, 1])
+    assert cluster["remote_arrives"] == 4 and cluster["setmaxnreg"] == [232, 40] and cluster["threads"] == 384
+    assert pingpong["wgmma"] == {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16": 8}
+    assert (pingpong["tma_loads"], pingpong["multicast_loads"], pingpong["cluster"]) == (3, 0, [1, 1, 1])
+    assert pingpong["remote_arrives"] == 0
+    for row in (cluster, pingpong):  # ptxas where this machine has it; SASS where cuobjdump is (GPU machines)
+        assert row["ptxas"] is None or row["ptxas"]["spill_bytes"] == 0
+        assert row["sass"] is None or row["sass"]["hgmma"] == 8

@@ -5,6 +5,8 @@ at module level or inside a function) finds no cycle. Layers: transforms (MLIR, 
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("transforms", "pipelines")
 
@@ -87,9 +89,11 @@ def test_the_cycle_finder_finds_a_planted_cycle():
     assert cycle and cycle[0] == cycle[-1] and "pipelines.named" in cycle and "pipelines.tune" in cycle
 
 
-def test_the_runner_imports_without_the_compiler():
+@pytest.mark.parametrize("module", ["pipelines.runner", "pipelines.inspect"])
+def test_the_runner_imports_without_the_compiler(module):
     """A plan runs on a GPU machine that has only iree-base-runtime: importing the runner must not reach
-    iree.compiler (it did, through the target table, until the family of an input type moved to reference.py)."""
+    iree.compiler (it did, through the target table, until the family of an input type moved to reference.py);
+    nor must the PTX reading that `tools/hopper_gemm.py inspect` does there."""
     import subprocess
     import sys
 
@@ -98,6 +102,6 @@ def test_the_runner_imports_without_the_compiler():
             "    def find_spec(self, name, path=None, target=None):\n"
             "        if name.startswith('iree.compiler'): raise ImportError('blocked ' + name)\n"
             "sys.meta_path.insert(0, Block())\n"
-            "import pipelines.runner\n")
+            f"import {module}\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
