@@ -580,8 +580,8 @@ def cmd_explain(args) -> int:
     if args.schedule in HOPPER_SCHEDULES:
         return _explain_hopper(args)
     names = sorted(set(SCHEDULES) | set(KERNELS) | set(HOPPER_SCHEDULES))
-    if args.stages is not None:
-        raise UsageError("--stages is for the hopper-* schedules; the AMD ones take --lds-stages.")
+    if args.stages is not None or args.cluster is not None:
+        raise UsageError("--stages and --cluster are for the hopper-* schedules; the AMD ones take --lds-stages.")
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
     if args.output:
@@ -635,7 +635,8 @@ def _explain_hopper(args) -> int:
     kind, persistent = HOPPER_SCHEDULES[args.schedule]
     m, n, k = _dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
     stages = 4 if args.stages is None else args.stages
-    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent)
+    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent,
+                              cluster_m=args.cluster or 1)
     try:
         schedule.check()
         tiles = 4 if schedule.loops_over_tiles else 1
@@ -643,7 +644,8 @@ def _explain_hopper(args) -> int:
         check_protocol(schedule, tiles=tiles, k_steps=args.k_steps, runs=200)
     except (HopperError, ProtocolHazard) as err:
         raise UsageError(str(err)) from None
-    name = f"{args.schedule} {m}x{n}x{k}, {schedule.stages} stages"
+    name = f"{args.schedule} {m}x{n}x{k}, {schedule.stages} stages" + \
+        (f", clusters of {schedule.cluster_m}" if schedule.cluster_m > 1 else "")
     print(hopper_text(name, rows))
     print(f"stage hand-off checked: 200 random interleavings of {tiles} tile(s), no stale read, overwrite or "
           "deadlock")
@@ -814,6 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k-steps", type=_at_least(1, MAX_K_STEPS), default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
     p.add_argument("--stages", type=int, help="hopper-*: shared-memory stages (default 4)")
+    p.add_argument("--cluster", type=int, choices=(1, 2), help="hopper-*: workgroups per cluster sharing B (default 1)")
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
     p.add_argument("--force", action="store_true", help=FORCE_FILE)

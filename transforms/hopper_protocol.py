@@ -224,12 +224,17 @@ def check_programs(schedule: HopperSchedule, roles: dict[str, list[Step]], runs:
 
 
 def step_table(schedule: HopperSchedule, tiles: int, k_steps: int) -> list[dict[str, str]]:
-    """Per K step (numbered across the workgroup's tiles): what each role does for it, from `programs`. The
-    rendering of `pipelines explain` for Hopper schedules."""
+    """Per K step (numbered across the workgroup's tiles): what each role does for it, from `programs` (a
+    cluster's workgroup 0, whose steps every workgroup of it repeats). The rendering of `pipelines explain` for
+    Hopper schedules."""
     roles = programs(schedule, tiles, k_steps)
     per_tile = schedule.block_k // 16 * schedule.m_blocks
+    load = "TMA A,B" if schedule.cluster_m == 1 else f"TMA A,B/{schedule.cluster_m} (multicast)"
     rows: list[dict[str, str]] = [{"step": f"tile {q // k_steps} k {q % k_steps}"} for q in range(tiles * k_steps)]
     for role, steps in roles.items():
+        if _cta_of(role):  # the cluster's workgroups run the same steps in lockstep: workgroup 0's stand for all
+            continue
+        role = role.removeprefix("workgroup 0 ")
         turn = ""
         for step in steps:
             if step.kind == "wait" and step.barrier and step.barrier[0] == "order":
@@ -238,7 +243,7 @@ def step_table(schedule: HopperSchedule, tiles: int, k_steps: int) -> list[dict[
                 continue
             stage = PROTOCOL["stage"](step.q, schedule.stages)
             if step.kind == "load":
-                rows[step.q][role] = f"TMA A,B -> stage {stage}"
+                rows[step.q][role] = f"{load} -> stage {stage}"
             else:
                 rows[step.q][role] = f"{turn}wgmma x{per_tile} on stage {stage}"
                 turn = ""

@@ -36,6 +36,21 @@ def test_bad_requests_are_one_sentence(capsys, extra, words):
     assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_stages_belong_to_the_hopper_schedules(capsys):
-    assert main(["explain", "--schedule", "pingpong8", "--stages", "3"]) == 2
-    assert "--stages is for the hopper-* schedules" in capsys.readouterr().err
+@pytest.mark.parametrize("option", ["--stages", "--cluster"])
+def test_stages_and_clusters_belong_to_the_hopper_schedules(capsys, option):
+    assert main(["explain", "--schedule", "pingpong8", option, "2"]) == 2
+    assert "--stages and --cluster are for the hopper-* schedules" in capsys.readouterr().err
+
+
+def test_a_cluster_is_shown_as_its_first_workgroup_with_shared_multicast_loads(capsys):
+    """Clusters of two: one row per K step of workgroup 0 (the other repeats it), the producer's load is A and half
+    of B, multicast; the hand-off is checked across both workgroups."""
+    assert main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", "2", "--stages", "3",
+                 "--k-steps", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("tile ")]
+    assert out.startswith("hopper-cooperative-persistent 128x256x64, 3 stages, clusters of 2")
+    assert len(rows) == 8 and all(p.strip() == f"TMA A,B/2 (multicast) -> stage {i % 3}"
+                                  for i, (_, p, _, _) in enumerate(rows))
+    assert all("wgmma x4" in c0 and "wgmma x4" in c1 for _, _, c0, c1 in rows)
+    assert "no stale read, overwrite or deadlock" in out
