@@ -22,10 +22,11 @@ workgroups on neighbouring block rows form a thread-block cluster (`nvvm.cluster
 as such): each loads its A tile and half of the B tile they share, multicast into both, and a stage is free only
 once the consumers of both have released it (remote arrivals through `mapa`). Kinds:
 - `cooperative`: the consumers split each block tile by rows; one tile per workgroup, or with `persistent`,
-  SM_COUNT workgroups looping over the tiles.
-- `pingpong`: SM_COUNT workgroups; each consumer owns every other tile of its workgroup and starts a tile's K loop
-  only once the other consumer has finished the previous tile's (a pair of mbarriers), so that one's epilogue runs
-  under the other's MMAs. The order also keeps a consumer's `full` waits within one phase of the producer.
+  at most SM_COUNT workgroups looping over the tiles (`grid_size`).
+- `pingpong`: at most SM_COUNT workgroups looping over the tiles; each consumer owns every other tile of its
+  workgroup and starts a tile's K loop only once the other consumer has finished the previous tile's (a pair of
+  mbarriers), so that one's epilogue runs under the other's MMAs. The order also keeps a consumer's `full` waits
+  within one phase of the producer.
 Tiles are visited in groups of `group_m` block rows (L2 reuse). Each thread stores its accumulator fragments (the
 m64nNk16 register layout) to C; rows and columns past the problem are not stored, and TMA fills loads past it with
 zeros, so any M, N, K (K a multiple of 8) runs.
@@ -71,7 +72,7 @@ class HopperSchedule:
     consumers: int = 2  # consumer warp groups
     kind: str = "cooperative"
     group_m: int = 8  # block tiles run in groups of this many block rows, column by column (L2 reuse); 1: row order
-    persistent: bool = False  # SM_COUNT workgroups loop over the tiles (always, for pingpong)
+    persistent: bool = False  # at most SM_COUNT workgroups loop over the tiles (always, for pingpong)
     # workgroups per thread-block cluster, on neighbouring block rows of one block column: each loads its A tile
     # and 1/cluster_m of the shared B tile, multicast to every workgroup of the cluster (L2 traffic per tile
     # 1/cluster_m of B's instead of all of it)
@@ -93,11 +94,14 @@ class HopperSchedule:
             raise HopperError("a ping-pong schedule has two consumer warp groups.")
         if self.group_m < 1:
             raise HopperError("group_m must be at least 1.")
+        if self.block_n % 8 or not 8 <= self.block_n <= 256:
+            raise HopperError("block_n must be a multiple of 8 from 8 to 256 (wgmma's n and one TMA box).")
         if self.cluster_m not in (1, 2) or self.block_n % (8 * self.cluster_m):
             raise HopperError("cluster_m must be 1 or 2, and block_n / cluster_m a multiple of 8 (each workgroup's "
                               "share of the B tile is whole 1 KiB swizzle atoms).")
-        if self.block_n % 8 or not 8 <= self.block_n <= 256:
-            raise HopperError("block_n must be a multiple of 8 from 8 to 256 (wgmma's n and one TMA box).")
+        if self.group_m > 1 and self.group_m % self.cluster_m:
+            raise HopperError("group_m must be a multiple of cluster_m (a cluster takes cluster_m block rows at "
+                              "once), or 1 for row order.")
         if not 2 <= self.stages <= 7:
             raise HopperError("stages must be 2 to 7.")
         if self.shared_bytes() > 227 * 1024:
@@ -447,11 +451,12 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         b.op(f"scf.if {leader} {{")
         if s.cluster_m == 1:
             b.op(f"nvvm.mbarrier.arrive {barrier} : !llvm.ptr<3> -> i64", "tok")
-        local = b.op(f"llvm.ptrtoint {barrier} : !llvm.ptr<3> to i32", "bar") if s.cluster_m > 1 else ""
-        for target in range(s.cluster_m if s.cluster_m > 1 else 0):
-            _asm(b, "{ .reg .b32 remote; mapa.shared::cluster.u32 remote, $0, $1; "
-                 "mbarrier.arrive.shared::cluster.b64 _, [remote]; }", "r,r",
-                 [(local, "i32"), (i32(target), "i32")])
+        else:
+            local = b.op(f"llvm.ptrtoint {barrier} : !llvm.ptr<3> to i32", "bar")
+            for target in range(s.cluster_m):
+                _asm(b, "{ .reg .b32 remote; mapa.shared::cluster.u32 remote, $0, $1; "
+                     "mbarrier.arrive.shared::cluster.b64 _, [remote]; }", "r,r",
+                     [(local, "i32"), (i32(target), "i32")])
         b.op("}")
     if s.kind == "pingpong":
         b.op(f"scf.for %ci = {g_i} to {mine_i} step {b.const(2, 'index')} {{")
@@ -590,8 +595,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
     """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn; maps
     2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
-    check_problem(problem, schedule)
     schedule.check()
+    check_problem(problem, schedule)
     dt = DTYPES[problem.dtype]
     ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
     rw = "#hal.pipeline.binding<storage_buffer>"
@@ -655,6 +660,8 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     per_tile = schedule.block_k // 16 * schedule.m_blocks
     expects = len(re.findall(r"mbarrier\.arrive\.expect_tx", gemm))
     loads = 1 + b_boxes(problem, schedule)  # per announced stage: A's box and B's
+    remote = len(re.findall(r"mapa\.shared::cluster\.u32 remote, %r\d+, %r\d+; mbarrier\.arrive\.shared::cluster",
+                            gemm))
     # wgmma issued between each fence and its commit: one K tile's group
     groups = [len(re.findall(r"wgmma\.mma_async", part.split("wgmma.commit_group")[0]))
               for part in gemm.split("wgmma.fence.sync.aligned")[1:]]
@@ -662,7 +669,7 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         "threads": re.search(rf"\.maxntid {schedule.threads}, 1, 1", gemm) is not None,
         "stages": len(re.findall(r"mbarrier\.init\.shared\.b64", gemm))
         == 2 * schedule.stages + (2 if schedule.kind == "pingpong" else 0),
-        # two loads per announced stage (LLVM unrolls the producer's loop when K has few tiles)
+        # A's load and B's per announced stage (LLVM unrolls the producer's loop when K has few tiles)
         "TMA loads": expects > 0
         and len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", gemm)) == loads * expects,
         # wgmma's last immediate: B transposed (MN-major) for nn
@@ -676,9 +683,11 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         and f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};" in gemm,
         # a cluster: its size in the kernel, B's share multicast once per announced stage, releases to every
         # workgroup; none of it without one
+        # (each release site, after a K step and after draining, arrives once per workgroup of the cluster)
         "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_m}, 1, 1", gemm) is not None
                     and len(re.findall(r"\.multicast::cluster", gemm)) == (loads - 1) * expects
-                    and "mapa.shared::cluster" in gemm) if schedule.cluster_m > 1
+                    and remote >= 2 * schedule.cluster_m and remote % schedule.cluster_m == 0)
+        if schedule.cluster_m > 1
         else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }
     missing = [name for name, ok in found.items() if not ok]

@@ -20,6 +20,9 @@ step when:
 - a consumer starts reading a stage that does not hold its step's data (stale, or still being loaded);
 - a load starts into a stage a consumer is still reading;
 - no role can move before all have finished (a deadlock).
+Not modelled: the barriers' initialisation and the cluster barrier after it and before exit (the lit test
+hopper_cluster_multicast_sm90a pins those), and byte counts (a load is one part; `check_ptx` and the GPU run check
+what the bytes are).
 """
 
 from __future__ import annotations
@@ -211,8 +214,8 @@ def _cta_of(role: str) -> int:
 
 
 def check(schedule: HopperSchedule, tiles: int = 6, k_steps: int = 5, runs: int = 300) -> None:
-    """`runs` random interleavings of the schedule's programs for one workgroup of `tiles` tiles of `k_steps` K
-    steps; the first hazard found is raised."""
+    """`runs` random interleavings of the schedule's programs for one cluster (one workgroup without one) of
+    `tiles` tiles of `k_steps` K steps each; the first hazard found is raised."""
     schedule.check()
     check_programs(schedule, programs(schedule, tiles, k_steps), runs)
 
@@ -232,7 +235,7 @@ def step_table(schedule: HopperSchedule, tiles: int, k_steps: int) -> list[dict[
     load = "TMA A,B" if schedule.cluster_m == 1 else f"TMA A,B/{schedule.cluster_m} (multicast)"
     rows: list[dict[str, str]] = [{"step": f"tile {q // k_steps} k {q % k_steps}"} for q in range(tiles * k_steps)]
     for role, steps in roles.items():
-        if _cta_of(role):  # the cluster's workgroups run the same steps in lockstep: workgroup 0's stand for all
+        if _cta_of(role):  # every workgroup of a cluster runs the same program (coupled by the barriers only)
             continue
         role = role.removeprefix("workgroup 0 ")
         turn = ""

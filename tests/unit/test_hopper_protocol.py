@@ -182,3 +182,69 @@ def test_the_generator_computes_the_phases_the_checker_verified(schedule):
                                                            else {"empty"})
     assert seen == ({"empty", "full", "order"} if schedule.kind == "pingpong" else {"empty", "full"})
     assert len([bar for kind, bar in checked if kind == "full"]) == 2  # the first K step's wait and the loop's
+
+
+def _leader_guarded(lines, index, defs):
+    """Whether line `index` sits in an `scf.if` on `tid % 128 == 0` (the warp group's first thread): the nearest
+    `scf.if` above it, evaluated for threads 0, 1 and 37 of a consumer warp group."""
+    guard = next(line for line in reversed(lines[:index]) if "scf.if" in line)
+    cond = defs[re.search(r"scf\.if (%\w+)", guard).group(1)]
+    match = re.match(r"arith\.cmpi eq, (%\w+), (%\w+)", cond)
+    if not match:
+        return False
+    taken = [_value(match.group(1), defs, {"tid": 128 + t}) == _value(match.group(2), defs, {"tid": 128 + t})
+             for t in (0, 1, 37)]
+    return taken == [True, False, False]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=_ids)
+def test_the_barriers_expect_the_arrivals_the_generator_makes(schedule):
+    """The emitted mbarrier.init counts against the emitted releases: `full` one arrival (the producer's), `empty`
+    one per reading consumer warp group per workgroup of the cluster; every release of a stage is made by one
+    thread of its warp group (an unguarded one would arrive 128 times)."""
+    from transforms.hopper import program
+    from transforms.problem import Gemm
+
+    body, defs = _definitions(program(Gemm(1000, 776, 7 * 64, "bf16", "nt"), schedule))
+    lines = body.splitlines()
+    counts: dict[str, set[int]] = {}
+    for line in lines:
+        if "nvvm.mbarrier.init" in line:
+            bar, count = re.findall(r"%\w+", line.split(":")[0])[:2]
+            counts.setdefault(_barrier(_value(bar, defs, {}), schedule)[0], set()).add(_value(count, defs, {}))
+    readers = 1 if schedule.kind == "pingpong" else schedule.consumers
+    assert counts["full"] == {1} and counts["empty"] == {readers * schedule.cluster_m}
+    def kind_of_arrive(line):
+        bar = re.findall(r"%\w+", line.split("=")[1])[0]
+        return _barrier(_value(bar, defs, {"%ci": 0, "%ck": 1, "tid": 128}), schedule)[0]
+
+    releases = [i for i, line in enumerate(lines) if "mapa.shared::cluster" in line
+                or ("nvvm.mbarrier.arrive %" in line and kind_of_arrive(line) == "empty")]
+    assert len(releases) == 2 * schedule.cluster_m  # after a K step and after draining, to each workgroup
+    assert all(_leader_guarded(lines, i, defs) for i in releases)
+
+
+def test_a_cluster_takes_neighbouring_block_rows_and_shares_b_in_halves():
+    """Clusters of two, 9 block rows (the fifth cluster row's second one past M), row order: from the emitted IR,
+    each workgroup's TMA boxes and their shared-memory offsets. Workgroups 2u and 2u+1 take block rows 2r and
+    2r+1 of column c (u = r × columns + c); each loads its A rows and half of B's (rank × 128 rows on), into the
+    rank's half of the stage's B."""
+    from transforms.hopper import HopperSchedule, grid_size, program, tile_grid
+    from transforms.problem import Gemm
+
+    gemm = Gemm(1100, 776, 448, "bf16", "nt")
+    schedule = HopperSchedule(128, 256, 64, 2, persistent=True, cluster_m=2, group_m=1)
+    body, defs = _definitions(program(gemm, schedule))
+    loads = [re.findall(r"%\w+", line.split(":")[0].split("multicast_mask")[0])[:5] for line in body.splitlines()
+             if "nvvm.cp.async.bulk.tensor" in line]
+    columns, rows = tile_grid(gemm, schedule)
+    bytes_a, bytes_b = schedule.stage_bytes()
+    assert (columns, rows, grid_size(gemm, schedule)) == (4, 9, 4 * 5 * 2) and len(loads) == 2
+    for bid in range(grid_size(gemm, schedule)):
+        unit, rank = divmod(bid, 2)
+        column, row = unit % columns, 2 * (unit // columns) + rank
+        env = {"%pi": 0, "%pk": 0, "tid": 0, "bid": bid}
+        got = {_value(tile_map, defs, env): (_value(dst, defs, env), _value(x, defs, env), _value(y, defs, env))
+               for dst, tile_map, _, x, y in loads}
+        assert got[0] == (0, 0, row * 128)  # A: its own block row, at the stage's start
+        assert got[128] == (bytes_a + rank * bytes_b // 2, 0, column * 256 + rank * 128)
