@@ -556,8 +556,9 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
               tid32: str, rows_base: str, col: str, row: str, i32, i64) -> None:
-    """Each thread stores its fragments (the m64nNk16 accumulator layout) to C, guarded at the problem's edges:
-    two neighbouring columns in one 8-byte store when N is even."""
+    """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
+    8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
+    guarded per row and column at its edges."""
     lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
     warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
     row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
@@ -568,6 +569,23 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     m_, n_ = i32(problem.m), i32(problem.n)
     pairs = problem.n % 2 == 0
     pc = _pointer(b, c, tc)
+    if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
+        end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
+        end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
+        inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
+                         b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
+        b.op(f"scf.if {inside} {{")
+        col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(4), "i64")
+        for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+            row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
+            row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * 4), "i64")
+            at = b.arith("addi", pc, b.arith("addi", row_bytes, col_bytes, "i64"), "i64")
+            for j in range(s.block_n // 8):
+                values = [b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                          for e in range(2)]
+                _asm(b, f"st.global.v2.f32 [$0+{32 * j}], {{$1, $2}};", "l,f,f",
+                     [(at, "i64"), (values[0], "f32"), (values[1], "f32")])
+        b.op("} else {")
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
         result = results[r]
         row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
@@ -589,6 +607,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
                     b.op(f"memref.store {values[e]}, {c}[{row_i}, {col_i}] : {tc}")
                 b.op("}")
+        b.op("}")
+    if pairs:
         b.op("}")
 
 
