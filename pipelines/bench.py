@@ -75,10 +75,11 @@ def load_suite(name: str) -> list[dict]:
     return problems
 
 
-def repeat_count(gemm: Gemm, target: Target) -> int:
+def repeat_count(gemm: Gemm, target: Target, flops_per_call: float = REPEAT_FLOPS) -> int:
+    """How many times each dispatch runs in one call, so that a call does about `flops_per_call` (capped)."""
     if not target.gpu:
         return 1
-    return max(1, min(MAX_REPEAT, math.ceil(REPEAT_FLOPS / gemm.flops)))
+    return max(1, min(MAX_REPEAT, math.ceil(flops_per_call / gemm.flops)))
 
 
 def git_commit() -> str | None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -56,7 +55,7 @@ def build(args) -> None:
 def _build(args, out: Path) -> None:
     from iree.compiler.ir import Context, Location
 
-    from pipelines.bench import MAX_REPEAT, repeat_count
+    from pipelines.bench import REPEAT_FLOPS, repeat_count
     from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
     from transforms.hopper import HopperSchedule, check_problem, check_ptx, program, tensor_maps
@@ -70,8 +69,8 @@ def _build(args, out: Path) -> None:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
             gemm = Gemm(m, n, k, dtype, args.layout, batch)
             check_problem(gemm)
-            repeat = repeat_count(gemm, get_target("sm_80")) if args.repeat_flops is None \
-                else max(1, min(MAX_REPEAT, math.ceil(args.repeat_flops / gemm.flops)))
+            repeat = repeat_count(gemm, get_target("sm_80"),
+                                  REPEAT_FLOPS if args.repeat_flops is None else args.repeat_flops)
             flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
             for kind, (block_m, block_n, stages, group_m, *cluster) in args.schedule:
                 cluster_m = cluster[0] if cluster else 1
@@ -128,6 +127,16 @@ def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
         raise SystemExit(f"iree-compile failed on {source.name}: {done.stderr.strip()[-2000:]}")
 
 
+def _manifest(folder: Path) -> list[dict]:
+    """The kernels a `build` folder holds, or a UserError in one sentence."""
+    from transforms.errors import UserError
+
+    try:
+        return json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+
+
 def inspect(args) -> None:
     """Per kernel of a build folder, from its kept PTX: wgmma by shape, TMA loads (multicast ones apart), mbarrier
     waits and arrives, threads, cluster, the register split; registers and spills from ptxas (the manifest's, or
@@ -136,10 +145,7 @@ def inspect(args) -> None:
     from transforms.errors import UserError
 
     folder = Path(args.folder)
-    try:
-        entries = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
-        raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+    entries = _manifest(folder)
     rows = []
     for entry in entries:
         ptx = next((p for p in sorted((folder / "dump" / entry["name"]).glob("*.ptx"))), None)
@@ -197,10 +203,7 @@ def run(args) -> None:
     from transforms.errors import UserError
 
     folder = Path(args.folder)
-    try:
-        entries = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
-        raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+    entries = _manifest(folder)
     try:
         import iree.runtime  # noqa: F401
         import numpy as np
