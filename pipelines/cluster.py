@@ -140,7 +140,9 @@ def _has_dashboard() -> bool:
 def _announce(client) -> None:
     info = client.scheduler_info()
     resources = Counter(r for w in info.get("workers", {}).values() for r in (w.get("resources") or {}))
-    link = getattr(client, "dashboard_link", None) if info.get("services", {}).get("dashboard") else None
+    # The scheduler's HTTP service runs without bokeh too (health, metrics), but its /status page then answers 404.
+    served = info.get("services", {}).get("dashboard") and _has_dashboard()
+    link = getattr(client, "dashboard_link", None) if served else None
     sys.stderr.write(f"cluster {info.get('address')}: {len(info.get('workers', {}))} workers "
                      f"({resources.get('CPU', 0)} CPU, {resources.get('GPU', 0)} GPU)"
                      + (f"; dashboard {link}" if link else "") + "\n")

@@ -411,8 +411,8 @@ MUTANTS = [
            "raster verification asks every copy for both block ids (fails 3072x2048x1024)",
            ("tests/unit/test_codegen.py",)),
     Mutant("bench-shared-kernel-copied-on-failure", "pipelines/runner.py",
-           'if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:',
-           "if shared is not None:",
+           'if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:\n        row.update(',
+           "if shared is not None:\n        row.update(",
            "a case copies a failed shared measurement instead of running", ("tests/unit/test_bench.py",)),
     Mutant("blind-output-user-folder-admitted", "pipelines/output.py",
            "if folder.is_dir() and not force and any(folder.iterdir()) and not _ours(folder):",
@@ -528,6 +528,9 @@ MUTANTS = [
            "    return min(units, SM_COUNT // s.cluster_m) * s.cluster_m",
            "a persistent grid takes every SM although fewer take the tiles in as few rounds",
            ("tests/unit/test_hopper.py",)),
+    # ---- issue 29: the Hopper generator and protocol checker (oracle tests)
+    # ---- issue 29: timing model, split-K, model route and mixing guard (oracle tests)
+    # ---- issue 29: output admission and the command line
 ]
 
 

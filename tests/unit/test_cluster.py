@@ -198,3 +198,19 @@ def test_a_gpu_worker_reads_its_environment_once(monkeypatch):
     monkeypatch.setattr(runner, "run_case", lambda case, plan, device, repetitions, env, data: dict(env, id=case["id"]))
     rows = [runner.bench_case({"id": f"c{i}", "vmfb": None}, None, "cuda", 1, {"git_commit": "x"}) for i in range(3)]
     assert calls == ["cuda"] and [r["id"] for r in rows] == ["c0", "c1", "c2"] and rows[2]["git_commit"] == "x"
+
+
+@pytest.mark.parametrize("bokeh", [False, True])
+def test_the_dashboard_link_is_printed_only_where_the_dashboard_is_served(bokeh, monkeypatch, capsys):
+    """Without bokeh the scheduler still runs its HTTP service (a 'dashboard' port in its services), but /status
+    answers 404 there: no link is printed then."""
+    class Client:
+        dashboard_link = "http://127.0.0.1:8787/status"
+
+        def scheduler_info(self):
+            return {"address": "tcp://127.0.0.1:1", "services": {"dashboard": 8787},
+                    "workers": {"w": {"resources": {"CPU": 1}}}}
+
+    monkeypatch.setattr(cluster, "_has_dashboard", lambda: bokeh)
+    cluster._announce(Client())
+    assert ("dashboard http://127.0.0.1:8787/status" in capsys.readouterr().err) == bokeh
