@@ -24,14 +24,17 @@ in a file; after a merge, re-run it and fix the entries it reports as "snippet n
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -358,8 +361,8 @@ MUTANTS = [
            'return row.get("status") == "ok"',
            "resume counts an ok row without a correctness verdict as done", ("tests/unit/test_output.py",)),
     Mutant("blind-output-force-ignored", "pipelines/output.py",
-           "if folder.is_dir() and not force and any(folder.iterdir()) and not _ours(folder):",
-           "if folder.is_dir() and any(folder.iterdir()) and not _ours(folder):",
+           "if manifest is None and not force:",
+           "if manifest is None:",
            "--force does not admit a user's folder", ("tests/unit/test_output.py",)),
     # ---- the named-pipeline sweep's rules (issue 12, items 4 and 5), written with their tests
     Mutant("schedule-pipelined-two-steps", "transforms/schedule.py",
@@ -411,12 +414,13 @@ MUTANTS = [
            "raster verification asks every copy for both block ids (fails 3072x2048x1024)",
            ("tests/unit/test_codegen.py",)),
     Mutant("bench-shared-kernel-copied-on-failure", "pipelines/runner.py",
-           'if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:\n        row.update(',
+           'if shared is not None and shared.get("status") == "ok" and shared.get("correct") is True:\n'
+           '        row.update(',
            "if shared is not None:\n        row.update(",
            "a case copies a failed shared measurement instead of running", ("tests/unit/test_bench.py",)),
     Mutant("blind-output-user-folder-admitted", "pipelines/output.py",
-           "if folder.is_dir() and not force and any(folder.iterdir()) and not _ours(folder):",
-           "if folder.is_dir() and not force and not any(folder.iterdir()) and not _ours(folder):",
+           "if not folder.is_dir() or not any(folder.iterdir()):",
+           "if not folder.is_dir() or any(folder.iterdir()):",
            "a non-empty user folder is admitted without --force", ("tests/unit/test_output.py",)),
     # ---- issue 16 (split-K) and 17 (models)
     Mutant("split-sum-not-checked", "pipelines/routes/split.py",
@@ -602,53 +606,70 @@ def log_line(text: str) -> None:
     print(text, flush=True)
 
 
-def run(mutants: list[Mutant], timeout: float, log=log_line) -> list[Outcome]:
-    outcomes = []
+def run(mutants: list[Mutant], timeout: float, log=log_line, jobs: int = 1) -> list[Outcome]:
+    """Each mutant in a copy of the tree; `jobs` copies run mutants at once (one pytest process each)."""
     with tempfile.TemporaryDirectory(prefix="mutate.") as scratch:
-        tree = Path(scratch) / "tree"
-        copy_tree(REPO, tree)
-        problems = check_table(tree, mutants)
+        trees = [Path(scratch) / f"tree{i}" for i in range(max(1, jobs))]
+        for tree in trees:
+            copy_tree(REPO, tree)
+        problems = check_table(trees[0], mutants)
         # The unmutated tree must pass every selected test file, or a failure would be counted as a kill.
         selected = tuple(sorted({t for m in mutants if m.id not in problems for t in m.tests}))
         if selected:
-            code, output = run_tests(tree, selected, timeout * 4)
+            code, output = run_tests(trees[0], selected, timeout * 4)
             if code != 0:
                 raise SystemExit(f"the unmutated tree fails its tests ({first_failure(output) or code}); fix that "
                                  f"first:\n{output[-3000:]}")
-            probe = subprocess.run([sys.executable, "-c", "import pipelines; print(pipelines.__file__)"], cwd=tree,
-                                   env=dict(os.environ, PYTHONPATH=str(tree)), capture_output=True, text=True)
-            if not probe.stdout.strip().startswith(str(tree)):
+            probe = subprocess.run([sys.executable, "-c", "import pipelines; print(pipelines.__file__)"],
+                                   cwd=trees[0], env=dict(os.environ, PYTHONPATH=str(trees[0])), capture_output=True,
+                                   text=True)
+            if not probe.stdout.strip().startswith(str(trees[0])):
                 raise SystemExit(f"the copy's modules are not the ones imported ({probe.stdout.strip()}).")
-        for number, mutant in enumerate(mutants, 1):
-            started = time.time()
-            if mutant.id in problems:
-                outcome = Outcome(mutant.id, mutant.file, mutant.description, "error", None, 0.0,
-                                  problems[mutant.id])
-            else:
-                path = tree / mutant.file
-                original = path.read_text()
-                try:
-                    path.write_text(original.replace(mutant.original, mutant.mutated))
-                    code, output = run_tests(tree, mutant.tests, timeout)
-                finally:
-                    path.write_text(original)
-                seconds = time.time() - started
-                if code is None:
-                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "timeout", None, seconds,
-                                      f"tests ran past {timeout:.0f} s")
-                elif code == 0:
-                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "survived", None, seconds)
-                elif code == 1:
-                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "killed", first_failure(output),
-                                      seconds)
-                else:  # collection errors, usage errors: the tests did not judge the mutant
-                    outcome = Outcome(mutant.id, mutant.file, mutant.description, "error", first_failure(output),
-                                      seconds, f"pytest exited {code}: {output.strip().splitlines()[-1:]}")
-            outcomes.append(outcome)
-            log(f"[{number}/{len(mutants)}] {outcome.status:8s} {outcome.id} ({outcome.seconds:.1f} s)"
-                + (f" by {outcome.killer}" if outcome.killer else "") + (f": {outcome.detail}" if outcome.detail
-                                                                          and outcome.status != "killed" else ""))
-    return outcomes
+        free: queue.Queue[Path] = queue.Queue()
+        for tree in trees:
+            free.put(tree)
+        done = [0]
+        lock = threading.Lock()
+
+        def one(mutant: Mutant) -> Outcome:
+            tree = free.get()
+            try:
+                outcome = _run_one(mutant, tree, timeout, problems)
+            finally:
+                free.put(tree)
+            with lock:
+                done[0] += 1
+                log(f"[{done[0]}/{len(mutants)}] {outcome.status:8s} {outcome.id} ({outcome.seconds:.1f} s)"
+                    + (f" by {outcome.killer}" if outcome.killer else "")
+                    + (f": {outcome.detail}" if outcome.detail and outcome.status != "killed" else ""))
+            return outcome
+
+        with concurrent.futures.ThreadPoolExecutor(len(trees)) as pool:
+            return list(pool.map(one, mutants))
+
+
+def _run_one(mutant: Mutant, tree: Path, timeout: float, problems: dict[str, str]) -> Outcome:
+    started = time.time()
+    if mutant.id in problems:
+        return Outcome(mutant.id, mutant.file, mutant.description, "error", None, 0.0, problems[mutant.id])
+    path = tree / mutant.file
+    original = path.read_text()
+    try:
+        path.write_text(original.replace(mutant.original, mutant.mutated))
+        code, output = run_tests(tree, mutant.tests, timeout)
+    finally:
+        path.write_text(original)
+    seconds = time.time() - started
+    if code is None:
+        return Outcome(mutant.id, mutant.file, mutant.description, "timeout", None, seconds,
+                       f"tests ran past {timeout:.0f} s")
+    if code == 0:
+        return Outcome(mutant.id, mutant.file, mutant.description, "survived", None, seconds)
+    if code == 1:
+        return Outcome(mutant.id, mutant.file, mutant.description, "killed", first_failure(output), seconds)
+    # collection errors, usage errors: the tests did not judge the mutant
+    return Outcome(mutant.id, mutant.file, mutant.description, "error", first_failure(output), seconds,
+                   f"pytest exited {code}: {output.strip().splitlines()[-1:]}")
 
 
 def kill_rate(outcomes: list[Outcome]) -> tuple[int, int, float]:
@@ -683,6 +704,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the table and exit")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per mutant's test run")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "mutation")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="mutants run at once, each in its own copy of the tree (default: the CPU count)")
     args = parser.parse_args(argv)
     if args.list:
         for m in MUTANTS:
@@ -696,7 +719,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [m for m in MUTANTS if m.id in args.only]
     command = "python tools/mutate.py" + (f" --only {' '.join(args.only)}" if args.only else "")
     commit, started = git_commit(), time.time()
-    outcomes = run(chosen, args.timeout)
+    outcomes = run(chosen, args.timeout, jobs=args.jobs)
     seconds = time.time() - started
     killed, judged, rate = kill_rate(outcomes)
     print(f"\nkill rate {killed}/{judged} = {100 * rate:.1f} %; errors: "
