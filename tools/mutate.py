@@ -19,6 +19,9 @@ in a file; after a merge, re-run it and fix the entries it reports as "snippet n
     python tools/mutate.py                 # every mutant; writes results/mutation/<date>.md and .jsonl
     python tools/mutate.py --only a-hazard-waitcnt k-scc-lt   # some mutants, nothing written
     python tools/mutate.py --list          # the table
+    python tools/mutate.py --blind FILE    # a blind probe's mutants (JSON), each judged by the default and slow tiers
+
+`--jobs N` (default: the CPU count) runs N mutants at once, each in its own copy of the tree.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ T_TIMING = ("tests/unit/test_timing_micro.py",)
 T_BATCH = ("tests/unit/test_emulator_batch.py",)
 T_WAITSTATES = ("tests/unit/test_emulator_waitstates.py",)
 T_LOCALISE = ("tests/unit/test_emulator.py::test_a_loosened_wait_is_traced_to_the_first_instruction_it_misleads",)
+T_HOPPER_ORACLES = ("tests/unit/test_hopper_oracles.py",)  # the emitted Hopper IR run on a model cluster
 
 
 @dataclass(frozen=True)
@@ -533,7 +537,151 @@ MUTANTS = [
            "a persistent grid takes every SM although fewer take the tiles in as few rounds",
            ("tests/unit/test_hopper.py",)),
     # ---- issue 29: the Hopper generator and protocol checker (oracle tests)
+    # The four Hopper survivors of the blind probe, then bugs of the same kinds chosen here.
+    Mutant("hopper-expect-tx-own-share", "transforms/hopper.py",
+           "{i32(bytes_a + bytes_b)}", "{i32(bytes_a + bytes_b // s.cluster_m)}",
+           "a cluster workgroup's full barrier expects its own share of B, not every workgroup's multicast share "
+           "(a hang on the GPU)", T_HOPPER_ORACLES),
+    Mutant("hopper-epilogue-guard-block-m", "transforms/hopper.py",
+           'end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")',
+           'end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_m), "i32")',
+           "the epilogue's tile-inside test ends a block column at block_m (unguarded stores past N)",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-tile-order-ignores-cluster", "transforms/hopper.py",
+           "group = max(1, s.group_m // s.cluster_m)", "group = s.group_m",
+           "the tile order counts group_m in cluster rows (groups of group_m x cluster_m block rows)",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-protocol-reads-own-part", "transforms/hopper_protocol.py",
+           "        busy = any((step.cta, stage, p) in state.loading for p in ctas)\n"
+           "        if busy or any(held.get(p) != step.q for p in ctas):\n",
+           "        busy = (step.cta, stage, step.cta) in state.loading\n"
+           "        if busy or held.get(step.cta) != step.q:\n",
+           "the protocol checker looks only at its own workgroup's part of a multicast stage",
+           ("tests/unit/test_hopper_protocol.py",)),
+    Mutant("hopper-protocol-load-own-readers", "transforms/hopper_protocol.py",
+           "            if state.readers.get((cta, stage)):", "            if state.readers.get((step.cta, stage)):",
+           "the protocol checker looks for readers of a stage only in the loading workgroup, not in every "
+           "workgroup its multicast lands in", ("tests/unit/test_hopper_protocol.py",)),
+    Mutant("hopper-multicast-last-rank", "transforms/hopper.py",
+           "b.const((1 << s.cluster_m) - 1, 'i16')", "b.const(1 << (s.cluster_m - 1), 'i16')",
+           "B's share is multicast to the cluster's last workgroup only (mask 1 << (cluster_m - 1))",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-nn-boxes-same-columns", "transforms/hopper.py",
+           'column = b.arith("addi", row_b, i32(j * NN_BOX), "i32")', "column = row_b",
+           "every 64-column TMA box of an NN B tile loads the tile's first 64 columns", T_HOPPER_ORACLES),
+    Mutant("hopper-no-mbarrier-init-fence", "transforms/hopper.py",
+           '    b.op("nvvm.fence.mbarrier.init")\n', "",
+           "the barriers' initialisation is not fenced before the cluster barrier publishes them",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-refill-wait-off-by-one", "transforms/hopper.py",
+           "arith.cmpi uge, {q}, {stages} : i64", "arith.cmpi ugt, {q}, {stages} : i64",
+           "the producer refills a stage for the first time (step == stages) without waiting for its release",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-epilogue-before-drain", "transforms/hopper.py",
+           'b.op("nvvm.wgmma.wait.group.sync.aligned 0")', 'b.op("nvvm.wgmma.wait.group.sync.aligned 1")',
+           "the epilogue reads the accumulators with the last wgmma group still in flight", T_HOPPER_ORACLES),
+    Mutant("hopper-row-guard-inclusive", "transforms/hopper.py",
+           'in_m = b.op(f"arith.cmpi ult, {row_}, {m_} : i32", "in")',
+           'in_m = b.op(f"arith.cmpi ule, {row_}, {m_} : i32", "in")',
+           "the epilogue's row guard stores row M (one past the problem)", T_HOPPER_ORACLES),
+    Mutant("hopper-a-rows-in-elements", "transforms/hopper.py",
+           'i64(s.block_k * 2), "i64")', 'i64(s.block_k), "i64")',
+           "a cooperative consumer's A rows offset counted in elements, not bytes (consumer 1 reads rows 32-95)",
+           T_HOPPER_ORACLES),
+    Mutant("hopper-tile-count-rounds-up-twice", "transforms/hopper.py",
+           "i32(tiles + grid - 1)", "i32(tiles + grid)",
+           "a persistent workgroup's tile count rounds up once too often (some take a tile twice or one past the "
+           "grid)", T_HOPPER_ORACLES),
     # ---- issue 29: timing model, split-K, model route and mixing guard (oracle tests)
+    # `calibrate`: its CSV's refusals, the workers sized by memory, a dead worker, the shipped CSV
+    Mutant("calibrate-nan-time", "pipelines/timing/calibrate.py",
+           "if not (math.isfinite(time_us) and time_us > 0):", "if time_us <= 0:",
+           "calibrate reads nan and inf times and prints a median of nan", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-zero-time", "pipelines/timing/calibrate.py",
+           "if not (math.isfinite(time_us) and time_us > 0):", "if not (math.isfinite(time_us) and time_us >= 0):",
+           "calibrate reads a time of zero (an error of infinity)", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-row-line", "pipelines/timing/calibrate.py",
+           "for (line, _), (number, row) in zip(kept[1:], enumerate(rows, 1)):",
+           "for (line, _), (number, row) in zip(kept, enumerate(rows, 1)):",
+           "a refused row names the line before it (the header counted as a row)", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-folder-csv", "pipelines/timing/calibrate.py",
+           "        if path.is_dir():\n", "        if path.is_dir() and path.suffix == \".csv\":\n",
+           "--csv FOLDER says the file does not exist", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-workers-ignore-memory", "pipelines/timing/calibrate.py",
+           "count = min(wanted, fits)", "count = wanted",
+           "the default workers are one per core whatever the memory holds (the OOM of issue 29)",
+           ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-workers-parent-forgotten", "pipelines/timing/calibrate.py",
+           "fits = (available - ROW_BASE_BYTES) // largest", "fits = available // largest",
+           "the workers' memory bound forgets the parent process", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-request-boundary", "pipelines/timing/calibrate.py",
+           "if requested is not None and requested > fits:", "if requested is not None and requested >= fits:",
+           "--workers N is refused where exactly N fit", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-dead-worker-traceback", "pipelines/timing/calibrate.py",
+           "    except BrokenProcessPool:\n", "    except BrokenPipeError:\n",
+           "a worker killed for memory ends calibrate in a BrokenProcessPool traceback",
+           ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-peak-ignores-output", "pipelines/timing/calibrate.py",
+           "OUTPUT_BYTES * int(fields[\"M\"]) * int(fields[\"N\"])", "OUTPUT_BYTES * int(fields[\"M\"])",
+           "a row's memory estimate leaves out its output (M x N)", ("tests/unit/test_calibrate.py",)),
+    Mutant("calibrate-csv-not-packaged", "pyproject.toml",
+           '"timing/data/*.csv"', '"timing/*.csv"',
+           "the published CSV is left out of an installed package", ("tests/unit/test_calibrate.py",)),
+    # The eight survivors of the blind probe in this code, then bugs of the same kinds chosen here.
+    Mutant("output-mark-owner-only", "pipelines/output.py",
+           "return FILE_MARK.encode() in handle.read(MARK_BYTES)", "return OWNER.encode() in handle.read(MARK_BYTES)",
+           "a file that names the tool's owner passes for one the tool wrote", ("tests/unit/test_output_mark.py",)),
+    Mutant("timing-vmem-clocks-floored", "pipelines/timing/cu.py",
+           "self.vmem.serve(t, -(-op.bytes // timing.vmem_bytes_per_clk))",
+           "self.vmem.serve(t, op.bytes // timing.vmem_bytes_per_clk)",
+           "a VMEM transfer's clocks rounded down (a part-clock transfer is free)",
+           ("tests/unit/test_timing_oracles.py",)),
+    Mutant("timing-rounds-floored", "pipelines/timing/predict.py",
+           "rounds = -(-per_cu // resident)", "rounds = max(1, per_cu // resident)",
+           "a partial round of resident workgroups costs nothing", ("tests/unit/test_timing_oracles.py",)),
+    Mutant("split-partial-whole-k", "pipelines/timing/predict.py",
+           "shapes = (dict(problem, batch=batch * splits, k=-(-k // splits)), problem)",
+           "shapes = (dict(problem, batch=batch * splits, k=k), problem)",
+           "a split-K program's partial products extrapolated over the whole K, not K/S",
+           ("tests/unit/test_timing_oracles.py",)),
+    Mutant("mixing-guard-ok-rows-only", "pipelines/runner.py",
+           'for row in rows if row.get("status") not in NOT_RUN}', 'for row in rows if row.get("status") == "ok"}',
+           "the predicted/measured guard counts only the rows that succeeded", ("tests/unit/test_result_kinds.py",)),
+    Mutant("split-rule-boundary-equal", "pipelines/named.py",
+           "if tiles >= DATA_PARALLEL_WAVES * units.count:", "if tiles > DATA_PARALLEL_WAVES * units.count:",
+           "the split rule splits a grid of exactly two workgroups per compute unit",
+           ("tests/unit/test_split_oracles.py",)),
+    Mutant("split-slice-check-whole-k", "transforms/split_k.py",
+           "if (gemm.k // s) % tile.k:", "if gemm.k % tile.k:",
+           "the slice check tests K, not each slice, for whole K steps", ("tests/unit/test_split_oracles.py",)),
+    Mutant("model-transpose-m-n-swapped", "pipelines/routes/model.py",
+           '(("A", "N", gemm.n), ("B", "M", gemm.m))', '(("A", "M", gemm.m), ("B", "N", gemm.n))',
+           "the model route weighs a transposed operand against the dimension it has, not the one it lacks",
+           ("tests/unit/test_model_route_oracles.py",)),
+    Mutant("timing-busiest-unit-floored", "pipelines/timing/predict.py",
+           "per_cu = -(-total // target.compute_units)", "per_cu = max(1, total // target.compute_units)",
+           "the busiest compute unit is not given the leftover workgroups", ("tests/unit/test_timing_oracles.py",)),
+    Mutant("timing-resident-ignores-waves", "pipelines/timing/predict.py",
+           "occupancy * simds // max(1, waves_per_group)", "occupancy * simds",
+           "resident workgroups counted as if each were one wave", ("tests/unit/test_timing_oracles.py",)),
+    Mutant("split-sum-reads-one-slice", "pipelines/timing/predict.py",
+           "partials + batch * m * n * 4)", "batch * m * n * 4 + batch * m * n * 4)",
+           "the sum dispatch's HBM bytes count one slice of partial products, not S",
+           ("tests/unit/test_timing_oracles.py",)),
+    Mutant("split-partials-half-width", "pipelines/timing/predict.py",
+           "partials = batch * splits * m * n * 4", "partials = batch * splits * m * n * 2",
+           "the f32 partial products counted at 2 bytes each", ("tests/unit/test_timing_oracles.py",)),
+    Mutant("output-mark-anywhere", "pipelines/output.py",
+           "return FILE_MARK.encode() in handle.read(MARK_BYTES)", "return FILE_MARK.encode() in handle.read()",
+           "a user's file that quotes the mark past its first bytes passes for the tool's",
+           ("tests/unit/test_output_mark.py",)),
+    Mutant("mixing-guard-failures-uncounted", "pipelines/runner.py",
+           'NOT_RUN = ("compile-failed", "refused")', 'NOT_RUN = ("compile-failed", "refused", "run-failed")',
+           "a measured row that failed on the GPU no longer marks its file as measured",
+           ("tests/unit/test_result_kinds.py",)),
+    Mutant("model-contraction-m-n-swapped", "transforms/problem.py",
+           "base = dict(m=sizes[dims.m[0]], n=sizes[dims.n[0]]", "base = dict(m=sizes[dims.n[0]], n=sizes[dims.m[0]]",
+           "a model's contraction is read with M and N swapped", ("tests/unit/test_model_route_oracles.py",)),
     # ---- issue 29: output admission and the command line
 ]
 
@@ -562,8 +710,14 @@ def copy_tree(root: Path, into: Path) -> None:
         shutil.copy2(root / name, target)
 
 
+# A mutant with no test files of its own (a blind probe's, planted without reading the tests) is judged by the
+# whole default and slow tiers, as the README's test command runs them.
+ALL_TIERS = ("tests/unit",)
+
+
 def pytest_command(tests: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-q", "-x", "-m", "not slow", "-p", "no:cacheprovider", *tests]
+    tier = "not sweep and not readme" if tests == ALL_TIERS else "not slow"
+    return [sys.executable, "-m", "pytest", "-q", "-x", "-m", tier, "-p", "no:cacheprovider", *tests]
 
 
 def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
@@ -614,7 +768,9 @@ def run(mutants: list[Mutant], timeout: float, log=log_line, jobs: int = 1) -> l
             copy_tree(REPO, tree)
         problems = check_table(trees[0], mutants)
         # The unmutated tree must pass every selected test file, or a failure would be counted as a kill.
-        selected = tuple(sorted({t for m in mutants if m.id not in problems for t in m.tests}))
+        selected = tuple(sorted({t for m in mutants if m.id not in problems for t in m.tests or ALL_TIERS}))
+        if ALL_TIERS[0] in selected:
+            selected = ALL_TIERS
         if selected:
             code, output = run_tests(trees[0], selected, timeout * 4)
             if code != 0:
@@ -656,7 +812,7 @@ def _run_one(mutant: Mutant, tree: Path, timeout: float, problems: dict[str, str
     original = path.read_text()
     try:
         path.write_text(original.replace(mutant.original, mutant.mutated))
-        code, output = run_tests(tree, mutant.tests, timeout)
+        code, output = run_tests(tree, mutant.tests or ALL_TIERS, timeout)
     finally:
         path.write_text(original)
     seconds = time.time() - started
@@ -704,6 +860,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the table and exit")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per mutant's test run")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "mutation")
+    parser.add_argument("--blind", type=Path, metavar="FILE",
+                        help="run the mutants of this JSON file instead of the table (a list of objects with id, file, "
+                             "original, mutated, description): a blind probe, each judged by the default and slow "
+                             "tiers; writes results/mutation/<date>-blind.md")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="mutants run at once, each in its own copy of the tree (default: the CPU count)")
     args = parser.parse_args(argv)
@@ -712,12 +872,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.id:36s} {m.file:32s} {m.description}")
         return 0
     chosen = MUTANTS
+    if args.blind:
+        try:
+            entries = json.loads(args.blind.read_text())
+            chosen = [Mutant(e["id"], e["file"], e["original"], e["mutated"], e["description"], ()) for e in entries]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser.error(f"--blind {args.blind}: not a list of mutants ({err})")
     if args.only:
-        unknown = set(args.only) - {m.id for m in MUTANTS}
+        unknown = set(args.only) - {m.id for m in chosen}
         if unknown:
             parser.error(f"unknown mutant(s): {', '.join(sorted(unknown))}")
-        chosen = [m for m in MUTANTS if m.id in args.only]
-    command = "python tools/mutate.py" + (f" --only {' '.join(args.only)}" if args.only else "")
+        chosen = [m for m in chosen if m.id in args.only]
+    command = "python tools/mutate.py" + (f" --blind {args.blind}" if args.blind else "") + (
+        f" --only {' '.join(args.only)}" if args.only else "")
     commit, started = git_commit(), time.time()
     outcomes = run(chosen, args.timeout, jobs=args.jobs)
     seconds = time.time() - started
@@ -730,6 +897,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         # an earlier run of the same day keeps its files: this one takes the next free name (-b, -c, ...)
         taken = {p.stem for p in args.out.iterdir()}
+        when += "-blind" if args.blind else ""
         name = next(f"{when}{suffix}" for suffix in [""] + [f"-{c}" for c in "bcdefghijklmnopqrstuvwxyz"]
                     if f"{when}{suffix}" not in taken)
         (args.out / f"{name}.md").write_text(markdown(outcomes, command, commit, when, seconds))
