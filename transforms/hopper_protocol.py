@@ -20,9 +20,9 @@ step when:
 - a consumer starts reading a stage that does not hold its step's data (stale, or still being loaded);
 - a load starts into a stage a consumer is still reading;
 - no role can move before all have finished (a deadlock).
-Not modelled: the barriers' initialisation and the cluster barrier after it and before exit (the lit test
-hopper_cluster_multicast_sm90a pins those), and byte counts (a load is one part; `check_ptx` and the GPU run check
-what the bytes are).
+Not modelled: the barriers' initialisation and the cluster barrier after it and before exit, and byte counts (a load
+is one part). tests/unit/test_hopper_oracles.py runs the emitted program itself on a model cluster, where those,
+the bytes and the data each wgmma reads are checked.
 """
 
 from __future__ import annotations

@@ -248,3 +248,53 @@ def test_a_cluster_takes_neighbouring_block_rows_and_shares_b_in_halves():
                for dst, tile_map, _, x, y in loads}
         assert got[0] == (0, 0, row * 128)  # A: its own block row, at the stage's start
         assert got[128] == (bytes_a + rank * bytes_b // 2, 0, column * 256 + rank * 128)
+
+
+# ---- a cluster's stage holds a part from every workgroup: the checker must look at the partner's part too.
+# Mostly hand-written programs for a cluster of two in which only workgroup 0 reads, so that the only fault is in
+# the part workgroup 1's producer multicasts into workgroup 0's stage (its own copy is never read).
+
+CLUSTER = HopperSchedule(64, 256, 64, 2, kind="pingpong", cluster_m=2)
+Step = hopper_protocol.Step
+
+
+def _fill(cta, q):
+    return [Step("expect", ("full", 0), q=q, cta=cta), Step("load", ("full", 0), q=q, cta=cta)]
+
+
+def test_a_stage_whose_partner_part_holds_another_step_is_a_stale_read():
+    """Workgroup 1's producer multicasts step 2's share (stage 0 again with two stages) where step 0's belongs;
+    workgroup 0's own part is step 0's. Every run reaches workgroup 0's read with both parts landed."""
+    roles = {"workgroup 0 producer": _fill(0, 0), "workgroup 1 producer": _fill(1, 2),
+             "workgroup 0 consumer 0": [Step("wait", ("full", 0), 0, cta=0), Step("read", q=0, cta=0)]}
+    with pytest.raises(ProtocolHazard, match=r"reads stage 0 for step 0, but it holds steps \[0, 2\]"):
+        check_programs(CLUSTER, roles, runs=20)
+    roles["workgroup 1 producer"] = _fill(1, 0)  # the same program with the partner's part right is sound
+    check_programs(CLUSTER, roles, runs=20)
+
+
+def test_a_partner_that_drops_its_part_leaves_both_workgroups_waiting():
+    """The emitted programs with workgroup 1's load of step 2 left out (its bytes still announced): neither
+    workgroup's `full` barrier can complete that phase, which the checker reports as a deadlock."""
+    roles = programs(CLUSTER, 4, 2)
+    roles["workgroup 1 producer"] = [s for s in roles["workgroup 1 producer"] if (s.kind, s.q) != ("load", 2)]
+    with pytest.raises(ProtocolHazard, match="deadlock, .*workgroup 0 consumer"):
+        check_programs(CLUSTER, roles, runs=20)
+
+
+def test_a_partner_loading_over_a_stage_being_read_is_caught():
+    """Workgroup 0's consumer reads stage 0 and hands its turn over (the `order` barrier, which orders the runs);
+    workgroup 1's producer then refills stage 0 without waiting for its release: its multicast lands in the
+    stage workgroup 0 still reads, though no reader of workgroup 1's own copy exists."""
+    reader = [Step("wait", ("full", 0), 0, cta=0), Step("read", q=0, cta=0),
+              Step("arrive", ("order", 0), count=hopper_protocol.WARPGROUP, cta=0)]
+    partner = _fill(1, 0) + [Step("wait", ("order", 0), 0, cta=0)] + _fill(1, 2)
+    roles = {"workgroup 0 producer": _fill(0, 0), "workgroup 1 producer": partner, "workgroup 0 consumer 0": reader}
+    with pytest.raises(ProtocolHazard, match="workgroup 1 producer loads step 2 into stage 0 while workgroup 0 "
+                                             "consumer 0 still reads it"):
+        check_programs(CLUSTER, roles, runs=20)
+    # sound once the partner waits for the reader's release (the cluster's only reader, so it makes every
+    # arrival the `empty` barrier of workgroup 1 expects)
+    reader.append(Step("release", ("empty", 0), q=0, count=CLUSTER.empty_arrivals, cta=1))
+    partner.insert(len(_fill(1, 0)) + 1, Step("wait", ("empty", 0), 0, cta=1))
+    check_programs(CLUSTER, roles, runs=20)

@@ -1,0 +1,1093 @@
+"""Independent oracles for the Hopper generator (transforms.hopper), issue 29: its emitted `@patch` and `@gemm`
+are not compared with the generator's formulas but executed, op by op as written, on a small model of an sm_90a
+thread-block cluster (`_Cluster`: numpy vectors over a warp group's 128 lanes, `scf.if` narrowing the active lanes;
+mbarrier phases, arrivals and transaction bytes, `try_wait.parity` blocking until the phase of that parity has
+completed; TMA boxes as the tensor maps define them, in flight until they land at a random later point in every
+workgroup of the multicast mask; `mapa` arrivals; wgmma operands decoded from the shared-memory matrix descriptors
+and read until their group is waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA),
+and what the program does is compared with references computed from the problem: every element of C inside M × N
+stored exactly once, none outside, each the dot product of its own row of A and column of B over every k of K; the
+bytes each `full` barrier expects against the bytes of the loads that complete on it; the tiles each workgroup
+visits against the grouped cluster order of the generator's docstring; barrier counts against arrivals; and no
+deadlock, read of a stage still being loaded or load over a stage an in-flight wgmma reads, under seeded random
+interleavings. Nothing here needs a GPU or iree-compile; a failure is a `Fault` that says what the program did."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from transforms import hopper
+from transforms.hopper import HopperSchedule, program, tensor_maps
+from transforms.problem import Gemm
+
+LANES = 128  # a warp group
+WIDTH = {"i1": 1, "i16": 16, "i32": 32, "i64": 64, "index": 64}
+MASK = {name: (1 << bits) - 1 for name, bits in WIDTH.items()}
+# Where the model places the buffers: bindings far apart in the global space, shared memory from an address that
+# is not 1 KiB aligned (the program must align its swizzled tiles itself).
+BINDING_BASE = {0: 1 << 40, 1: 2 << 40, 2: 3 << 40, 3: 4 << 40}
+SMEM_BASE = 48
+REGISTERS_PER_SM = 64 * 1024  # 32-bit registers (NVIDIA H100 whitepaper, table 3)
+
+
+class Fault(AssertionError):
+    """The emitted program did something the hardware model says is wrong."""
+
+
+# ---- parsing the emitted functions into a tree of compiled ops
+
+_DEF = re.compile(r"(%[\w]+)(?::(\d+))? = (.*)")
+_FOR = re.compile(r"(?:(%\w+)(?::(\d+))? = )?scf\.for (%\w+) = (%\w+) to (%\w+) step (%\w+)"
+                  r"(?: iter_args\(([^)]*)\))?")
+
+
+@dataclass
+class _Func:
+    body: list
+    threads: int
+    cluster: int
+
+
+def _parse(text: str, name: str) -> _Func:
+    start = text.index(f"func.func @{name}(")
+    header_end = text.index("\n", start)
+    header = text[start:header_end]
+    threads = int(re.search(r"workgroup_size = \[(\d+), 1, 1\]", header).group(1))
+    cluster = re.search(r"nvvm\.cluster_dim = array<i32: (\d+), 1, 1>", header)
+    lines = []
+    for line in text[header_end + 1:].splitlines():
+        if line.strip() == "return":
+            break
+        lines.append(line.strip())
+    root: list = []
+    stack: list = [(root, None)]
+    for line in lines:
+        current = stack[-1][0]
+        if line.startswith("scf.if "):
+            node = ["if", line.split()[1], [], []]
+            current.append(node)
+            stack.append((node[2], node))
+        elif line == "} else {":
+            node = stack.pop()[1]
+            stack.append((node[3], node))
+        elif line == "}":
+            stack.pop()
+        elif _FOR.match(line):
+            result, count, iv, lb, ub, step, args = _FOR.match(line).groups()
+            pairs = [tuple(p.strip().split(" = ")) for p in args.split(",")] if args else []
+            node = ["for", result, int(count or 1), iv, lb, ub, step, pairs, []]
+            current.append(node)
+            stack.append((node[8], node))
+        else:
+            current.append(["op", _compile(line), line])
+    assert len(stack) == 1, f"@{name}: unbalanced regions"
+    return _Func(root, threads, int(cluster.group(1)) if cluster else 1)
+
+
+def _names(text: str) -> list[str]:
+    return re.findall(r"%[\w#]+", text)
+
+
+def _is_vec(v) -> bool:
+    return isinstance(v, np.ndarray)
+
+
+def _bool(v):
+    return (v != 0) if _is_vec(v) else bool(v)
+
+
+def _i1(v):
+    return v.astype(np.uint64) if _is_vec(v) else int(v)
+
+
+def _sext32(v):
+    if _is_vec(v):
+        return np.where(v & 0x80000000, v | 0xFFFFFFFF00000000, v)
+    return v | 0xFFFFFFFF00000000 if v & 0x80000000 else v
+
+
+_BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+           "andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "shrui": lambda a, b: a >> b,
+           "minui": lambda a, b: np.minimum(a, b) if _is_vec(a) or _is_vec(b) else min(a, b)}
+_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ult": lambda a, b: a < b,
+            "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
+
+
+def _compile(line: str):
+    """One op line -> f(wg) that performs it on warp group `wg` (returns a blocking request or None)."""
+    match = _DEF.match(line)
+    name, rhs = (match.group(1), match.group(3)) if match else (None, line)
+    op = rhs.split(" ", 1)[0]
+    head = rhs.split(" : ")[0]
+    operands = _names(head)
+    if op == "arith.constant":
+        value, ty = re.match(r"arith\.constant (-?\d+) : (\w+)", rhs).groups()
+        constant = int(value) & MASK[ty]
+        return lambda wg: wg.env.__setitem__(name, constant)
+    if op.startswith("arith.") and op[6:] in _BINARY:
+        fn, mask, (a, b) = _BINARY[op[6:]], MASK[rhs.rsplit(": ", 1)[1]], operands
+
+        def binary(wg):
+            wg.env[name] = fn(wg.env[a], wg.env[b]) & mask
+        return binary
+    if op in ("arith.divui", "arith.remui"):
+        mask, (a, b), div = MASK[rhs.rsplit(": ", 1)[1]], operands, op == "arith.divui"
+
+        def divide(wg):
+            x, y = wg.env[a], wg.env[b]
+            if np.any(wg.active(y) == 0):
+                raise Fault(f"division by zero: {line}")
+            y = np.where(y == 0, 1, y) if _is_vec(y) else y
+            wg.env[name] = (x // y if div else x % y) & mask
+        return divide
+    if op == "arith.cmpi":
+        predicate = rhs.split()[1].rstrip(",")
+        if predicate not in _COMPARE:
+            raise Fault(f"the model has no signed comparison: {line}")
+        fn, (a, b) = _COMPARE[predicate], operands
+        return lambda wg: wg.env.__setitem__(name, _i1(fn(wg.env[a], wg.env[b])))
+    if op in ("arith.index_cast", "arith.extui", "arith.trunci", "llvm.ptrtoint", "llvm.inttoptr",
+              "llvm.addrspacecast"):
+        source, target = re.search(r": (\S+) to (\S+)$", rhs).groups()
+        a = operands[0]
+        widen_signed = op == "arith.index_cast" and source == "i32"
+        mask = MASK.get(target, MASK["i64"])
+
+        def cast(wg):
+            v = wg.env[a]
+            wg.env[name] = (_sext32(v) if widen_signed else v) & mask
+        return cast
+    if op == "hal.interface.binding.subspan":
+        binding = int(re.search(r"binding\((\d+)\)", rhs).group(1))
+        shape = tuple(int(d) for d in re.search(r"memref<([\dx]+)x\w+,", rhs).group(1).split("x"))
+        return lambda wg: wg.env.__setitem__(name, ("binding", binding, shape))
+    if op == "memref.alloc()":
+        size = int(re.search(r"memref<(\d+)xi8", rhs).group(1))
+        return lambda wg: wg.env.__setitem__(name, ("smem", size))
+    if op == "memref.extract_aligned_pointer_as_index":
+        a = operands[0]
+        return lambda wg: wg.env.__setitem__(name, wg.machine.address_of(wg, wg.env[a]))
+    if op == "gpu.thread_id":
+        return lambda wg: wg.env.__setitem__(name, wg.tid)
+    if op == "hal.interface.workgroup.id[0]":
+        return lambda wg: wg.env.__setitem__(name, wg.bid)
+    if op == "llvm.mlir.undef":
+        return lambda wg: wg.env.__setitem__(name, _Acc(None, None, "undefined"))
+    if op == "nvvm.wgmma.mma_async":
+        da, db, acc = operands[:3]
+        shape = tuple(int(v) for v in re.search(r"m = (\d+), n = (\d+), k = (\d+)", rhs).groups())
+        scale = re.search(r"wgmma_scale_out<(\w+)>", rhs).group(1)
+        a_type, a_layout = re.search(r"A \[<(\w+)>, #nvvm\.wgmma_scale_in<one>, <(\w+)>\]", rhs).groups()
+        b_type, b_layout = re.search(r"B \[<(\w+)>, #nvvm\.wgmma_scale_in<one>, <(\w+)>\]", rhs).groups()
+        spec = dict(shape=shape, scale=scale, a=(a_type, a_layout), b=(b_type, b_layout))
+        return lambda wg: wg.env.__setitem__(name, wg.machine.wgmma(wg, wg.env[da], wg.env[db], wg.env[acc], spec))
+    if op == "llvm.extractvalue":
+        acc, index = re.match(r"llvm\.extractvalue (%[\w#]+)\[(\d+)\]", rhs).groups()
+        index = int(index)
+        return lambda wg: wg.env.__setitem__(name, wg.machine.extract(wg, wg.env[acc], index))
+    if op == "nvvm.mbarrier.arrive":
+        bar = operands[0]
+        return lambda wg: wg.machine.arrive(wg, wg.env[bar], None)
+    if op == "nvvm.mbarrier.arrive.expect_tx":
+        bar, count = operands
+        return lambda wg: wg.machine.expect(wg, wg.env[bar], wg.env[count])
+    if op == "nvvm.mbarrier.init":
+        bar, count = operands
+        return lambda wg: wg.machine.init(wg, wg.env[bar], wg.env[count])
+    if op == "nvvm.mbarrier.try_wait.parity":
+        bar, parity = operands[:2]
+        return lambda wg: wg.machine.wait(wg, wg.env[bar], wg.env[parity])
+    if op == "nvvm.cp.async.bulk.tensor.shared.cluster.global":
+        dst, tensor_map, bar, x, y = operands[:5]
+        mask = operands[5] if "multicast_mask" in rhs else None
+        return lambda wg: wg.machine.tma(wg, *(wg.env[v] for v in (dst, tensor_map, bar, x, y)),
+                                         wg.env[mask] if mask else None)
+    if op in ("nvvm.fence.mbarrier.init", "gpu.barrier", "nvvm.cluster.arrive", "nvvm.cluster.wait",
+              "nvvm.wgmma.fence.aligned", "nvvm.wgmma.commit.group.sync.aligned"):
+        return lambda wg: wg.machine.plain(wg, op)
+    if op == "nvvm.wgmma.wait.group.sync.aligned":
+        pending = int(rhs.split()[1])
+        return lambda wg: wg.machine.wgmma_wait(wg, pending)
+    if op == "llvm.inline_asm":
+        text = re.search(r'att "([^"]*)"', rhs).group(1)
+        args = _names(rhs.split('", "', 1)[1].split(" : ")[0])
+        return lambda wg: wg.machine.asm(wg, text, [wg.env[a] for a in args])
+    if op == "memref.store":
+        value, memref, row, col = operands
+        return lambda wg: wg.machine.store_index(wg, wg.env[value], wg.env[memref], wg.env[row], wg.env[col])
+    if op == "scf.yield":
+        return lambda wg: setattr(wg, "yielded", [wg.env[a] for a in operands])
+    raise Fault(f"the model does not know this op: {line}")
+
+
+def _execute(nodes: list, wg):
+    """Runs `nodes` for the active lanes of `wg`; a generator that yields the blocking requests."""
+    env = wg.env
+    for node in nodes:
+        kind = node[0]
+        if kind == "op":
+            request = node[1](wg)
+            if request is not None:
+                yield request
+        elif kind == "if":
+            condition, saved = np.asarray(_bool(env[node[1]])), wg.mask
+            for branch, lanes in ((node[2], saved & condition), (node[3], saved & ~condition)):
+                if branch and np.any(lanes):
+                    wg.mask = lanes
+                    yield from _execute(branch, wg)
+            wg.mask = saved
+        else:
+            _, result, count, iv, lb, ub, step, pairs, body = node
+            bounds = [wg.uniform(env[v], f"a loop bound of {iv}") for v in (lb, ub, step)]
+            carried = [env[init] for _, init in pairs]
+            for i in range(*bounds):
+                env[iv] = i
+                for (arg, _), value in zip(pairs, carried):
+                    env[arg] = value
+                yield from _execute(body, wg)
+                carried = wg.yielded if pairs else carried
+            if result:
+                for r, value in enumerate(carried):
+                    env[result if count == 1 else f"{result}#{r}"] = value
+
+
+# ---- the hardware model
+
+@dataclass
+class _Acc:
+    """A wgmma accumulator: the operands its wgmma read, and the accumulator it added to (None from zero)."""
+    previous: _Acc | None
+    read: dict | None
+    state: str  # "undefined" | "pending" | "done"
+    summary: tuple | None = None
+
+
+@dataclass
+class _Barrier:
+    count: int
+    initialiser: tuple  # (rank, warp group)
+    pending: int
+    tx: int = 0
+    phase: int = 0  # completed phases
+    fenced: bool = False  # fence.mbarrier_init after the init
+    published: bool = False  # a barrier of the workgroup or cluster completed after the init
+    published_cluster: bool = False  # ... a cluster barrier, after the fence
+
+
+@dataclass
+class _Region:
+    tensor: str
+    x: int  # the box's first inner (contiguous) coordinate
+    y: int  # ... and outer one
+    box: tuple
+
+    @property
+    def width(self) -> int:
+        return self.box[0]
+
+    @property
+    def bytes(self) -> int:
+        return self.box[0] * self.box[1] * 2
+
+
+@dataclass
+class _Load:
+    cta: int  # destination rank
+    dst: int
+    barrier: int
+    region: _Region
+
+
+@dataclass
+class _Warpgroup:
+    machine: object
+    cta: int  # rank in the cluster
+    index: int
+    bid: int
+    tid: np.ndarray
+    env: dict = field(default_factory=dict)
+    mask: np.ndarray | None = None
+    yielded: list = field(default_factory=list)
+    blocked: tuple | None = None
+    done: bool = False
+    need_fence: bool = True
+    groups: list = field(default_factory=list)  # committed wgmma groups not yet waited for
+    open_group: list = field(default_factory=list)
+    acquired: set = field(default_factory=set)
+    syncs: int = 0
+    cluster_waits: int = 0
+
+    def __post_init__(self):
+        self.mask = np.ones(len(self.tid), dtype=bool)
+
+    def active(self, v) -> np.ndarray:
+        return v[self.mask] if _is_vec(v) else np.full(int(self.mask.sum()), v, dtype=np.uint64)
+
+    def uniform(self, v, what: str) -> int:
+        values = {int(x) for x in self.active(v)}
+        if len(values) != 1:
+            raise Fault(f"workgroup {self.bid} warp group {self.index}: {what} differs across lanes: {values}")
+        return values.pop()
+
+    def name(self) -> str:
+        return f"workgroup {self.bid} warp group {self.index}"
+
+
+class _Patch:
+    """`@patch`: which operand's address each tensor-map slot receives, and the release after the writes."""
+
+    def __init__(self):
+        self.slots: dict[int, int] = {}
+        self.released = False
+
+    def address_of(self, wg, handle):
+        return BINDING_BASE[handle[1]]
+
+    def asm(self, wg, text, args):
+        if text.startswith("tensormap.replace.tile.global_address"):
+            if self.released:
+                raise Fault("@patch writes a tensor map after releasing them")
+            for slot, address in zip(wg.active(args[0]), wg.active(args[1])):
+                self.slots[int(slot)] = int(address)
+        elif text == "fence.proxy.tensormap::generic.release.gpu;":
+            self.released = True
+        else:
+            raise Fault(f"@patch: the model does not know this inline PTX: {text}")
+
+
+class _Cluster:
+    """One thread-block cluster running `@gemm`. Timed: a seeded scheduler interleaves the warp groups and the
+    landing of loads, warp groups block on barriers, and every read is checked. Untimed: each warp group runs to
+    its end in turn (up to the workgroup and cluster barriers), loads land at once, mbarrier waits pass (a log of
+    what each issues, for the static checks)."""
+
+    def __init__(self, run: _Run, cluster: int, timed: bool):
+        self.run, self.timed, self.size = run, timed, run.gemm.cluster
+        self.base = cluster * self.size
+        self.barriers: dict[tuple[int, int], _Barrier] = {}
+        self.regions: list[dict[int, _Region]] = [{} for _ in range(self.size)]
+        self.in_flight: list[_Load] = []
+        self.exited: set[int] = set()
+        self.arrived_cluster = 0
+        self.smem_size = 0
+        self.registers: dict[int, dict[int, int]] = {rank: {} for rank in range(self.size)}
+        self.warpgroups = [_Warpgroup(self, rank, index, self.base + rank,
+                                      (index * LANES + np.arange(LANES)).astype(np.uint64))
+                           for rank in range(self.size) for index in range(run.gemm.threads // LANES)]
+
+    # -- addresses
+    def address_of(self, wg, handle) -> int:
+        if handle[0] == "smem":
+            self.smem_size = handle[1]
+            return SMEM_BASE
+        return BINDING_BASE[handle[1]]
+
+    def check_shared(self, wg, start: int, size: int, what: str) -> None:
+        if start < SMEM_BASE or start + size > SMEM_BASE + self.smem_size:
+            raise Fault(f"{wg.name()}: {what} at shared {start}..{start + size} lies outside the allocation "
+                        f"{SMEM_BASE}..{SMEM_BASE + self.smem_size}")
+
+    # -- mbarriers
+    def barrier(self, wg, cta: int, address: int, what: str) -> _Barrier:
+        found = self.barriers.get((cta, address))
+        if found is None:
+            raise Fault(f"{wg.name()}: {what} on shared {address} of rank {cta}, which holds no initialised mbarrier")
+        if cta in self.exited:
+            raise Fault(f"{wg.name()}: {what} on a barrier of rank {cta}, which has exited")
+        if self.timed and found.initialiser != (wg.cta, wg.index) and not found.published:
+            raise Fault(f"{wg.name()}: {what} before the barrier's initialisation was made visible by a barrier")
+        if self.timed and cta != wg.cta and not found.published_cluster:
+            raise Fault(f"{wg.name()}: {what} in rank {cta} before that barrier's initialisation was fenced "
+                        "(fence.mbarrier_init) and published by a cluster barrier")
+        return found
+
+    def init(self, wg, address, count):
+        for lane_address, lane_count in zip(wg.active(address), wg.active(count)):
+            lane_address, lane_count = int(lane_address), int(lane_count)
+            self.check_shared(wg, lane_address, 8, "an mbarrier")
+            if lane_address % 8 or (wg.cta, lane_address) in self.barriers:
+                raise Fault(f"{wg.name()}: mbarrier at shared {lane_address} misaligned or initialised twice")
+            self.barriers[wg.cta, lane_address] = _Barrier(lane_count, (wg.cta, wg.index), lane_count)
+            self.run.inits.append((wg.bid, lane_address, lane_count))
+
+    def _arrive(self, wg, barrier: _Barrier, count: int, what: str):
+        if not self.timed:
+            return
+        barrier.pending -= count
+        if barrier.pending < 0:
+            raise Fault(f"{wg.name()}: {what} is one arrival more in a phase than the barrier's count "
+                        f"{barrier.count}")
+        self._complete(barrier)
+
+    @staticmethod
+    def _complete(barrier: _Barrier):
+        if barrier.pending == 0 and barrier.tx == 0:
+            barrier.phase += 1
+            barrier.pending = barrier.count
+
+    def arrive(self, wg, address, _):
+        address, count = wg.uniform(address, "an arrival's barrier"), int(wg.mask.sum())  # every active lane
+        barrier = self.barrier(wg, wg.cta, address, "mbarrier.arrive")
+        self.run.arrivals.append((wg.bid, address, wg.bid, count))
+        self._arrive(wg, barrier, count, "mbarrier.arrive")
+
+    def expect(self, wg, address, count):
+        if wg.mask.sum() != 1:
+            raise Fault(f"{wg.name()}: expect_tx by {wg.mask.sum()} lanes")
+        address, count = wg.uniform(address, "expect_tx's barrier"), wg.uniform(count, "expect_tx's bytes")
+        barrier = self.barrier(wg, wg.cta, address, "mbarrier.arrive.expect_tx")
+        phase = self.run.announced.get((wg.bid, address), 0)  # this workgroup's n-th announcement on it
+        self.run.announced[wg.bid, address] = phase + 1
+        self.run.expects.append((wg.bid, address, count, phase))
+        if self.timed:
+            barrier.tx += count
+        self._arrive(wg, barrier, 1, "expect_tx")
+
+    def wait(self, wg, address, parity):
+        address, parity = wg.uniform(address, "a wait's barrier"), wg.uniform(parity, "a wait's parity")
+        barrier = self.barrier(wg, wg.cta, address, "mbarrier.try_wait.parity")
+        self.run.waits.append((wg.bid, wg.index, address, parity))
+        # try_wait.parity(p) returns once the phase of parity p has completed: the current one's parity differs
+        return ("barrier", barrier, parity) if self.timed and (barrier.phase & 1) == parity else None
+
+    # -- TMA
+    def tma(self, wg, dst, tensor_map, bar, x, y, multicast):
+        if wg.mask.sum() != 1:
+            raise Fault(f"{wg.name()}: a TMA load issued by {wg.mask.sum()} lanes")
+        dst, slot, bar = (wg.uniform(v, "a TMA operand") for v in (dst, tensor_map, bar))
+        x, y = (wg.uniform(v, "a TMA coordinate") for v in (x, y))
+        x, y = (v - (1 << 32) if v & 0x80000000 else v for v in (x, y))  # i32 coordinates
+        if slot not in wg.acquired:
+            raise Fault(f"{wg.name()}: a TMA load through the tensor map at {slot:#x} before "
+                        "fence.proxy.tensormap acquired it")
+        spec, tensor = self.run.map_at(slot)
+        box = tuple(spec["box"])
+        size = box[0] * box[1] * 2
+        if dst % 1024:
+            raise Fault(f"{wg.name()}: a 128-byte-swizzled TMA destination at shared {dst} is not 1 KiB aligned")
+        self.check_shared(wg, dst, size, f"the {tensor} box")
+        targets = [wg.cta] if multicast is None else [r for r in range(16) if int(multicast) >> r & 1]
+        if not targets or max(targets) >= self.size:
+            raise Fault(f"{wg.name()}: multicast mask {multicast} for a cluster of {self.size}")
+        for cta in targets:
+            self.barrier(wg, cta, bar, "a TMA load's complete_tx")
+            if any((cta, a) in self.barriers for a in range(dst, dst + size, 8)):
+                raise Fault(f"{wg.name()}: the {tensor} box at shared {dst} covers an mbarrier")
+            if any(load.cta == cta and load.dst < dst + size and dst < load.dst + load.region.bytes
+                   for load in self.in_flight):
+                raise Fault(f"{wg.name()}: a TMA load into shared {dst} of rank {cta} while another load into it "
+                            "is in flight")
+            self.in_flight.append(_Load(cta, dst, bar, _Region(tensor, x, y, box)))
+            self.run.loads.append((wg.bid, self.base + cta, bar, size, tensor, x, y, dst,
+                                   self.run.announced.get((wg.bid, bar), 0) - 1))
+        if not self.timed:
+            while self.in_flight:
+                self.land(self.in_flight[0])
+
+    def land(self, load: _Load):
+        self.in_flight.remove(load)
+        size = load.region.bytes
+        if load.cta in self.exited:
+            raise Fault(f"a TMA load lands in rank {load.cta} after it exited")
+        for wg in self.warpgroups:
+            if wg.cta == load.cta and self.timed:
+                for acc in [a for group in wg.groups for a in group] + wg.open_group:
+                    if any(start < load.dst + size and load.dst < end for start, end in acc.read["spans"]):
+                        raise Fault(f"a TMA load of {load.region.tensor} ({load.region.x}, {load.region.y}) "
+                                    f"overwrites shared {load.dst} of rank {load.cta} while {wg.name()}'s "
+                                    "wgmma still reads it")
+        regions = self.regions[load.cta]
+        for start in [s for s, r in regions.items() if s < load.dst + size and load.dst < s + r.bytes]:
+            del regions[start]
+        regions[load.dst] = load.region
+        if self.timed:
+            barrier = self.barriers[load.cta, load.barrier]
+            barrier.tx -= size
+            if barrier.tx < 0 and barrier.pending == 0:
+                raise Fault(f"{size} bytes complete on the barrier at shared {load.barrier} of rank {load.cta} "
+                            "beyond the bytes its phase expects")
+            self._complete(barrier)
+
+    # -- wgmma
+    def wgmma(self, wg, desc_a, desc_b, acc: _Acc, spec: dict) -> _Acc:
+        if wg.need_fence:
+            raise Fault(f"{wg.name()}: wgmma.mma_async without a wgmma.fence since its registers were last "
+                        "touched")
+        if not wg.mask.all():
+            raise Fault(f"{wg.name()}: wgmma by part of the warp group")
+        m, n, k = spec["shape"]
+        dtype = self.run.problem.dtype
+        if (m, k) != (64, 16) or spec["a"] != (dtype, "row") or spec["b"][0] != dtype:
+            raise Fault(f"wgmma {spec} for a {dtype} problem")
+        if spec["scale"] == "one" and acc.state == "undefined":
+            raise Fault(f"{wg.name()}: wgmma accumulates into an undefined accumulator")
+        read = None
+        if self.timed:
+            desc_a, desc_b = (wg.uniform(d, "a wgmma descriptor") for d in (desc_a, desc_b))
+            a, spans_a = self.operand(wg, desc_a, 64, "K", "A")
+            b, spans_b = self.operand(wg, desc_b, n, "K" if spec["b"][1] == "col" else "MN", "B")
+            read = {"a": a, "b": b, "n": n, "spans": spans_a + spans_b}
+        result = _Acc(acc if spec["scale"] == "one" else None, read, "pending")
+        wg.open_group.append(result)
+        return result
+
+    def operand(self, wg, desc: int, rows: int, major: str, operand: str):
+        """The (inner, outer) tensor coordinates of each element of the rows × 16 operand that `desc` addresses,
+        and the loaded regions it reads. PTX ISA, matrix descriptor: start address >> 4 in bits 0-13, leading
+        byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, 1 (128-byte swizzle) in 62-63; with 128-byte
+        swizzle, 16-bit elements: K-major (r, k) at start + (r // 8) SBO + (r % 8) 128 + 2 k; MN-major (mn, k) at
+        start + (mn // 64) LBO + 2 (mn % 64) + (k // 8) SBO + (k % 8) 128 (CUTLASS's GMMA layout atoms)."""
+        start, lbo, sbo = (desc & 0x3FFF) << 4, (desc >> 16 & 0x3FFF) << 4, (desc >> 32 & 0x3FFF) << 4
+        if desc >> 62 != 1 or desc >> 46 & 0xFFFF:
+            raise Fault(f"{operand}'s wgmma descriptor {desc:#x} is not a 128-byte-swizzle descriptor")
+        r, k = np.arange(rows)[:, None], np.arange(16)[None, :]
+        if major == "K":
+            if start % 128 + 32 > 128 or start % 1024 >= 128:
+                raise Fault(f"{operand}'s K-major k16 slice at shared {start} is not within a swizzle atom's "
+                            "first row")
+            address = start + (r // 8) * sbo + (r % 8) * 128 + 2 * k
+        else:
+            if start % 1024:
+                raise Fault(f"{operand}'s MN-major descriptor starts at shared {start}, not on a swizzle atom")
+            address = start + (r // 64) * lbo + 2 * (r % 64) + (k // 8) * sbo + (k % 8) * 128
+        for load in self.in_flight:
+            if load.cta == wg.cta and np.any((address >= load.dst) & (address < load.dst + load.region.bytes)):
+                raise Fault(f"{wg.name()}: wgmma reads {operand} at shared {load.dst} while the load of "
+                            f"{load.region.tensor} ({load.region.x}, {load.region.y}) into it is in flight")
+        regions = self.regions[wg.cta]
+        starts = np.array(sorted(regions), dtype=np.int64)
+        chosen = [regions[int(s)] for s in starts]
+        which = np.searchsorted(starts, address, side="right") - 1
+        ends = np.array([s + g.bytes for s, g in zip(starts, chosen)] or [0])
+        inside = (which >= 0) & (address < ends[np.maximum(which, 0)])
+        if not inside.all():
+            raise Fault(f"{wg.name()}: wgmma reads {operand} at shared {int(address[~inside][0])}, which no load "
+                        "has filled")
+        used = np.unique(which)
+        if {chosen[i].tensor for i in used} != {operand}:
+            raise Fault(f"{wg.name()}: wgmma's {operand} operand reads {sorted({chosen[i].tensor for i in used})}")
+        x0, y0, width = (np.array([getattr(g, f) for g in chosen])[which] for f in ("x", "y", "width"))
+        offset = (address - starts[which]) // 2
+        spans = [(int(starts[i]), int(starts[i]) + chosen[i].bytes) for i in used]
+        return (x0 + offset % width, y0 + offset // width), spans
+
+    def extract(self, wg, acc: _Acc, index: int):
+        if acc.state != "done":
+            what = "whose wgmma was not waited for" if acc.state == "pending" else "never written"
+            raise Fault(f"{wg.name()}: reads an accumulator {what}")
+        wg.need_fence = True  # a register access: the next wgmma on these registers needs a fence
+        return ("element", acc, index)
+
+    def wgmma_wait(self, wg, pending: int):
+        if wg.open_group:
+            raise Fault(f"{wg.name()}: wgmma.wait_group with an uncommitted wgmma")
+        while len(wg.groups) > pending:
+            for acc in wg.groups.pop(0):
+                acc.state = "done"
+
+    def plain(self, wg, op: str):
+        if op == "nvvm.wgmma.fence.aligned":
+            wg.need_fence = False
+        elif op == "nvvm.wgmma.commit.group.sync.aligned":
+            wg.groups.append(wg.open_group)
+            wg.open_group = []
+        elif op == "nvvm.fence.mbarrier.init":
+            for (cta, _), barrier in self.barriers.items():
+                barrier.fenced = barrier.fenced or cta == wg.cta
+        elif op == "gpu.barrier":
+            wg.syncs += 1
+            return ("sync", wg.syncs)
+        elif op == "nvvm.cluster.arrive":
+            self.arrived_cluster += 1
+        elif op == "nvvm.cluster.wait":
+            wg.cluster_waits += 1
+            return ("cluster", wg.cluster_waits)
+        return None
+
+    def asm(self, wg, text: str, args: list):
+        if text.startswith("setmaxnreg."):
+            count = int(re.match(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32 (\d+);", text).group(1))
+            if not wg.mask.all():
+                raise Fault(f"{wg.name()}: setmaxnreg by part of a warp group")
+            self.registers[wg.cta][wg.index] = count
+        elif text == "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;":
+            wg.acquired.add(wg.uniform(args[0], "an acquired tensor map"))
+        elif text.startswith("st.global.v2.f32 [$0"):
+            offset = int(re.match(r"st\.global\.v2\.f32 \[\$0\+?(\d*)\]", text).group(1) or 0)
+            for e, value in enumerate(args[1:]):
+                self.store_address(wg, args[0] + offset + 4 * e, value)
+        elif "mapa.shared::cluster.u32" in text and "mbarrier.arrive.shared::cluster.b64" in text:
+            for address, rank in zip(wg.active(args[0]), wg.active(args[1])):
+                address, rank = int(address), int(rank)
+                if rank >= self.size:
+                    raise Fault(f"{wg.name()}: mapa to rank {rank} of a cluster of {self.size}")
+                barrier = self.barrier(wg, rank, address, "a remote mbarrier arrival")
+                self.run.arrivals.append((self.base + rank, address, wg.bid, 1))
+                self._arrive(wg, barrier, 1, "a remote arrival")
+        else:
+            raise Fault(f"the model does not know this inline PTX: {text}")
+
+    # -- C
+    def store_address(self, wg, address, value):
+        m, n = self.run.problem.m, self.run.problem.n
+        offset = wg.active(address).astype(np.int64) - BINDING_BASE[3]
+        bad = (offset % 4 != 0) | (offset < 0) | (offset >= m * n * 4)
+        if bad.any():
+            raise Fault(f"{wg.name()}: a store at byte {int(offset[bad][0])} of C, outside its {m}x{n} f32")
+        self.run.store(self, wg, *np.divmod(offset // 4, n), value)
+
+    def store_index(self, wg, value, memref, row, col):
+        m, n = self.run.problem.m, self.run.problem.n
+        if memref[:2] != ("binding", 3) or memref[2] != (m, n):
+            raise Fault(f"{wg.name()}: memref.store into {memref}")
+        rows, cols = (wg.active(v).astype(np.int64) for v in (row, col))
+        outside = (rows >= m) | (cols >= n)
+        if outside.any():
+            raise Fault(f"{wg.name()}: memref.store at C[{rows[outside][0]}, {cols[outside][0]}], outside {m}x{n}")
+        self.run.store(self, wg, rows, cols, value)
+
+    # -- scheduling
+    def execute(self, seed: int):
+        rng = random.Random(seed)
+        running = {id(wg): _execute(self.run.gemm.body, wg) for wg in self.warpgroups}
+        per_cta = {rank: [wg for wg in self.warpgroups if wg.cta == rank] for rank in range(self.size)}
+
+        def ready(wg) -> bool:
+            if wg.done or wg.blocked is None:
+                return not wg.done
+            kind, what = wg.blocked[:2]
+            if kind == "barrier":
+                return (what.phase & 1) != wg.blocked[2]
+            if kind == "sync":
+                return all(other.syncs >= what or other.done for other in per_cta[wg.cta])
+            return self.arrived_cluster >= what * len(self.warpgroups)
+
+        while True:
+            movable = [wg for wg in self.warpgroups if ready(wg)]
+            if not movable and not self.in_flight:
+                stuck = [wg for wg in self.warpgroups if not wg.done]
+                if stuck:
+                    raise Fault("deadlock: " + "; ".join(f"{wg.name()} waits on {_describe(wg.blocked)}"
+                                                         for wg in stuck))
+                break
+            if self.in_flight and (not movable or rng.random() < 0.3):
+                self.land(self.in_flight[rng.randrange(len(self.in_flight))])
+                continue
+            wg = movable[0] if not self.timed else rng.choice(movable)
+            if wg.blocked is not None and wg.blocked[0] in ("sync", "cluster"):
+                self._publish(wg.blocked[0], wg.cta)
+            wg.blocked = None
+            try:
+                wg.blocked = next(running[id(wg)])
+            except StopIteration:
+                wg.done = True
+                if wg.groups or wg.open_group:
+                    raise Fault(f"{wg.name()} exits with a wgmma in flight")
+                if all(other.done for other in per_cta[wg.cta]):
+                    self.exited.add(wg.cta)
+                    if any(load.cta == wg.cta for load in self.in_flight):
+                        raise Fault(f"workgroup {wg.bid} exits while a TMA load into it is in flight")
+        for rank, registers in self.registers.items():
+            if LANES * sum(registers.values()) > REGISTERS_PER_SM:
+                raise Fault(f"workgroup {self.base + rank}: setmaxnreg asks for {registers} registers per thread "
+                            f"of each warp group, more than the SM's {REGISTERS_PER_SM}")
+        if self.timed:
+            for (rank, address), barrier in self.barriers.items():
+                if barrier.pending != barrier.count or barrier.tx:
+                    raise Fault(f"workgroup {self.base + rank} ends with the barrier at shared {address} mid-phase "
+                                f"({barrier.count - barrier.pending} of {barrier.count} arrivals, {barrier.tx} "
+                                "bytes outstanding)")
+
+    def _publish(self, kind: str, cta: int):
+        """A workgroup or cluster barrier completed: the mbarriers initialised before it are visible to every warp
+        group it joined, and those fenced, to the cluster."""
+        for (rank, _), barrier in self.barriers.items():
+            if kind == "cluster" or rank == cta:
+                barrier.published = True
+            if kind == "cluster":
+                barrier.published_cluster = barrier.published_cluster or barrier.fenced
+
+
+def _describe(blocked) -> str:
+    if blocked is None:
+        return "nothing"
+    if blocked[0] == "barrier":
+        b = blocked[1]
+        return f"an mbarrier (parity {blocked[2]}; phase {b.phase}, {b.pending} arrivals and {b.tx} bytes to go)"
+    return f"a {blocked[0]} barrier"
+
+
+# ---- a run of the whole grid, and what it is compared with
+
+def fragment(lane: np.ndarray, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of accumulator register `index` of warp-group lane `lane` in a wgmma m64nNk16 f32 D
+    fragment (PTX ISA, "Register fragment of matrix D" for wgmma .m64nNk16): each warp owns 16 rows; within them
+    thread t holds, for every 8 columns, the pair at row t / 4 and then at row t / 4 + 8, columns 2 (t % 4) + {0, 1}."""
+    warp, t = lane // 32, lane % 32
+    return 16 * warp + t // 4 + 8 * (index // 2 % 2), 2 * (t % 4) + index % 2 + 8 * (index // 4)
+
+
+class _Run:
+    """The program of `problem` and `schedule` executed over its whole grid (one cluster at a time)."""
+
+    def __init__(self, problem: Gemm, schedule: HopperSchedule, text: str | None = None):
+        self.problem, self.schedule = problem, schedule
+        self.text = text if text is not None else program(problem, schedule)
+        self.gemm = _parse(self.text, "gemm")
+        self.grid = int(re.search(r"export public @gemm .*?%x = arith\.constant (\d+) : index", self.text,
+                                  re.S).group(1))
+        self.inits, self.expects, self.loads, self.arrivals, self.waits = [], [], [], [], []
+        self.announced: dict[tuple[int, int], int] = {}
+        self.stored = np.zeros((problem.m, problem.n), dtype=np.int32)
+        self.maps = self._maps()
+
+    def _maps(self) -> dict[int, tuple[dict, str]]:
+        """Tensor-map slot address -> (the map the host encodes there, the operand `@patch` points it at)."""
+        patch_func, patch = _parse(self.text, "patch"), _Patch()
+        wg = _Warpgroup(patch, 0, 0, 0, np.arange(patch_func.threads).astype(np.uint64))
+        for _ in _execute(patch_func.body, wg):
+            raise Fault("@patch blocks")
+        if not patch.released:
+            raise Fault("@patch never releases the tensor maps to the tensor-map proxy")
+        operands = {BINDING_BASE[0]: "A", BINDING_BASE[1]: "B"}
+        specs = tensor_maps(self.problem, self.schedule)
+        p = self.problem
+        # the operands as they lie in memory, innermost dimension first: A is M rows of K, B N rows of K (nt) or
+        # K rows of N (nn); rows packed; past these dims TMA reads zeros, which is what K's tail relies on
+        stored = {"A": [p.k, p.m], "B": [p.n, p.k] if p.layout == "nn" else [p.k, p.n]}
+        found = {}
+        for index, spec in enumerate(specs):
+            dims = stored[spec["operand"]]
+            if (spec["dims"], spec["stride"], spec["dtype"]) != (dims, dims[0] * 2, p.dtype):
+                raise Fault(f"the {spec['operand']} tensor map {spec} does not describe a {p.dtype} "
+                            f"{dims[1]}x{dims[0]} operand")
+            if not spec["box"][0] * 2 == spec["swizzle"] == 128:
+                raise Fault(f"the {spec['operand']} box rows are not one 128-byte swizzle span: {spec}")
+            slot = BINDING_BASE[2] + 128 * index  # the host packs the maps one after the other, 128 bytes each
+            if operands.get(patch.slots.get(slot)) != spec["operand"]:
+                raise Fault(f"tensor map {index} describes {spec['operand']} but @patch points it at "
+                            f"{patch.slots.get(slot)}")
+            found[slot] = (spec, spec["operand"])
+        return found
+
+    def map_at(self, slot: int) -> tuple[dict, str]:
+        if slot not in self.maps:
+            raise Fault(f"a TMA load through {slot:#x}, which holds no tensor map")
+        return self.maps[slot]
+
+    def execute(self, timed: bool = True, seed: int = 0) -> _Run:
+        if self.grid % self.gemm.cluster:
+            raise Fault(f"a grid of {self.grid} workgroups is not whole clusters of {self.gemm.cluster}")
+        for cluster in range(self.grid // self.gemm.cluster):
+            _Cluster(self, cluster, timed).execute(seed + cluster)
+        return self
+
+    def store(self, machine: _Cluster, wg, rows: np.ndarray, cols: np.ndarray, value) -> None:
+        if not (isinstance(value, tuple) and value[0] == "element"):
+            raise Fault(f"{wg.name()} stores {value!r}, not an accumulator element")
+        np.add.at(self.stored, (rows, cols), 1)
+        if not machine.timed:
+            return
+        _, acc, index = value
+        a_row, b_col = self.summary(acc)
+        if index >= len(b_col) // 2:
+            raise Fault(f"{wg.name()}: accumulator element {index} of an n{len(b_col)} fragment")
+        m, n = fragment((wg.tid[wg.mask] % LANES).astype(np.int64), index)
+        wrong = (a_row[m] != rows) | (b_col[n] != cols)
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            raise Fault(f"{wg.name()} stores row {a_row[m[i]]} of A times column {b_col[n[i]]} of B into "
+                        f"C[{rows[i]}, {cols[i]}]")
+
+    def summary(self, acc: _Acc) -> tuple[np.ndarray, np.ndarray]:
+        """(A row of each fragment row, B column of each fragment column) of an accumulator, after checking that
+        its chain of wgmma reads one row of A and one column of B per fragment row and column and every k of K
+        once, the same k on both sides (k past K reads zeros)."""
+        if acc.summary is not None:
+            return acc.summary
+        chain, link = [], acc
+        while link is not None:
+            chain.append(link.read)
+            link = link.previous
+        nn = self.problem.layout == "nn"
+        a_rows, b_cols, ks = [], [], []
+        for read in chain:
+            (a_k, a_row), b = read["a"], read["b"]
+            b_col, b_k = b if nn else (b[1], b[0])
+            for what, values, axis in (("A row", a_row, 1), ("k of A", a_k, 0), ("B column", b_col, 1),
+                                       ("k of B", b_k, 0)):
+                if not (values == np.take(values, [0], axis=axis)).all():
+                    raise Fault(f"a wgmma's {what} varies where the MMA needs it fixed")
+            if not (a_k[0] == b_k[0]).all():
+                raise Fault(f"a wgmma multiplies A's k {a_k[0].tolist()} with B's k {b_k[0].tolist()}")
+            a_rows.append(a_row[:, 0])
+            b_cols.append(b_col[:, 0])
+            ks.extend(int(k) for k in a_k[0])
+        if any((r != a_rows[0]).any() for r in a_rows) or any((c != b_cols[0]).any() for c in b_cols):
+            raise Fault("an accumulator's wgmma read different rows of A or columns of B")
+        inside = sorted(k for k in ks if 0 <= k < self.problem.k)
+        if inside != list(range(self.problem.k)):
+            missing = sorted(set(range(self.problem.k)) - set(inside))
+            twice = sorted({k for k in inside if inside.count(k) > 1})
+            raise Fault(f"an accumulator sums k of A and B {len(inside)} times for K = {self.problem.k} (missing "
+                        f"{missing[:4]}..., twice {twice[:4]}...)")
+        acc.summary = (a_rows[0], b_cols[0])
+        return acc.summary
+
+    def check_stores(self) -> None:
+        """Every element of C stored exactly once."""
+        if (self.stored != 1).any():
+            rows, cols = np.nonzero(self.stored != 1)
+            raise Fault(f"C[{rows[0]}, {cols[0]}] is stored {self.stored[rows[0], cols[0]]} times "
+                        f"({len(rows)} elements of {self.problem.m}x{self.problem.n} not stored once)")
+
+    def byte_ledger(self) -> dict[tuple[int, int, int], tuple[int, list]]:
+        """Per (workgroup, full barrier, phase n): (bytes its n-th expect_tx announces, the loads that complete on
+        it: the n-th fill of that stage by every producer of the cluster whose copy lands in this workgroup)."""
+        ledger: dict = {}
+        for bid, address, count, phase in self.expects:
+            ledger[bid, address, phase] = (count, [])
+        for issuer, dest, address, size, tensor, x, y, dst, phase in self.loads:
+            if phase < 0:
+                raise Fault(f"workgroup {issuer} loads on the barrier at shared {address} before announcing bytes")
+            ledger.setdefault((dest, address, phase), (0, []))[1].append((issuer, tensor, size))
+        return ledger
+
+
+class _SmCount:
+    """Builds programs for a GPU of `count` SMs, so that a persistent grid loops over tiles in a small problem."""
+
+    def __init__(self, count: int | None):
+        self.count, self.saved = count, hopper.SM_COUNT
+
+    def __enter__(self):
+        if self.count:
+            hopper.SM_COUNT = self.count
+
+    def __exit__(self, *_):
+        hopper.SM_COUNT = self.saved
+
+
+_RUNS: dict = {}
+
+
+def run_of(problem: Gemm, schedule: HopperSchedule, sm_count: int | None = None, timed: bool = True,
+           seed: int = 0) -> _Run:
+    key = (problem, schedule, sm_count, timed, seed)
+    if key not in _RUNS:
+        with _SmCount(sm_count):
+            text = program(problem, schedule)
+        _RUNS[key] = _Run(problem, schedule, text).execute(timed, seed)
+    return _RUNS[key]
+
+
+def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, list[tuple[int, int]]]:
+    """Per workgroup, the (block row, block column) tiles it should visit, from the docstring's order: clusters
+    take `cluster_m` neighbouring block rows of one column at once (workgroup rank r the r-th); the cluster tiles
+    go in groups of `group_m` block rows, column by column within a group, the groups top to bottom (row order
+    when group_m is 1); cluster u of the grid's takes the u-th, then every (grid / cluster_m)-th after it."""
+    columns, rows = -(-problem.n // s.block_n), -(-problem.m // s.block_m)
+    cluster_rows = -(-rows // s.cluster_m)
+    if s.group_m == 1:
+        order = [(r, c) for r in range(cluster_rows) for c in range(columns)]
+    else:
+        group = s.group_m // s.cluster_m  # cluster rows per group
+        order = [(r, c) for top in range(0, cluster_rows, group) for c in range(columns)
+                 for r in range(top, min(top + group, cluster_rows))]
+    clusters = grid // s.cluster_m
+    return {bid: [(s.cluster_m * r + bid % s.cluster_m, c) for r, c in order[bid // s.cluster_m::clusters]]
+            for bid in range(grid)}
+
+
+def visited_tiles(run: _Run) -> dict[int, list[tuple[int, int]]]:
+    """Per workgroup, the tiles its producer loads, in order: the block row of each A box at k = 0 and the block
+    column of the B box that follows it at k = 0."""
+    s, nn = run.schedule, run.problem.layout == "nn"
+    found: dict[int, list] = {}
+    for issuer, dest, _, _, tensor, x, y, _, _ in run.loads:
+        if dest != issuer:
+            continue
+        tiles = found.setdefault(issuer, [])
+        if tensor == "A" and x == 0:
+            assert y % s.block_m == 0, f"workgroup {issuer} loads A from row {y}, not a block row"
+            tiles.append([y // s.block_m, None])
+        elif tensor == "B" and (y if nn else x) == 0 and tiles and tiles[-1][1] is None:
+            tiles[-1][1] = (x if nn else y) // s.block_n
+    return {bid: [tuple(t) for t in tiles] for bid, tiles in found.items()}
+
+
+# ---- the tests
+
+S = HopperSchedule
+# (problem, schedule, SM count the program is built for (None: the H100's)): every schedule kind, clusters of one
+# and two, NT and NN, f16 and bf16, 2 to 4 stages, one and two m64 blocks per consumer, and problem edges: M, N and
+# K past a tile multiple, M below block_m, odd N (scalar stores), a cluster row half past M, more tiles than
+# workgroups (so the stage ring and the ping-pong turns run on from tile to tile).
+CASES = {
+    "cooperative-nt-edges": (Gemm(300, 300, 136, "bf16", "nt"), S(128, 256, 64, 3), None),
+    "persistent-cluster": (Gemm(520, 200, 192, "bf16", "nt"), S(128, 128, 64, 3, persistent=True, cluster_m=2), 4),
+    "pingpong-nn-cluster": (Gemm(200, 328, 136, "f16", "nn"), S(64, 128, 64, 2, kind="pingpong", cluster_m=2), 4),
+    "two-m-blocks-odd-n": (Gemm(100, 777, 64, "f16", "nt"), S(256, 128, 64, 4), None),
+    "pingpong-groups-of-two": (Gemm(384, 256, 128, "bf16", "nt"), S(128, 128, 64, 2, kind="pingpong", group_m=2), 4),
+    "persistent-nn": (Gemm(256, 384, 200, "f16", "nn"), S(128, 128, 64, 4, persistent=True), 4),
+    "cluster-groups": (Gemm(640, 256, 64, "bf16", "nt"), S(128, 128, 64, 2, group_m=4, cluster_m=2), None),
+}
+
+
+def check_c(problem: Gemm, schedule: HopperSchedule, sm_count: int | None, seeds=(0, 1)) -> None:
+    for seed in seeds:
+        run_of(problem, schedule, sm_count, seed=seed).check_stores()
+
+
+def check_bytes(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -> None:
+    run = run_of(problem, schedule, sm_count, timed=False)
+    tile_bytes = (schedule.block_m + schedule.block_n) * schedule.block_k * 2
+    ledger = run.byte_ledger()
+    assert ledger, "no expect_tx at all"
+    for (bid, address, phase), (announced, loads) in ledger.items():
+        landed = sum(size for _, _, size in loads)
+        assert announced == landed == tile_bytes, (
+            f"workgroup {bid}'s barrier at shared {address}, phase {phase}: expects {announced} bytes, its loads "
+            f"move {landed} ({loads}); a stage is {tile_bytes}")
+        assert {issuer // schedule.cluster_m for issuer, _, _ in loads} == {bid // schedule.cluster_m}
+        assert len({issuer for issuer, tensor, _ in loads if tensor == "B"}) == schedule.cluster_m
+
+
+def check_tiles(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -> None:
+    run = run_of(problem, schedule, sm_count, timed=False)
+    visited = visited_tiles(run)
+    assert visited == reference_tiles(problem, schedule, run.grid)
+    columns, rows = -(-problem.n // schedule.block_n), -(-problem.m // schedule.block_m)
+    real = sorted(t for tiles in visited.values() for t in tiles if t[0] < rows)
+    assert real == [(r, c) for r in range(rows) for c in range(columns)]
+    for bid in range(0, run.grid, schedule.cluster_m):
+        steps = [visited[bid + rank] for rank in range(schedule.cluster_m)]
+        assert all(len(s) == len(steps[0]) for s in steps)
+        for partners in zip(*steps):
+            assert [(r - rank, c) for rank, (r, c) in enumerate(partners)] == [partners[0]] * schedule.cluster_m
+            assert partners[0][0] % schedule.cluster_m == 0
+    sms = sm_count or hopper.SM_COUNT
+    units = columns * -(-rows // schedule.cluster_m)
+    if schedule.loops_over_tiles:  # as few rounds as the SMs allow, on the fewest clusters that keep them
+        rounds = -(-units // (sms // schedule.cluster_m))
+        clusters = run.grid // schedule.cluster_m
+        assert run.grid <= sms and max(map(len, visited.values())) == rounds
+        assert clusters == 1 or -(-units // (clusters - 1)) > rounds, f"{clusters - 1} clusters keep {rounds} rounds"
+    else:
+        assert run.grid == units * schedule.cluster_m
+
+
+def check_barrier_counts(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -> None:
+    run = run_of(problem, schedule, sm_count, timed=False)
+    counts = {(bid, address): count for bid, address, count in run.inits}
+    arrivals: dict = {}
+    for dest, address, _, count in run.arrivals:
+        arrivals[dest, address] = arrivals.get((dest, address), 0) + count
+    fills: dict = {}
+    for bid, address, _, _ in run.expects:
+        arrivals[bid, address] = arrivals.get((bid, address), 0) + 1
+        fills[bid, address] = fills.get((bid, address), 0) + 1
+    for key, total in arrivals.items():
+        assert key in counts and total % counts[key] == 0, f"barrier {key}: {total} arrivals, count {counts.get(key)}"
+    for key, n in fills.items():
+        assert arrivals[key] == n * counts[key] == n, f"full barrier {key}: {arrivals[key]} arrivals for {n} fills"
+    # the producer (warp group 0) waits on a stage's release right before announcing its next fill
+    refills = {}
+    for bid in {bid for bid, _, _, _ in run.expects}:
+        waits = [address for b, index, address, _ in run.waits if (b, index) == (bid, 0)]
+        announced = [address for b, address, _, _ in run.expects if b == bid]
+        for empty, full in zip(waits, announced[len(announced) - len(waits):]):
+            refills[bid, empty] = (bid, full)
+    for empty, full in refills.items():
+        assert arrivals.get(empty, 0) == fills[full] * counts[empty], (
+            f"barrier {empty} gets {arrivals.get(empty, 0)} arrivals for {fills[full]} fills of its stage, count "
+            f"{counts[empty]}")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_element_of_c_is_its_own_dot_product_stored_once(case):
+    """The program run on the model cluster (two interleavings): every element of C inside M × N is stored exactly
+    once, none outside, each with the accumulator of its own row of A and column of B summed over every k of K
+    once; no deadlock, stale read or overwrite of a stage being read, every barrier ends between phases."""
+    check_c(*CASES[case])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_full_barrier_expects_the_bytes_that_land_on_it(case):
+    """Per workgroup, full barrier and phase: the bytes expect_tx announces equal the bytes of the loads that
+    complete on it (box × 2 bytes, for every workgroup of the cluster whose load lands there: its own A and B
+    share, the others' multicast B shares), which are one A tile and one B tile of the schedule."""
+    check_bytes(*CASES[case])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_workgroups_visit_every_tile_once_in_grouped_cluster_order(case):
+    """From the loads each producer issues: every tile of the problem visited once, by the workgroup the grouped
+    order assigns it to, cluster partners on neighbouring block rows of one column at the same step (the second
+    may be a block row past M), no workgroup more rounds than the fewest the SM count allows."""
+    check_tiles(*CASES[case])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_barrier_is_initialised_for_the_arrivals_of_a_phase(case):
+    """Over a run: each barrier receives a whole number of phases of arrivals (its init count each), a `full`
+    barrier one phase per fill, and the barrier a producer waits on before refilling a stage one phase per fill
+    of that stage (every reading warp group of every workgroup whose loads land there releases it once)."""
+    check_barrier_counts(*CASES[case])
+
+
+def _wide_grid() -> dict[str, tuple]:
+    """Every kind × cluster × layout × element type × stage count, each with a block shape the kind takes and a
+    problem at or one off the tile multiples in M, N and K (drawn with a fixed seed), on a GPU of few SMs."""
+    rng, cases = random.Random(29), {}
+    kinds = {"cooperative": {}, "persistent": {"persistent": True}, "pingpong": {"kind": "pingpong"}}
+    shapes = {"cooperative": [(128, 128), (128, 256), (256, 128), (128, 64)],
+              "pingpong": [(64, 128), (64, 256), (128, 128), (128, 64)]}
+    for name, extra in kinds.items():
+        for cluster in (1, 2):
+            for layout in ("nt", "nn"):
+                for dtype in ("f16", "bf16"):
+                    for stages in (2, 3, 4):
+                        for _ in range(20):  # a shape and group the combination takes
+                            bm, bn = rng.choice(shapes[extra.get("kind", "cooperative")])
+                            schedule = S(bm, bn, 64, stages, cluster_m=cluster, group_m=rng.choice([1, 2, 4, 8]),
+                                         **extra)
+                            step = 8 if layout == "nn" else 1
+                            m = max(1, bm * rng.choice([1, 2, 3]) + rng.choice([-1, 0, 1]) * rng.choice([1, bm // 2]))
+                            n = max(step, bn * rng.choice([1, 2]) + step * rng.choice([-1, 0, 1]))
+                            k = 64 * rng.choice([1, 2, 3]) + rng.choice([-8, 0, 8])
+                            problem = Gemm(m, n, k, dtype, layout)
+                            try:
+                                schedule.check()
+                                hopper.check_problem(problem, schedule)
+                            except hopper.HopperError:
+                                continue
+                            cases[f"{name}-c{cluster}-{layout}-{dtype}-s{stages}-{bm}x{bn}-{m}x{n}x{k}"] = (
+                                problem, schedule, rng.choice([2, 3, 4, 6]))
+                            break
+    # the H100's own SM count with more tiles than SMs (the persistent grid's rounds as built for the GPU)
+    cases["h100-grid-persistent-128x8"] = (Gemm(1024, 168, 64, "bf16", "nt"), S(128, 8, 64, 2, persistent=True), None)
+    cases["h100-grid-pingpong-cluster"] = (Gemm(1100, 336, 72, "f16", "nt"),
+                                           S(64, 16, 64, 2, kind="pingpong", cluster_m=2), None)
+    return cases
+
+
+WIDE = _wide_grid()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", WIDE)
+def test_the_oracles_hold_over_a_wide_grid_of_schedules_and_edges(case):
+    """Each oracle above on the wide grid (three interleavings each; one on the H100-sized grids)."""
+    problem, schedule, sm_count = WIDE[case]
+    try:
+        check_c(problem, schedule, sm_count, seeds=range(3 if sm_count else 1))
+        for check in (check_bytes, check_tiles, check_barrier_counts):
+            check(problem, schedule, sm_count)
+    finally:
+        _RUNS.clear()
