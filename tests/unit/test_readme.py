@@ -156,6 +156,7 @@ def _fresh_copy(destination: Path) -> Path:
     return destination
 
 
+@pytest.mark.slow  # so that `-m "not slow"` (the fast tier, tools/mutate.py) leaves it out too
 @pytest.mark.readme
 def test_every_command_that_needs_no_gpu_runs_as_written(tmp_path):
     clone = _fresh_copy(tmp_path / "clone")
