@@ -31,8 +31,8 @@ from . import flow
 from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError
 from .named import plan_for, plan_job, uses_ukernels
-from .output import work_folder, write_atomic
-from .targets import Target, TargetError, check_dtype
+from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
+from .targets import ComputeUnits, Target, TargetError, check_dtype
 from .verify import FallbackError
 
 SUITES = Path(__file__).parent / "suites"
@@ -98,13 +98,18 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | Spli
 
 
 def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | SplitK | Refused | None]], plan: Path,
-               force: bool = False, keep: Sequence[str] = (), client=None) -> Path:
+               force: bool = False, keep: Sequence[str] = (), client=None, kind: str | None = None,
+               units: ComputeUnits | None = None) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
-    ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`
-    (see `output.work_folder`). `keep`: the dump files (glob patterns) each case keeps, for a timing-model plan
-    (`timing.device.KEPT`); a case compiled without them is compiled again. `client`: a dask Client
-    (`pipelines.cluster`): the compiles run as tasks on its CPU workers, which send the case folders back."""
-    work_folder(plan, force)
+    ones are recorded with their reason. A folder holding files this tool did not write is refused unless `force`,
+    and a plan folder of another kind always (see `output.work_folder`); `kind` None: the kind the caller admitted
+    the folder as (`tune` does so), else a bench plan. `keep`: the dump files (glob patterns) each case keeps, for
+    a timing-model plan (`timing.device.KEPT`); a case compiled without them is compiled again. `client`: a dask
+    Client (`pipelines.cluster`): the compiles run as tasks on its CPU workers, which send the case folders back.
+    `units`: the compute units the split rule filled (the device's, `pipelines.device_units`), which a split case's
+    report gives with the rule's reason; None: the target's."""
+    recorded = folder_kind(plan)
+    work_folder(plan, kind or (recorded if recorded in PLAN_FILES else "bench"), force)
     entries, seen_problems = [], set()
     remote: list[tuple[dict, Path, flow.Prepared, tuple[str, ...]]] = []  # compiles for the cluster
     iree_kernels: dict[tuple[Gemm, int, bool], dict] = {}  # the first case of each problem left to IREE's heuristic
@@ -133,10 +138,10 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
             # the same kernel: it is compiled and timed once, and its rows share that measurement (`runner`).
             entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
                          **({"error": first["error"]} if "error" in first else {}))
-        elif not (folder / "gemm.vmfb").exists() or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
+        elif not owned(folder / "gemm.vmfb") or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep):
             flags = (f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",)
             try:
-                prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule))
+                prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule, units))
                 if client is not None:
                     remote.append((entry, folder, prepared, flags))
                 else:
@@ -156,7 +161,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
                 entry.update(status=origin["status"], vmfb=origin["vmfb"],
                              **({"error": origin["error"]} if "error" in origin else {}))
     meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
-            "cases": entries}
+            "compute_units": (units or target.units()).to_json(), "cases": entries}
     write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
     return plan
 
@@ -216,7 +221,7 @@ def _prune_dump(dump: Path, keep: Sequence[str]) -> None:
 
 
 def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: Sequence[str],
-                ) -> list[tuple[Gemm, str, Schedule | SplitK | Refused | None]]:
+                units: ComputeUnits | None = None) -> list[tuple[Gemm, str, Schedule | SplitK | Refused | None]]:
     cases = []
     for spec in problems:
         batch, m, n, k = parse_shape(spec["shape"])
@@ -225,7 +230,7 @@ def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelin
             gemm = Gemm(m, n, k, dtype, spec.get("layout", "nn"), batch, Epilogue(spec.get("epilogue", "none")))
             for name in pipelines:
                 try:
-                    cases.append((gemm, name, plan_for(name, gemm, target)))
+                    cases.append((gemm, name, plan_for(name, gemm, target, units)))
                 except (TargetError, ScheduleError) as err:
                     if name == "searched":
                         sys.stderr.write(f"skipped: {err}\n")  # not every suite problem has been tuned

@@ -33,26 +33,28 @@ from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
 
 from . import flow
 from .bench import build_plan, load_suite, suite_cases
+from .device_units import device_units
 from .emulator import emulate_gemm
 from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
-from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, split_candidates, with_splits
-from .output import FILE_MARK, write_file
-from .report import write_reports
+from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, why_default, with_splits
+from .output import FILE_MARK, PLAN_FILES, admit_file, admit_folder, owned, work_folder, write_file
+from .report import REPORT_FILES, write_reports
 from .cluster import ClusterSpec, cluster_spec, open_cluster
-from .runner import device_or_error, run_plan
+from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
 from .timing.calibrate import Calibration, table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
-from .tune import codegen_candidates, finalize, plan_search
+from .tune import finalize, from_cache, plan_search, route_candidates, search_limit, write_best
 from .tune_model import markdown, tune_model
-from .tune_cache import cached, tune_cache
+from .tune_cache import MODEL, Search, cached, device_kind, read_cache, tune_cache
 from .verify import FallbackError
 
 DEFAULT_CACHE = tune_cache()
+TUNE_ROUTES = {"config": "compilation_info", "codegen": "codegen", "split": "split-k"}  # --route: tune_cache.ROUTES
 MAX_K_STEPS = 64  # explain: the programs repeat after two K steps; more only lengthens the table
 
 
@@ -140,15 +142,36 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see --help).\n")
 
 
-def _problem_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("problem (either --shape or --input)")
+# The problem flags' values when not given. Their parser defaults are None, so that a flag given where it means
+# nothing (--alpha without the alpha-beta epilogue, --layout with an --input file) is refused rather than ignored.
+PROBLEM_DEFAULTS = {"dtype": "bf16", "layout": "nn", "epilogue": "none", "alpha": 1.0, "beta": 1.0}
+
+
+def _problem_args(parser: argparse.ArgumentParser, files: bool = False) -> None:
+    """`files`: the verb also takes the problem as an --input file. The others still parse --input, only to say
+    which verbs take it (`_gemm`), and do not offer it in --help."""
+    group = parser.add_argument_group("problem (either --shape or --input)" if files else "problem")
     group.add_argument("--shape", help="MxNxK or BxMxNxK (batch matmul)")
-    group.add_argument("--dtype", default="bf16", help="f16, bf16, f8e4m3fnuz, f8e5m2fnuz, f8e4m3fn, f8e5m2")
-    group.add_argument("--layout", default="nn", choices=LAYOUTS, help="nn, nt (B stored NxK) or tn (A stored KxM)")
-    group.add_argument("--epilogue", default="none", choices=EPILOGUES)
-    group.add_argument("--alpha", type=_finite, default=1.0, help="alpha of the alpha-beta epilogue")
-    group.add_argument("--beta", type=_finite, default=1.0, help="beta of the alpha-beta epilogue")
-    group.add_argument("--input", type=Path, help="a .mlir file with linalg contractions, instead of --shape")
+    group.add_argument("--dtype", help="f16, bf16, f8e4m3fnuz, f8e5m2fnuz, f8e4m3fn, f8e5m2 (default bf16)")
+    group.add_argument("--layout", choices=LAYOUTS, help="nn (default), nt (B stored NxK) or tn (A stored KxM)")
+    group.add_argument("--epilogue", choices=EPILOGUES, help="default none")
+    group.add_argument("--alpha", type=_finite, help="alpha of the alpha-beta epilogue (default 1)")
+    group.add_argument("--beta", type=_finite, help="beta of the alpha-beta epilogue (default 1)")
+    group.add_argument("--input", type=Path, help="a .mlir file with linalg contractions, instead of --shape"
+                       if files else argparse.SUPPRESS)
+
+
+def _problem_value(args, name: str):
+    value = getattr(args, name)
+    return PROBLEM_DEFAULTS[name] if value is None else value
+
+
+def _check_epilogue_flags(args) -> None:
+    """--alpha and --beta scale the alpha-beta epilogue; with any other they would be dropped without a word."""
+    given = [f"--{name}" for name in ("alpha", "beta") if getattr(args, name) is not None]
+    if given and args.epilogue != "alpha-beta":
+        raise UsageError(f"{' and '.join(given)} {'scale' if len(given) > 1 else 'scales'} the alpha-beta epilogue; "
+                         f"add --epilogue alpha-beta (the epilogue is {args.epilogue or 'none'}).")
 
 
 def _schedule_args(parser: argparse.ArgumentParser) -> None:
@@ -185,10 +208,13 @@ def _gemm(args) -> Gemm:
     if args.shape is None:
         raise UsageError(f"give the problem as --shape MxNxK (or BxMxNxK){' or as --input FILE.mlir' * files}.")
     batch, m, n, k = parse_shape(args.shape)
-    dtype = DTYPE_ALIASES.get(args.dtype.lower())
+    name = _problem_value(args, "dtype")
+    dtype = DTYPE_ALIASES.get(name.lower())
     if dtype is None:
-        raise UsageError(f"unknown --dtype '{args.dtype}'; choose one of {', '.join(DTYPE_ALIASES)}.")
-    return Gemm(m, n, k, dtype, args.layout, batch, Epilogue(args.epilogue, args.alpha, args.beta))
+        raise UsageError(f"unknown --dtype '{name}'; choose one of {', '.join(DTYPE_ALIASES)}.")
+    _check_epilogue_flags(args)
+    return Gemm(m, n, k, dtype, _problem_value(args, "layout"), batch,
+                Epilogue(*(_problem_value(args, f) for f in ("epilogue", "alpha", "beta"))))
 
 
 def _schedule(args, gemm: Gemm, target) -> Schedule | None:
@@ -270,9 +296,10 @@ def _scheduled_job(args) -> flow.Job:
         if getattr(args, "schedule", None):
             raise UsageError(f"--schedule {args.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
-        if (args.dtype, args.layout, args.epilogue) != ("bf16", "nn", "none"):
-            raise UsageError("--dtype, --layout and --epilogue describe a --shape problem; an --input file states "
-                             "its own.")
+        given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} {'describes' if len(given) == 1 else 'describe'} a --shape problem; "
+                             "an --input file states its own.")
         text = to_linalg(_read_input(args.input), target, str(args.input))
         # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so those
         # get schedules there; compilation_info goes on the source's own ops.
@@ -300,6 +327,7 @@ def _scheduled_job(args) -> flow.Job:
 
 def cmd_compile(args) -> int:
     _writable(args.output, "folder")
+    admit_folder(args.output, "compile", args.force, (flow.SOURCE_FILE, flow.REPORT_FILE), (args.input,))
     prepared = flow.prepare(_job(args))
     report = flow.compile_job(prepared, args.output, force=args.force)
     if args.json:
@@ -314,14 +342,19 @@ def cmd_compile(args) -> int:
 def cmd_spec(args) -> int:
     if args.output:
         _writable(args.output, "file")
+        admit_file(args.output, args.force, (args.input,))
     job = _job(args)
     refusal = route_for(job).spec_refusal(job)
     if refusal is not None:
         raise UsageError(refusal)
     prepared = flow.prepare(job)
     if prepared.spec is None:
-        raise UsageError("this pipeline schedules nothing (IREE's default heuristic), so there is no transform "
-                         "script; name a pipeline such as 'tuned' or give schedule flags.")
+        name = args.pipeline or "default"
+        why = (why_default(name, job.gemms[0], job.target) if len(job.gemms) == 1 else
+               f"pipeline '{name}' leaves every contraction of {args.input} to IREE's default heuristic")
+        other = ", or name a pipeline that schedules, such as 'tuned'" if name in ("default", "ukernel") else ""
+        raise UsageError(f"{why}; it schedules nothing, so there is no transform script (give schedule flags, "
+                         f"at least --tile and --mma{other}).")
     if args.output:
         # The first line names the tool, so the next `spec -o` recognises the file as its own to overwrite.
         write_file(args.output, f"// {FILE_MARK}\n{prepared.spec}", args.force)
@@ -381,7 +414,14 @@ def _device_hint(target) -> str:
 def _devices(args, target) -> list[str]:
     """The --device values, each checked before any compiling: it runs `target`'s executables, and it opens."""
     devices = args.device or []
+    check_distinct_devices(devices)
+    if getattr(args, "compile_only", False) and devices and not is_model(devices):
+        raise UsageError(f"--compile-only runs nothing, so --device {devices[0]} would not be used; leave it out "
+                         "(only --device model changes the plan: it keeps what the timing model reads).")
     if is_model(devices):  # the AMD timing model: predictions, opened by nothing
+        if getattr(args, "repetitions", None) is not None:
+            raise UsageError("--device model predicts each case once, so --repetitions would not be used; leave it "
+                             "out.")
         check_devices(devices, target)
         return devices
     for device in devices:
@@ -428,9 +468,7 @@ def _run(plan: Path, devices: list[str], repetitions: int, client=None) -> Path:
 def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
     """--scheduler / --workers / --gpus as a ClusterSpec (GPU workers see one GPU each through the visibility
     variable of the --device driver)."""
-    workers, gpus = getattr(args, "workers", 0) or 0, getattr(args, "gpus", 0) or 0
-    if workers < 0 or gpus < 0:
-        raise UsageError("--workers and --gpus count workers: give 0 or more.")
+    workers, gpus = getattr(args, "workers", None) or 0, getattr(args, "gpus", None) or 0
     if gpus and (not devices or is_model(devices)):
         raise UsageError("--gpus starts GPU workers that benchmark; give --device cuda or hip (a model run "
                          "predicts on the CPU workers of --workers).")
@@ -446,13 +484,52 @@ def _maybe_cluster(spec: ClusterSpec):
         yield client
 
 
-def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str) -> None:
+def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str, force: bool = False) -> int:
+    """Run, write the reports, and return the exit code: 1 where every case failed (a run that measured nothing
+    must not look like one that did)."""
     results = _run(plan, devices, repetitions)
-    for path in write_reports(results, plan, title):
+    for path in write_reports(results, plan, title, force):
         print(f"wrote {path}")
+    failure = run_failures(plan, results)
+    if failure is not None:
+        print(f"pipelines: error: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _distinct(values: list[str], flag: str, what: str) -> None:
+    """A list flag naming one thing twice would plan (and time) it twice."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise UsageError(f"{flag} names the {what} '{twice}' twice; give each once.")
+
+
+def _flag(name: str) -> str:
+    return "-o" if name == "output" else "--" + name.replace("_", "-")
+
+
+def _given(args, *names: str) -> list[str]:
+    """The flags among the argument names `names` that the command line gave (their defaults are None or False)."""
+    return [_flag(name) for name in names if getattr(args, name, None) is not None
+            and getattr(args, name) is not False]  # (0 and 0.0 are given values)
+
+
+def _listed(flags: list[str]) -> str:
+    return ", ".join(flags[:-1]) + " and " + flags[-1] if len(flags) > 1 else flags[0]
 
 
 def cmd_bench(args) -> int:
+    if args.plan is not None:
+        ignored = _given(args, "target", "shape", "input", "suite", "pipelines", *PROBLEM_DEFAULTS, "compile_only",
+                         "output", "force")
+        if ignored:
+            raise UsageError(f"--plan {args.plan} runs that plan as it was compiled and writes its results there; "
+                             f"{_listed(ignored)} would be ignored with it.")
+    elif args.suite is not None:
+        ignored = _given(args, "shape", "input", "layout", "epilogue", "alpha", "beta")
+        if ignored:
+            raise UsageError(f"--suite {args.suite} states each problem's shape, layout and epilogue; "
+                             f"{_listed(ignored)} would be ignored with it (give --suite or --shape).")
     if args.plan is not None:
         if not (args.plan / "plan.json").is_file():
             raise UsageError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
@@ -461,12 +538,13 @@ def cmd_bench(args) -> int:
         if not devices:
             raise UsageError(f"running a plan for {target.name} needs --device "
                              f"{' or '.join(target.device_drivers)}.")
-        _run_and_report(args.plan, devices, args.repetitions, f"GEMM benchmark ({args.plan.name})")
-        return 0
+        return _run_and_report(args.plan, devices, args.repetitions or 5, f"GEMM benchmark ({args.plan.name})")
     if args.target is None or args.output is None:
         raise UsageError("bench needs --target and -o DIR (or --plan DIR to run a compiled plan).")
     target = get_target(args.target)
     _writable(args.output, "folder")
+    suite = Path(args.suite) if args.suite and args.suite.endswith(".json") else None  # as load_suite reads it
+    admit_folder(args.output, "bench", args.force, PLAN_FILES["bench"] + REPORT_FILES, (suite,))
     devices = _devices(args, target)
     if not devices and not args.compile_only:
         raise UsageError(f"give --device ({', '.join(target.device_drivers)} for {target.name}) or "
@@ -475,26 +553,31 @@ def cmd_bench(args) -> int:
         pipelines = [name for name in ("default", "tuned") if name in pipelines_for(target)]
     else:
         pipelines = [name.strip() for name in args.pipelines.split(",")]
+        _distinct(pipelines, "--pipelines", "pipeline")
     for name in pipelines:
         _check_pipeline(name, target)
+    units = device_units(devices, target)  # the split rule fills the GPU that runs the plan (sm_80 PTX on an H100)
     if args.suite:
         problems = load_suite(args.suite)
-        unknown = [d for d in args.dtype.split(",") if d.strip().lower() not in DTYPE_ALIASES]
+        names = _problem_value(args, "dtype").split(",")
+        unknown = [d for d in names if d.strip().lower() not in DTYPE_ALIASES]
         if unknown:
             raise UsageError(f"unknown --dtype '{unknown[0]}'; give a comma-separated list of "
                              f"{', '.join(DTYPE_ALIASES)}.")
-        dtypes = [DTYPE_ALIASES[d.strip().lower()] for d in args.dtype.split(",")]
-        cases = suite_cases(target, problems, dtypes, pipelines)
+        dtypes = [DTYPE_ALIASES[d.strip().lower()] for d in names]
+        _distinct(dtypes, "--dtype", "input type")
+        cases = suite_cases(target, problems, dtypes, pipelines, units)
     else:
         gemm = _gemm(args)
-        cases = [(gemm, name, plan_for(name, gemm, target)) for name in pipelines]
-    plan = build_plan(target, cases, args.output, args.force, KEPT if is_model(devices) else ())
+        cases = [(gemm, name, plan_for(name, gemm, target, units)) for name in pipelines]
+    plan = build_plan(target, cases, args.output, args.force, KEPT if is_model(devices) else (), kind="bench",
+                      units=units)
     if args.compile_only:
         print(f"wrote {plan}/plan.json with {len(cases)} cases; run it where the device is with\n"
               f"  python -m pipelines.runner {plan} --device {_device_hint(target)}")
         return 0
-    _run_and_report(plan, devices, args.repetitions, f"GEMM benchmark ({args.suite or 'one problem'})")
-    return 0
+    return _run_and_report(plan, devices, args.repetitions or 5, f"GEMM benchmark ({args.suite or 'one problem'})",
+                           args.force)
 
 
 def cmd_report(args) -> int:
@@ -515,23 +598,36 @@ def cmd_tune(args) -> int:
                           f"(measure it with `pipelines bench --target {target.name} --pipelines default`).")
     gemm = _gemm(args)
     _writable(args.output, "folder")
+    admit_folder(args.output, "tune", args.force, PLAN_FILES["tune"], (args.cache,))
     if args.cache.is_dir():
         raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
     _writable(args.cache.parent, "folder")
     codegen, split = args.route == "codegen", args.route == "split"
-    if codegen:
-        codegen_candidates(gemm, target)  # one sentence where the target's codegen route has no search
-    if split:
-        split_candidates(gemm, target)  # one sentence where no split-K plan fits the problem
+    route = TUNE_ROUTES[args.route]
     devices = _devices(args, target)
-    hit = None if args.force else cached(gemm, target, args.cache, codegen, is_model(devices), split)
-    if hit is not None:
-        print(json.dumps(hit, indent=1))
-        return 0
+    spec = _cluster_spec(args, devices)  # every flag is checked before the cache may answer
+    if codegen or split:
+        route_candidates(gemm, target, route)  # one sentence where the codegen route or no split-K plan fits
+    read_cache(args.cache)  # a cache that finalize could not update stops the search before it starts
     folder = args.output
-    spec = _cluster_spec(args, devices)
-    if not (folder / "results.jsonl").exists() or args.device:
+    if devices and not (args.force or args.compile_only):
+        found = len(route_candidates(gemm, target, route))
+        kind = MODEL if is_model(devices) else device_kind(environment(devices[0])["device_name"])
+        hit = cached(gemm, target, args.cache, Search(route, kind, search_limit(args.limit, found)))
+        if hit is not None:
+            files = from_cache(gemm, target, hit, args.cache)
+            work_folder(folder, "tune", args.force)
+            write_best(folder, files)
+            print(json.dumps(hit, indent=1))
+            print(f"pipelines: answered from the tune cache {args.cache} (the same search, on "
+                  f"{'the timing model' if kind == MODEL else kind}) without searching; wrote {folder}/best/ "
+                  f"({', '.join(files)}); add --force to search again.", file=sys.stderr)
+            if hit.get("verdict"):
+                print(f"pipelines: {hit['verdict']}", file=sys.stderr)
+            return 0
+    if not owned(folder / "results.jsonl") or args.device:  # a user's results.jsonl is never resumed from
         with _maybe_cluster(spec) as client:
+            work_folder(folder, "tune", args.force)  # the plan search writes a tune plan (output.PLAN_FILES)
             plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (),
                         split, client)
             if args.compile_only or not devices:
@@ -539,14 +635,15 @@ def cmd_tune(args) -> int:
                       f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
                       "again with the same arguments to pick the best.")
                 return 0
-            _run(folder, devices, args.repetitions, client if (spec.gpus or spec.scheduler or is_model(devices))
+            _run(folder, devices, args.repetitions or 3, client if (spec.gpus or spec.scheduler or is_model(devices))
                  else None)
-    elif not (folder / "plan.json").is_file():
+    elif not owned(folder / "plan.json"):
         raise UsageError(f"{folder} has results.jsonl but no plan.json, so it is not a tune folder; give another -o.")
     else:
         _plan_target(folder)
     summary = finalize(gemm, target, folder, args.cache)
     print(json.dumps(summary, indent=1))
+    print(f"pipelines: {summary['verdict']}", file=sys.stderr)
     return 0
 
 
@@ -554,14 +651,13 @@ def cmd_tune_model(args) -> int:
     target = get_target(args.target)
     _check_pipeline(args.pipeline, target)
     _writable(args.output, "folder")
+    admit_folder(args.output, "tune-model", args.force, inputs=(args.model, args.with_spec))
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
-    if args.search < 0:
-        raise UsageError(f"--search {args.search}: give how many candidates to search per contraction.")
     spec = _cluster_spec(args, [])
     with _maybe_cluster(spec) as client:
         summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict,
-                             args.search, client)
+                             args.search or 0, client)
     written = [summary["script"]] if summary.get("script") else []
     written += ["model.md", "model.json", "tuned/", "default/"] + (["predicted/"] if args.predict else []) + (
         ["search/"] if args.search else [])
@@ -570,10 +666,11 @@ def cmd_tune_model(args) -> int:
     return 0
 
 
-def _png_output(path: Path) -> None:
+def _png_output(path: Path, force: bool) -> None:
     _writable(path, "file")
     if path.suffix.lower() != ".png":
         raise UsageError(f"-o {path} must name a .png file; explain draws the timeline as a PNG.")
+    admit_file(path, force)  # before the table is printed
 
 
 def cmd_explain(args) -> int:
@@ -584,8 +681,11 @@ def cmd_explain(args) -> int:
         raise UsageError("--stages and --cluster are for the hopper-* schedules; the AMD ones take --lds-stages.")
     if args.schedule not in names:
         raise UsageError(f"unknown schedule '{args.schedule}'; choose one of {', '.join(names)}.")
+    if args.lds_stages is not None and args.schedule != "pingpong8":
+        raise UsageError(f"--lds-stages chooses pingpong8's LDS stages (1: register prefetch, 2: double buffer); "
+                         f"{args.schedule} has a fixed number of its own.")
     if args.output:
-        _png_output(args.output)
+        _png_output(args.output, args.force)
     kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
@@ -628,7 +728,7 @@ HOPPER_SCHEDULES = {"hopper-cooperative": ("cooperative", False),
 def _explain_hopper(args) -> int:
     """A Hopper schedule's K steps per warp-group role, its stage hand-off checked under random interleavings."""
     if args.output:
-        _png_output(args.output)
+        _png_output(args.output, args.force)
     if args.target or args.lds_stages is not None:
         raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --target and --lds-stages are for "
                          "the AMD warp-group schedules.")
@@ -668,6 +768,7 @@ def cmd_predict(args) -> int:
         _writable(args.timeline, "file", "--timeline")
         if args.timeline.suffix.lower() != ".png":
             raise UsageError(f"--timeline {args.timeline} must name a .png file.")
+        admit_file(args.timeline, args.force, flag="--timeline")  # before the replay
     prediction = predict(args.folder, seed=args.seed, timeline=args.timeline, force=args.force)
     print(json.dumps(prediction.as_dict(), indent=1) if args.json else prediction.summary())
     return 0
@@ -676,8 +777,11 @@ def cmd_predict(args) -> int:
 def cmd_calibrate(args) -> int:
     if args.keep is not None:
         _writable(args.keep, "folder", "--keep")
-        args.keep.mkdir(parents=True, exist_ok=True)
-    calibration = Calibration(args.csv, args.workers, args.keep)
+        admit_folder(args.keep, "calibrate", args.force, inputs=(args.csv,), flag="--keep")
+    calibration = Calibration(args.csv, args.workers, args.keep)  # the CSV and the workers checked; nothing runs yet
+    if args.keep is not None:
+        work_folder(args.keep, "calibrate", args.force)  # made (with its manifest) once every check has passed
+    print(f"calibrate: {calibration.workers.note}", file=sys.stderr)
     try:
         timings, rows = calibration.fit() if args.fit else ({}, calibration.rows())
     finally:
@@ -726,7 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "GPUs with schedules built in Python.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("compile", help="compile a GEMM and check that its schedule took effect")
-    _problem_args(p)
+    _problem_args(p, files=True)
     _schedule_args(p)
     p.add_argument("--schedule", help="generated warp-group kernel to inject as a ukernel: pingpong8 (gfx942, "
                    "gfx950), pingpong8_dma (gfx950), interleave4 and producer_consumer (gfx942, gfx950), "
@@ -741,7 +845,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     p.set_defaults(run=cmd_compile)
     p = sub.add_parser("spec", help="print only the transform script (tuning spec)")
-    _problem_args(p)
+    _problem_args(p, files=True)
     _schedule_args(p)
     p.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
     p.add_argument("--force", action="store_true", help=FORCE_FILE)
@@ -758,7 +862,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", help="suite name (pipelines/suites/*.json) or a .json file")
     p.add_argument("--pipelines", help="comma-separated pipelines (default: default,tuned, those the target has)")
     p.add_argument("--device", action="append", help="cuda, cuda://1, hip, local-task; repeat for several GPUs")
-    p.add_argument("--repetitions", type=_at_least(1), default=5)
+    p.add_argument("--repetitions", type=_at_least(1), help="timed repetitions of each case (default 5)")
     p.add_argument("--compile-only", action="store_true", help="write the plan, run nothing")
     p.add_argument("--plan", type=Path, help="run a plan written by --compile-only")
     p.add_argument("-o", "--output", type=Path, help="plan and results folder (an existing plan resumes)")
@@ -774,19 +878,20 @@ def build_parser() -> argparse.ArgumentParser:
     _problem_args(p)
     p.add_argument("--target", required=True)
     p.add_argument("--device", action="append")
-    p.add_argument("--repetitions", type=_at_least(1), default=3)
+    p.add_argument("--repetitions", type=_at_least(1), help="timed repetitions of each candidate (default 3)")
     p.add_argument("--limit", type=_at_least(1), help="benchmark at most this many candidates")
     p.add_argument("--route", choices=("config", "codegen", "split"), default="config",
                    help="search compilation_info schedules (config), the transform-dialect codegen route (CUDA) or "
                         "split-K plans (split: S, tile and kernel of the split-k pipeline)")
     p.add_argument("--compile-only", action="store_true")
-    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the tune cache (JSON), which answers the same "
+                   "search again (problem, route, device, --limit), saying so; --force searches anyway")
     p.add_argument("--force", action="store_true", help="ignore the cache, and " + FORCE_FOLDER)
     p.add_argument("-o", "--output", type=Path, required=True, help="plan folder (an existing plan resumes)")
-    p.add_argument("--workers", type=int, default=0, help="start a local dask cluster with this many CPU workers "
-                   "(compiles; predictions with --device model); needs the cluster extra")
-    p.add_argument("--gpus", type=int, default=0, help="local dask cluster: this many GPU workers, one per GPU "
-                   "(benchmarks)")
+    p.add_argument("--workers", type=_at_least(1), help="start a local dask cluster with this many CPU workers "
+                   "(compiles; predictions with --device model); needs the cluster extra (default: no cluster)")
+    p.add_argument("--gpus", type=_at_least(1), help="local dask cluster: this many GPU workers, one per GPU "
+                   "(benchmarks; default: none)")
     p.add_argument("--scheduler", help="run compiles and benchmarks on the dask cluster of this scheduler address "
                    "(tcp://HOST:PORT, or tls:// with certificates from your dask configuration)")
     p.set_defaults(run=cmd_tune)
@@ -797,10 +902,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", default="auto",
                    help="named pipeline that schedules each contraction (auto, tuned; codegen on CUDA)")
     p.add_argument("--with-spec", type=Path, help="a tuning spec of yours to link in ahead of the project's (ROCm)")
-    p.add_argument("--search", type=int, default=0, metavar="N", help="AMD targets: search up to N candidates per "
+    p.add_argument("--search", type=_at_least(1), metavar="N", help="AMD targets: search up to N candidates per "
                    "contraction, ranked by the timing model (PREDICTED), and use the fastest where it beats IREE's "
-                   "default")
-    p.add_argument("--workers", type=int, default=0, help="--search on a local dask cluster of this many workers")
+                   "default (default: no search, the named pipeline's schedules)")
+    p.add_argument("--workers", type=_at_least(1), help="--search on a local dask cluster of this many workers "
+                   "(default: no cluster)")
     p.add_argument("--scheduler", help="--search on the dask cluster of this scheduler")
     p.add_argument("--predict", action="store_true", help="AMD targets: also the PREDICTED time (timing model) of "
                    "each contraction with its schedule and with IREE's default, each compiled alone")
@@ -839,10 +945,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_predict)
     p = sub.add_parser("calibrate", help="published AMD kernel times against the timing model's predictions")
     p.add_argument("--csv", type=Path, required=True,
-                   help="rows of source,gpu,target,op,M,N,K,layout,dtype,variant,time_us "
-                        "(e.g. ../shared/research/amd-measured-calibration.csv)")
-    p.add_argument("--workers", type=_at_least(1), default=2, help="rows compiled and predicted at once")
+                   help="rows of source,gpu,target,op,M,N,K,layout,dtype,variant,time_us; the published MI355X "
+                        "rows ship as pipelines/timing/data/amd-measured-calibration.csv")
+    p.add_argument("--workers", type=_at_least(1),
+                   help="rows compiled and predicted at once (default: one per core). Each worker may hold the "
+                        "largest row, estimated at 0.5 GiB + 6 B per output element (measured), within the memory "
+                        "the system has available (MemAvailable): the default stays inside it, and more than it "
+                        "holds is refused")
     p.add_argument("--keep", type=Path, help="compile the rows into this folder and keep them (reused when run again)")
+    p.add_argument("--force", action="store_true", help="--keep: " + FORCE_FOLDER)
     p.add_argument("--fit", action="store_true", help="fit the target's `fitted` timing facts to the rows first "
                                                       "(coordinate descent on the median |error|) and print them")
     p.add_argument("--json", action="store_true", help="one object per row: its fields plus predicted_us")
@@ -853,9 +964,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Flags (argument names) that mean something only with another: given without it, each would be ignored.
+FLAG_NEEDS = {
+    "spec": (("force", "output", "--force lets -o overwrite a file"),),
+    "explain": (("force", "output", "--force lets -o overwrite a picture"),),
+    "predict": (("force", "timeline", "--force lets --timeline overwrite a picture"),),
+    "tune-model": (("workers", "search", "--workers runs --search on a local cluster"),
+                   ("scheduler", "search", "--scheduler runs --search on a cluster")),
+}
+# Flags that contradict another: with the first, the second would be ignored.
+FLAG_EXCLUDES = {
+    "bench": (("compile_only", "repetitions", "--compile-only runs nothing, so nothing is repeated"),),
+    "tune": (("compile_only", "repetitions", "--compile-only runs nothing, so nothing is repeated"),),
+}
+
+
+def _check_flag_pairs(args) -> None:
+    """Refuse a flag the command would ignore because of another one given or missing (`FLAG_NEEDS`,
+    `FLAG_EXCLUDES`), before any work."""
+    for flag, needed, what in FLAG_NEEDS.get(args.command, ()):
+        if _given(args, flag) and not _given(args, needed):
+            raise UsageError(f"{what}; give {_flag(needed)} too, or leave {_flag(flag)} out.")
+    for flag, other, what in FLAG_EXCLUDES.get(args.command, ()):
+        if _given(args, flag) and _given(args, other):
+            raise UsageError(f"{what}; give {_flag(flag)} or {_flag(other)}, not both.")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _check_flag_pairs(args)
         code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, in the handlers below, rather than at exit
         return code

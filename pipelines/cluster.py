@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -32,6 +33,8 @@ from transforms.errors import UserError
 # The variables that make a process see only some GPUs, one per IREE driver, named after it (a GPU worker of a
 # cluster sees one GPU); the first is the default.
 VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+# What dask.distributed's Client takes for a scheduler: [protocol://]host:port (tcp by default).
+SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 ALLOWED_FAILURES = 1  # a task whose worker dies is run once more elsewhere, then recorded as failed
 ROW_STATUSES = ("ok", "compile-failed", "refused", "run-failed", "wrong-result", "predict-failed", "worker-died",
                 "task-failed")
@@ -55,7 +58,16 @@ class ClusterSpec:
 
 def cluster_spec(scheduler: str | None, workers: int, gpus: int, devices: list[str]) -> ClusterSpec:
     """The spec of `--scheduler`/`--workers`/`--gpus` for a run on `devices`: benchmarks on GPU workers take the
-    driver once (each worker sees one GPU, its device 0), whose visibility variable pins the local GPU workers."""
+    driver once (each worker sees one GPU, its device 0), whose visibility variable pins the local GPU workers.
+    Everything is checked here, before any work: a search that fails at the cluster would have run for nothing."""
+    if scheduler is not None:
+        if workers or gpus:
+            raise ClusterError("--scheduler joins an existing cluster; --workers and --gpus start a local one; give "
+                               "one or the other.")
+        address = SCHEDULER_ADDRESS.fullmatch(scheduler)
+        if address is None or not 1 <= int(address["port"]) <= 65535:
+            raise ClusterError(f"--scheduler '{scheduler}' is not a scheduler address such as tcp://HOST:8786 (or "
+                               "tls://HOST:PORT).")
     if (gpus or scheduler) and (len(devices) > 1 or any("://" in d for d in devices)):
         raise ClusterError("with --gpus or --scheduler, give the driver once (--device cuda or hip): each GPU worker "
                            "sees one GPU, its device 0.")

@@ -148,7 +148,8 @@ def occupancy(stats: KernelStats, target: Target) -> int | None:
     if stats.lds_bytes:
         workgroups_per_cu = target.lds_per_cu // stats.lds_bytes
         waves_per_workgroup = -(-stats.workgroup_size // stats.wave_size)
-        waves = min(waves, workgroups_per_cu * waves_per_workgroup // target.simds_per_cu)
+        # waves are dealt over the SIMDs, so the busiest SIMD holds the ceiling (one 1-wave workgroup: 1, not 0)
+        waves = min(waves, -(-workgroups_per_cu * waves_per_workgroup // target.simds_per_cu))
     return waves
 
 

@@ -10,7 +10,7 @@ from transforms.problem import Gemm
 from transforms.split_k import SplitK
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
-from .targets import Target
+from .targets import ComputeUnits, Target
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class Job:
     # and the rule's reason for choosing it; None: no such split.
     split: SplitK | None = None
     split_reason: str = ""
+    compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
     model: ModelPlan | None = None  # a model through the codegen library and compilation_info (routes.model)
 
 

@@ -141,13 +141,15 @@ def main(argv: list[str] | None = None) -> int:
             raise RunError(f"--rounds {args.rounds}: give 1 or more.")
         if not args.output.parent.is_dir():
             raise RunError(f"the folder of -o {args.output} does not exist.")
-        admit_file(args.output, args.force)  # before the measurement, not after
         modules = {}
         for entry in args.modules:
             name, _, path = entry.partition("=")
             if not path or not Path(path).is_file():
                 raise RunError(f"'{entry}' is not NAME=PATH of a compiled module.")
+            if name in modules:  # a dict would keep only the last, and time one module where two were named
+                raise RunError(f"two modules are named '{name}' ({modules[name]} and {path}); give each its own name.")
             modules[name] = Path(path)
+        admit_file(args.output, args.force, (args.inputs, *modules.values()))  # before the measurement; not an input
         report = run(modules, args.function, args.device, args.inputs, args.rounds)
     except UserError as err:
         print(f"model_runner: error: {err}", file=sys.stderr)

@@ -37,8 +37,8 @@ from transforms.schedule import ScheduleError, check as check_schedule
 
 from .job import Job
 from .routes import codegen_route
-from .targets import Target, TargetError, dtype_family
-from .tune_cache import TuneError, cached, tune_cache
+from .targets import ComputeUnits, Target, TargetError, dtype_family
+from .tune_cache import Search, TuneError, cached, tune_cache
 
 CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
 SPLIT_CANDIDATE = "split-candidate"  # tune's label for a searched split-K plan (`tune --route split`)
@@ -50,10 +50,12 @@ class Pipeline:
     summary: str
     choose: Callable[[Gemm, Target], Schedule | None]  # None: leave the op to IREE's heuristic
     # a split-K plan where the pipeline's rule wants one, with the rule's reason (`split_plan`); None: never splits
-    split: Callable[[Gemm, Target], tuple[SplitK | None, str]] | None = None
+    split: Callable[[Gemm, Target, ComputeUnits | None], tuple[SplitK | None, str]] | None = None
     codegen: bool = False  # the schedule is delivered as a whole transform-dialect library (the codegen route)
     raster: bool = False  # needs a codegen route that builds the raster workgroup order
     ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled (targets with `iree_ukernels`), verified used
+    # why `choose` gave None (the problem left to IREE's heuristic), as a clause for messages (`why_default`)
+    why_default: Callable[[Gemm, Target], str] = lambda gemm, target: "it is IREE's own heuristic"
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -68,16 +70,18 @@ _AUTO_LADDER = [((256, 256), (2, 4)), ((256, 128), (2, 2)), ((128, 128), (2, 2))
 SKINNY = 64  # M or N below this is a decode-style GEMM
 
 
-# Split-K (`transforms.split_k`): the partial-product kernel by the largest M it serves, each measured on an H100
-# (results/h100/skinny: issue 16's shapes, bf16): (largest M or None, tile M×N, warp grid, K step, fewest K rows a
-# slice keeps, workgroups per compute unit S aims for). Below 16 rows the streaming kernel (no MMA) reads B once at
-# 83-111 % of the copy bandwidth where a 16-row MMA tile would compute mostly zeros. The last column is fitted on the
-# sweeps' fastest S (results/h100/skinny/README.md): 16- and 64-row tiles kept gaining up to 4 workgroups per
-# compute unit, the 128x128 tile was fastest at 256-448 workgroups (2.2 per compute unit of sm_80's 108; S = 4 at
-# 128x8192x8192 ran 1.26x S = 16), and K steps of 64 ran 1.1-1.3x those of 32 for it.
-SPLIT_TILES: tuple[tuple[int | None, tuple[int, int], tuple[int, int], int, int, float], ...] = (
-    (16, (16, 256), (1, 8), 64, 256, 4.0), (64, (64, 128), (2, 2), 64, 512, 4.0),
-    (None, (128, 128), (2, 2), 64, 512, 2.2))
+# Split-K (`transforms.split_k`): the partial-product kernels, each measured on an H100 (results/h100/skinny: issue
+# 16's shapes, bf16): (tile M×N, warp grid, K step, fewest K rows a slice keeps, workgroups per compute unit S aims
+# for), shortest tile first. M takes the tallest tile no taller than M, its last row of tiles zero-padded (the
+# `padding` IREE's TileAndFuse takes, `transforms.config`), so every M from 16 up has a tile and less than half of
+# what the tiles compute is padding; below 16 rows the streaming kernel (no MMA) reads B once at 83-111 % of the copy
+# bandwidth where a 16-row MMA tile would compute mostly zeros. The last column is fitted on the sweeps' fastest S
+# (results/h100/skinny/README.md): 16- and 64-row tiles kept gaining up to 4 workgroups per compute unit, the
+# 128x128 tile was fastest at 256-448 workgroups (2.2 per compute unit of sm_80's 108; S = 4 at 128x8192x8192 ran
+# 1.26x S = 16), and K steps of 64 ran 1.1-1.3x those of 32 for it. Measured at M = 16, 64 and 128 (whole tiles);
+# the M between run those kernels padded, unmeasured.
+SPLIT_TILES: tuple[tuple[tuple[int, int], tuple[int, int], int, int, float], ...] = (
+    ((16, 256), (1, 8), 64, 256, 4.0), ((64, 128), (2, 2), 64, 512, 4.0), ((128, 128), (2, 2), 64, 512, 2.2))
 STREAMING = Streaming(workgroup_n=256, k_step=8)
 STREAMING_MAX_SPLIT, STREAMING_MIN_SLICE = 64, 64  # S = 64 was fastest at every M = 1 shape (S = 32..128 tried)
 DATA_PARALLEL_TILE = (128, 128)  # the data-parallel grid the rule compares with the compute units
@@ -86,51 +90,63 @@ DATA_PARALLEL_TILE = (128, 128)  # the data-parallel grid the rule compares with
 DATA_PARALLEL_WAVES = 2
 
 
-def _power_of_two_split(cap: int, want: int) -> int:
+def _slices(k: int, k_step: int, min_slice: int, want: int, cap: int) -> int:
+    """The smallest power of two S reaching `want`, doubled only while each of the 2S slices keeps `min_slice` K
+    rows, whole `k_step`-row steps, and 2S <= `cap`; 1 where no split fits."""
     split = 1
-    while split < want and split * 2 <= cap:
+    while split < want and split * 2 <= min(cap, k // min_slice) and k % (split * 2 * k_step) == 0:
         split *= 2
     return split
 
 
-def split_plan(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
-    """Whether to split the reduction, how, and why (one sentence either way). Split where the data-parallel grid
-    of 128×128 tiles gives each compute unit fewer than DATA_PARALLEL_WAVES workgroups and
-    K is long enough: M < 16 streams B with the SIMT kernel, larger M
-    takes the tile of `SPLIT_TILES`; S is the smallest power of two giving every compute unit the row's number of
-    workgroups, no larger than keeps the slice's K rows (the streaming kernel: S = 64 where K allows)."""
+def split_plan(gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> tuple[SplitK | None, str]:
+    """Whether to split the reduction, how, and why (one sentence either way, naming the compute units it filled).
+
+    `units`: the compute units to fill, the device's where the command knows it (`pipelines.device_units`); None
+    takes the target's. The rule, for plain f16/bf16 GEMMs on GPU targets:
+    - data-parallel while the grid of 128×128 tiles, ceil(M/128)·ceil(N/128), gives every compute unit at least
+      DATA_PARALLEL_WAVES workgroups (tiles >= DATA_PARALLEL_WAVES × units, equality included); split below that;
+    - M < 16 with B stored N×K (nt): data-parallel (IREE's own matrix-vector kernel reads B at the copy bandwidth);
+    - other M < 16: the streaming kernel with S = STREAMING_MAX_SPLIT (64) where K takes it (`_slices`: slices of at
+      least STREAMING_MIN_SLICE rows and whole 8-row steps);
+    - M >= 16: the tallest `SPLIT_TILES` tile no taller than M (of those the target takes), the last row of tiles
+      padded; S the smallest power of two with S × workgroups >= the row's workgroups per compute unit × units,
+      where K takes it (`_slices`: slices of at least the row's K rows, in whole K steps);
+    - S < 2 (K too short for any split): data-parallel.
+    Whatever it splits, S divides K into whole K steps of the kernel (`check_split`) and the tile passes the
+    schedule checks."""
+    units = units or target.units()
     if not _splittable(gemm, target):
         return None, "data-parallel: split-K takes plain f16/bf16 GEMMs on GPU targets"
     tiles = math.ceil(gemm.m / DATA_PARALLEL_TILE[0]) * math.ceil(gemm.n / DATA_PARALLEL_TILE[1])
-    if tiles >= DATA_PARALLEL_WAVES * target.compute_units:
-        return None, (f"data-parallel: {tiles} tiles of 128x128 give each of the {target.compute_units} compute units "
-                      f"at least {DATA_PARALLEL_WAVES} workgroups")
-    idle = (f"{tiles} tiles of 128x128 give the {target.compute_units} compute units fewer than "
-            f"{DATA_PARALLEL_WAVES} workgroups each")
-    if gemm.m < SPLIT_TILES[0][1][0] and gemm.layout == "nt":
+    if tiles >= DATA_PARALLEL_WAVES * units.count:
+        return None, (f"data-parallel: {tiles} tiles of 128x128 give each of the {units.describe()} at least "
+                      f"{DATA_PARALLEL_WAVES} workgroups")
+    idle = f"{tiles} tiles of 128x128 give the {units.describe()} fewer than {DATA_PARALLEL_WAVES} workgroups each"
+    if gemm.m < SPLIT_TILES[0][0][0] and gemm.layout == "nt":
         # Measured on an H100 (results/h100/skinny/nt): with B stored N×K, IREE's own matrix-vector kernel reads it
         # along K at 83-122 % of the copy bandwidth (0.96-2.1x cuBLAS); streaming variants of ours reached 51-79 %.
         return None, (f"data-parallel: M = {gemm.m} with B stored N×K is IREE's own matrix-vector kernel, which reads "
                       "B at the copy bandwidth")
-    if gemm.m < SPLIT_TILES[0][1][0]:
-        cap = min(STREAMING_MAX_SPLIT, gemm.k // STREAMING_MIN_SLICE)
-        split = SplitK(_power_of_two_split(cap, STREAMING_MAX_SPLIT), STREAMING)
+    if gemm.m < SPLIT_TILES[0][0][0]:
+        s = _slices(gemm.k, STREAMING.k_step, STREAMING_MIN_SLICE, STREAMING_MAX_SPLIT, STREAMING_MAX_SPLIT)
+        split, k_step = SplitK(s, STREAMING), STREAMING.k_step
         why = f"M = {gemm.m} < 16: the streaming kernel reads B once without MMA"
     else:
         mma = _split_mma(gemm, target)
         if mma is None:
             return None, f"data-parallel: {target.name} has no {gemm.dtype} MMA intrinsic with M = 16 for split-K"
-        rows = _split_rows(target)
-        _, tile, warps, k_step, min_slice, waves = next((row for row in rows if row[0] is None or gemm.m <= row[0]),
-                                                        rows[-1])
-        workgroups = math.ceil(gemm.m / tile[0]) * math.ceil(gemm.n / tile[1])
-        want = math.ceil(waves * target.compute_units / workgroups)
-        s = _power_of_two_split(gemm.k // min_slice, want)
+        tile, warps, k_step, min_slice, waves = [row for row in _split_rows(target) if row[0][0] <= gemm.m][-1]
+        rows, columns = math.ceil(gemm.m / tile[0]), math.ceil(gemm.n / tile[1])
+        want = math.ceil(waves * units.count / (rows * columns))
+        s = _slices(gemm.k, k_step, min_slice, want, gemm.k)
         split = SplitK(s, _split_tile(tile, k_step, warps, mma, target))
-        why = (f"{workgroups} tiles of {tile[0]}x{tile[1]} x {s} slices of K {gemm.k // s} for "
-               f"{target.compute_units} compute units")
+        padded = "" if rows * tile[0] == gemm.m else f" (M padded to {rows * tile[0]})"
+        why = (f"{rows * columns} tiles of {tile[0]}x{tile[1]}{padded} x {s} slices of K {gemm.k // s} for the "
+               f"{units.count} compute units")
     if split.splits < 2:
-        return None, f"data-parallel: {idle}, but K = {gemm.k} is too short to split"
+        return None, (f"data-parallel: {idle}, but K = {gemm.k} is too short to split into slices of whole "
+                      f"{k_step}-row steps")
     try:
         check_split(gemm, split)
         if isinstance(split.partial, Schedule):
@@ -148,7 +164,7 @@ def _splittable(gemm: Gemm, target: Target) -> bool:
 def _split_rows(target: Target) -> list:
     """The rows of `SPLIT_TILES` whose tile the target takes (gfx1151's limit: 128x128x64 spilled at 256 VGPRs)."""
     limit = target.named.max_tile_elements
-    return [row for row in SPLIT_TILES if limit is None or row[1][0] * row[1][1] <= limit]
+    return [row for row in SPLIT_TILES if limit is None or row[0][0] * row[0][1] <= limit]
 
 
 def _split_tile(tile: tuple[int, int], k_step: int, warps: tuple[int, int], mma: str, target: Target) -> Schedule:
@@ -164,8 +180,8 @@ def _split_mma(gemm: Gemm, target: Target) -> str | None:
     return next((_intrinsic(p, gemm.dtype) for p in patterns if mma_shape(_intrinsic(p, gemm.dtype))[0] == 16), None)
 
 
-def _split_required(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
-    split, why = split_plan(gemm, target)
+def _split_required(gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> tuple[SplitK | None, str]:
+    split, why = split_plan(gemm, target, units)
     if split is None:
         raise TargetError(f"pipeline 'split-k' does not split {gemm.shape_name} {gemm.layout} {gemm.dtype} on "
                           f"{target.name}: {why}.")
@@ -178,20 +194,21 @@ SEARCH_STREAMING = ((256, 8), (256, 16), (512, 16))
 SEARCH_K_STEPS = (32, 64)
 
 
-def split_candidates(gemm: Gemm, target: Target) -> list[SplitK]:
+def split_candidates(gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> list[SplitK]:
     """Every split-K plan `tune --route split` measures for `gemm`: for M < 16 (B not stored N×K) the streaming
-    kernel at each S and shape, otherwise each `SPLIT_TILES` tile that divides M, at each K step and S; those the
-    checks refuse are left out."""
-    rule, _ = split_plan(gemm, target)
+    kernel at each S and shape, otherwise each `SPLIT_TILES` tile no taller than M (padded as the rule pads it), at
+    each K step and S; those the checks refuse are left out. `units` orders them around the rule's choice for
+    those compute units (`split_plan`)."""
+    rule, _ = split_plan(gemm, target, units)
     if not _splittable(gemm, target):
         raise TuneError(f"tune --route split searches plain f16/bf16 GEMMs on GPU targets, not {gemm.shape_name} "
                         f"{gemm.dtype} on {target.name}.")
     kernels: list[Schedule | Streaming] = []
-    if gemm.m < SPLIT_TILES[0][1][0]:
+    if gemm.m < SPLIT_TILES[0][0][0]:
         kernels = [Streaming(columns, step) for columns, step in SEARCH_STREAMING]
     mma = _split_mma(gemm, target)
-    for _, tile, warps, _, _, _ in _split_rows(target):
-        if mma is not None and gemm.m % tile[0] == 0:
+    for tile, warps, _, _, _ in _split_rows(target):
+        if mma is not None and tile[0] <= gemm.m:
             kernels += [_split_tile(tile, k, warps, mma, target) for k in SEARCH_K_STEPS]
     found = []
     for kernel in kernels:
@@ -217,12 +234,14 @@ def split_candidates(gemm: Gemm, target: Target) -> list[SplitK]:
     return sorted(found, key=distance)
 
 
-def _searched_split(gemm: Gemm, target: Target) -> tuple[SplitK | None, str]:
-    """The split-K plan `tune --route split` measured for this problem, where it ran faster than the best schedule
-    `tune` measured (or no schedule was measured)."""
-    hit = cached(gemm, target, tune_cache(), split=True)
+def _searched_split(gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> tuple[SplitK | None, str]:
+    """The split-K plan `tune --route split` measured for this problem, where it ran faster than IREE's default and
+    than the best schedule `tune` measured (or no schedule was measured)."""
+    hit = cached(gemm, target, tune_cache(), Search("split-k"))
     if hit is None:
         return None, "no split-K search result"
+    if not beats_default(hit):
+        return None, "the searched split-K plan ran no faster than IREE's default"
     other = cached(gemm, target, tune_cache())
     if other is not None and (other.get("tflops") or 0) >= (hit.get("tflops") or 0):
         return None, "the searched schedule ran faster than the searched split-K plan"
@@ -365,23 +384,67 @@ def _with_mma(schedule: Schedule, mma: str) -> Schedule:
     return dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma=mma))
 
 
-def _searched(gemm: Gemm, target: Target) -> Schedule:
+def beats_default(entry: dict) -> bool:
+    """Whether a tune cache entry's schedule ran faster than IREE's default in its search (an entry whose default
+    did not run could not be compared, and is taken at its word)."""
+    speedup = entry.get("speedup_over_default")
+    return speedup is None or speedup > 1
+
+
+def _searched(gemm: Gemm, target: Target) -> Schedule | None:
+    """The schedule `pipelines tune` measured best for this problem; IREE's default (None) where that schedule ran
+    no faster than the default: a search whose candidates all lost leaves the problem to IREE."""
     hit = cached(gemm, target, tune_cache())
+    if hit is None and cached(gemm, target, tune_cache(), Search("split-k")) is not None:
+        return None  # only a split-K search, which `_searched_split` found no faster than IREE's default
     if hit is None:
         raise TargetError(f"pipeline 'searched' has no result for {gemm.shape_name} {gemm.layout} {gemm.dtype} on "
                           f"{target.name}; run `pipelines tune` for it first (cache {tune_cache()}).")
-    return schedule_from_dict(hit["schedule"])
+    return schedule_from_dict(hit["schedule"]) if beats_default(hit) else None
+
+
+def _auto_why_default(gemm: Gemm, target: Target) -> str:
+    """Why `_auto` gave None (only then): the one check before its ladder, or what ended the ladder empty."""
+    if gemm.m < SKINNY or gemm.n < SKINNY:
+        return (f"M or N is below {SKINNY}, as in decode-style GEMMs, where IREE's own heuristic ran faster than "
+                "auto's tiles")
+    if target.named.whole_tiles_only:
+        return (f"no whole tile of auto's ladder gives each of the {target.compute_units} compute units of "
+                f"{target.name} a workgroup, and there IREE's own heuristic measured faster")
+    return f"every tile of auto's ladder spills registers on this {gemm.dtype} problem"
+
+
+def _tuned_why_default(gemm: Gemm, target: Target) -> str:
+    """Why `_tuned` gave None: its tile did not fit, and `auto`, which it then takes, gave None."""
+    _, schedule = target.named.tuned[dtype_family(gemm.dtype)]
+    m, n = schedule.tile.workgroup
+    return (f"its {m}x{n}x{schedule.tile.k} tile is for whole multiples of it with a K loop long enough to pipeline, "
+            f"so it takes auto's choice, IREE's default here ({_auto_why_default(gemm, target)})")
+
+
+def _searched_why_default(gemm: Gemm, target: Target) -> str:
+    """Why `_searched` gave None: the search's best ran no faster than IREE's default."""
+    hit = cached(gemm, target, tune_cache()) or cached(gemm, target, tune_cache(), Search("split-k")) or {}
+    return (f"the best schedule `pipelines tune` measured ran at {hit.get('speedup_over_default') or 0:.2f}x IREE's "
+            "default, so IREE's default is the faster choice")
+
+
+def why_default(name: str, gemm: Gemm, target: Target) -> str:
+    """One sentence: pipeline `name` leaves `gemm` to IREE's default heuristic, and why (call where it does)."""
+    why = get_pipeline(name).why_default(gemm, target)
+    return f"pipeline '{name}' leaves {gemm.shape_name} {gemm.layout} {gemm.dtype} to IREE's default heuristic: {why}"
 
 
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("default", "IREE 3.13's own heuristic (no tuning spec)", lambda gemm, target: None),
-    Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned),
+    Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned, why_default=_tuned_why_default),
     Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
-                     "units idle", _auto, split=split_plan),
+                     "units idle", _auto, split=split_plan, why_default=_auto_why_default),
     Pipeline("searched", "the best schedule (or split-K plan) `pipelines tune` measured for this exact problem",
-             _searched, split=_searched_split),
+             _searched, split=_searched_split, why_default=_searched_why_default),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
-                        "verified to be used", lambda gemm, target: None, ukernels=True),
+                        "verified to be used", lambda gemm, target: None, ukernels=True,
+             why_default=lambda gemm, target: "it is IREE's own heuristic with its ROCm tensor ukernels"),
     Pipeline("codegen", "full transform-dialect codegen script (CUDA: cp.async, ldmatrix, mma.sync; ROCm: lane MMA)",
              _codegen, codegen=True),
     Pipeline("codegen-raster", "codegen in raster workgroup order (groups of up to 8 rows of tiles, for L2 reuse)",
@@ -391,20 +454,26 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
 )}
 
 
-def plan_for(name: str, gemm: Gemm, target: Target) -> Schedule | SplitK | None:
-    """What pipeline `name` does with `gemm`: a split-K plan where its rule splits, else its schedule (or None)."""
+def plan_for(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> Schedule | SplitK | None:
+    """What pipeline `name` does with `gemm`: a split-K plan where its rule splits (for `units`, the device's
+    compute units where known, else the target's), else its schedule (or None)."""
     pipeline = get_pipeline(name)
     if pipeline.split is not None:
-        split, _ = pipeline.split(gemm, target)
+        split, _ = pipeline.split(gemm, target, units)
         if split is not None:
             return split
     return pipeline.choose(gemm, target)
 
 
-def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | None) -> Job:
-    """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it."""
+def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | None,
+             units: ComputeUnits | None = None) -> Job:
+    """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it; a split-K plan of a
+    pipeline's rule carries the rule's reason for `units` (None: the target's compute units)."""
     if isinstance(plan, SplitK):
-        return Job(target, pipeline, (gemm,), (None,), split=plan)
+        rule = PIPELINES[pipeline].split if pipeline in PIPELINES else None
+        chosen, why = rule(gemm, target, units) if rule is not None else (None, "")
+        return Job(target, pipeline, (gemm,), (None,), split=plan, split_reason=why if chosen == plan else "",
+                   compute_units=units)
     return Job(target, pipeline, (gemm,), (plan,), codegen=is_codegen(pipeline), iree_ukernels=uses_ukernels(pipeline))
 
 

@@ -1,13 +1,18 @@
 """Writing outputs without losing what the user owns: folders, work folders and single files, all atomic.
 
-Every command that writes goes through here. A folder this tool wrote carries a manifest (`MANIFEST`) listing,
-per command, the files it wrote; a folder without one that is not empty belongs to the user and is refused
-unless `--force`, and even then only the files the tool writes are replaced, never the rest. `output_folder`
-builds a command's output in a scratch folder beside the target and moves it into place only when the command
-succeeds (SIGINT and SIGTERM clean the scratch up and are held back while the output moves in); `work_folder`
-admits a bench/tune plan folder that resumes; `write_file` and `write_atomic` write one file through a temporary
-file and `os.replace`. A scratch left by a killed run (SIGKILL cannot be caught) carries the dead process's id
-in its name and is removed by the next run that writes beside it. Nothing here imports the rest of the project.
+Every command that writes goes through here, under one admission rule. A folder this tool wrote carries a manifest
+(`MANIFEST`) naming its kind (the command that owns it) and listing, per command, the files it wrote; a file in
+it is the tool's only if the manifest lists it. A folder without a manifest that is not empty belongs to the user:
+refused unless `--force`, and even then a user's file is only replaced by one of the same name (never read as the
+tool's own), the rest stays. An output that is, or holds, one of the command's inputs is refused, `--force` or
+not, and so is a folder of another kind (a tune plan never takes a bench's rows; `--force` speaks for the user's
+files, not the tool's). `admit_folder` and `admit_file` check without writing, so a command calls them before
+any work; `output_folder` builds a command's output in a scratch folder beside the target and moves it into place
+only when the command succeeds (SIGINT and SIGTERM clean the scratch up and are held back while the output moves
+in); `work_folder` admits a plan folder that resumes (bench, tune, calibrate --keep); `write_file` and
+`write_atomic` write one file through a temporary file and `os.replace`. A scratch left by a killed run (SIGKILL
+cannot be caught) carries the dead process's id in its name and is removed by the next run that writes beside it.
+Nothing here imports the rest of the project (tools/hopper_gemm.py imports it on GPU machines without a compiler).
 """
 
 from __future__ import annotations
@@ -20,14 +25,21 @@ import secrets
 import shutil
 import signal
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from transforms.errors import UserError
 
 OWNER = "amd-gemm-pipelines"
 MANIFEST = ".pipelines-output.json"
-# Signs of a bench/tune work folder written before manifests existed; such a folder resumes.
-WORK_FILES = ("plan.json", "results.jsonl")
+# What a plan folder of each kind holds, listed in its manifest when it is admitted, so that the runner's
+# results.jsonl is the tool's before it exists; a name ending in "/" is a folder and everything in it.
+PLAN_FILES = {"bench": ("plan.json", "results.jsonl", "cases/"),
+              "tune": ("plan.json", "results.jsonl", "cases/", "best/"),
+              "calibrate": (),  # each row compiles into a folder of its own, which carries its own manifest
+              "split-k-sweep": ("plan.json", "results.jsonl", "cases/")}
+# Kinds whose files may go into a folder of another kind: a plan's reports of its own results.
+GUESTS = {"report": ("bench", "tune", "split-k-sweep")}
 SCRATCH_TAG = ".pipelines-tmp-"
 # Single files carry this line in their first bytes (a comment in text, a PNG text chunk) so a rerun knows them.
 FILE_MARK = f"Written by {OWNER}; the next run may overwrite this file."
@@ -62,12 +74,13 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise OutputError(f"cannot write {path}: {err.strerror or err}.") from None
 
 
-def admit_file(path: Path, force: bool = False) -> None:
-    """Whether `write_file` may write `path` (call it before long work): an existing file the tool did not write is
-    refused unless `force`."""
+def admit_file(path: Path, force: bool = False, inputs: Iterable[Path | None] = (), flag: str = "-o") -> None:
+    """Whether `write_file` may write `path` (call it before any work): never over one of `inputs`; an existing
+    file the tool did not write (no `FILE_MARK`) only with `force`."""
     path = Path(path)
+    _refuse_inputs(path, inputs, flag)
     if path.is_dir():
-        raise OutputError(f"{path} is a folder; -o names the file to write.")
+        raise OutputError(f"{path} is a folder; {flag} names the file to write.")
     if path.exists() and not force and not _marked(path):
         raise OutputError(f"{path} exists and was not written by pipelines; pass --force to overwrite it.")
 
@@ -78,17 +91,74 @@ def write_file(path: Path, data: str | bytes, force: bool = False) -> None:
     write_atomic(path, data)
 
 
-def work_folder(folder: Path, force: bool = False) -> Path:
-    """Admit a plan folder that resumes: new, empty, or already the tool's; a user's non-empty folder only with
-    `force`. The manifest is written first, so a run stopped before its first file still resumes."""
+def admit_folder(folder: Path, kind: str, force: bool = False, names: Iterable[str] = (),
+                 inputs: Iterable[Path | None] = (), flag: str = "-o") -> None:
+    """Whether a command of `kind` may write `folder` (nothing is written; call it before any work): not a file,
+    not one of `inputs` nor a folder holding one, not a folder of another kind, and, without `force`, neither a
+    user's non-empty folder nor one where any of `names` (files the command writes) exists unlisted."""
     folder = Path(folder)
-    _admit(folder, force)
+    _refuse_inputs(folder, inputs, flag)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{flag} {folder} is an existing file; name a folder.")
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return
+    manifest = _manifest(folder)
+    if manifest is None and not force:
+        raise OutputError(f"{folder} holds files pipelines did not write; choose another folder or pass --force "
+                          "to write beside them (files of the same name are replaced).")
+    if manifest is None:
+        return
+    _refuse_kind(folder, manifest, kind)
+    if not force:
+        for name in names:
+            if _exists(folder / name) and not _listed(manifest, name):
+                raise OutputError(f"{folder / name.rstrip('/')} was not written by pipelines; move it away or pass "
+                                  "--force to replace it.")
+
+
+def owned(path: Path) -> bool:
+    """Whether `path` exists and the manifest of its folder (or of a folder above it) lists it: a file the tool
+    may read back as its own (resume a plan, reuse a compiled case)."""
+    path = Path(path)
+    if not _exists(path):
+        return False
+    for folder in path.parents:
+        manifest = _manifest(folder)
+        if manifest is not None:
+            return _listed(manifest, path.relative_to(folder).as_posix())
+    return False
+
+
+def folder_kind(folder: Path) -> str | None:
+    """The kind a folder of the tool's records, None for any other folder."""
+    manifest = _manifest(Path(folder))
+    return manifest.get("kind") if manifest else None
+
+
+def work_folder(folder: Path, kind: str, force: bool = False, inputs: Iterable[Path | None] = ()) -> Path:
+    """Admit a plan folder of `kind` that resumes: new, empty, or already the tool's of that kind; a user's
+    non-empty folder only with `force`, and then a user's file named like a plan file is removed (replaced by the
+    tool's, never resumed from). The manifest is written first and lists the plan's files, so a run stopped before
+    its first file still resumes."""
+    folder = Path(folder)
+    files = PLAN_FILES[kind]
+    admit_folder(folder, kind, force, files, inputs)
+    manifest = _manifest(folder) if folder.is_dir() else None
     made = _missing_parents(folder / MANIFEST)
     try:
         for parent in made:
             parent.mkdir(exist_ok=True)
-        if not (folder / MANIFEST).exists():
-            write_atomic(folder / MANIFEST, json.dumps(_manifest(folder)))
+        for name in files:
+            path = folder / name
+            if not name.endswith("/") and (path.is_file() or path.is_symlink()) and \
+                    not (manifest and _listed(manifest, name)):
+                path.unlink()  # only with force (admit_folder): the user's file of a plan file's name
+        updated = manifest or _new_manifest(kind)
+        updated = dict(updated, kind=updated.get("kind") or kind,
+                       outputs=dict(updated["outputs"], plan=sorted(set(updated["outputs"].get("plan", ())) |
+                                                                   set(files))))
+        if updated != manifest:
+            write_atomic(folder / MANIFEST, json.dumps(updated, indent=1) + "\n")
     except OSError as err:
         _remove_empty(made)
         raise OutputError(f"cannot create {folder}: {err.strerror or err}.") from None
@@ -96,10 +166,11 @@ def work_folder(folder: Path, force: bool = False) -> Path:
 
 
 @contextlib.contextmanager
-def output_folder(final: Path, command: str, force: bool = False):
+def output_folder(final: Path, command: str, force: bool = False, inputs: Iterable[Path | None] = ()):
     """A scratch folder beside `final` for `command`'s output; on success its files replace the ones `command`
-    wrote there before (a new folder is renamed into place whole), and on any exception it disappears."""
-    _admit(Path(final), force)  # named as the user gave it
+    wrote there before (a new folder is renamed into place whole), and on any exception it disappears. `command`
+    is also the folder's kind (`admit_folder`)."""
+    admit_folder(Path(final), command, force, inputs=inputs)  # named as the user gave it
     final = Path(os.path.abspath(final))
     _sweep_scratch(final)
     made = _missing_parents(final)
@@ -114,46 +185,61 @@ def output_folder(final: Path, command: str, force: bool = False):
         with _terminate_raises():
             yield scratch
             with _signals_held():
-                _commit(scratch, final, command)
+                _commit(scratch, final, command, force)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         _remove_empty(made)
         raise
 
 
-def _ours(folder: Path) -> bool:
-    """Whether `folder` was written by this tool (manifest, or the files of a plan or a compile that predate it)."""
-    return (folder / MANIFEST).is_file() or any((folder / name).is_file() for name in WORK_FILES) or \
-        _legacy_compile_files(folder) is not None
+def _refuse_inputs(output: Path, inputs: Iterable[Path | None], flag: str) -> None:
+    """An output that is an input, or a folder holding one, would replace what the command reads: refused even
+    with --force (that flag is for the user's other files)."""
+    out = Path(os.path.realpath(output))
+    for given in inputs:
+        if given is None:
+            continue
+        real = Path(os.path.realpath(given))
+        same = real == out or (real.exists() and out.exists() and os.path.samefile(real, out))
+        if same or out in real.parents:
+            what = "is" if same else "holds"
+            raise OutputError(f"{flag} {output} {what} the input {given}; write the output somewhere else (even "
+                              "--force does not write over an input).")
 
 
-def _admit(folder: Path, force: bool) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(f"-o {folder} is an existing file; name a folder.")
-    if folder.is_dir() and not force and any(folder.iterdir()) and not _ours(folder):
-        raise OutputError(f"{folder} holds files pipelines did not write; choose another folder or pass --force "
-                          "to write beside them.")
+def _refuse_kind(folder: Path, manifest: dict, kind: str) -> None:
+    recorded = manifest.get("kind")
+    if recorded is None or recorded == kind or recorded in GUESTS.get(kind, ()):
+        return
+    raise OutputError(f"{folder} is a {recorded} folder of pipelines and {kind} output does not go into it, even with "
+                      "--force; choose another folder.")
 
 
-def _commit(scratch: Path, final: Path, command: str) -> None:
+def _commit(scratch: Path, final: Path, command: str, force: bool) -> None:
     written = sorted(str(p.relative_to(scratch)) for p in scratch.rglob("*") if not p.is_dir())
     mode = 0o777 & ~_umask()
     for folder in [scratch, *(p for p in scratch.rglob("*") if p.is_dir() and not p.is_symlink())]:
         folder.chmod(mode)  # iree-compile makes its dump folder 0750
     if not final.exists():
-        manifest = _manifest(final)
+        manifest = _new_manifest(command)
         manifest["outputs"][command] = written
         (scratch / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         os.rename(scratch, final)
         return
     # Into an existing folder file by file, so whatever else is there (a user's files, a plan) stays.
+    manifest = _manifest(final)
     for name in written:
         for parent in Path(name).parents:
             if parent != Path(".") and (final / parent).exists() and not (final / parent).is_dir():
                 raise OutputError(f"{final / parent} is a file where pipelines writes a folder; move it away.")
         if (final / name).is_dir():
             raise OutputError(f"{final / name} is a folder where pipelines writes a file; move it away.")
-    manifest = _manifest(final)
+        if _exists(final / name) and not force and not (manifest and _listed(manifest, name)):
+            raise OutputError(f"{final / name} was not written by pipelines; move it away or pass --force to "
+                              "replace it.")
+    manifest = manifest or _new_manifest(command)
+    if manifest.get("kind") is None and command not in GUESTS:
+        manifest["kind"] = command
     before = set(manifest["outputs"].get(command, ()))
     # The manifest names old and new files until the move is done, so a run killed here is still the tool's.
     manifest["outputs"][command] = sorted(before | set(written))
@@ -171,25 +257,36 @@ def _commit(scratch: Path, final: Path, command: str) -> None:
     shutil.rmtree(scratch)
 
 
-def _manifest(folder: Path) -> dict:
+def _new_manifest(kind: str) -> dict:
+    return {"written_by": OWNER, "kind": kind, "outputs": {}}
+
+
+def _manifest(folder: Path) -> dict | None:
+    """The folder's manifest if it is the tool's (a JSON object naming `OWNER`, with a list of files per command),
+    else None. One written before kinds were recorded takes the kind of the one command it lists, if one does."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
-        if isinstance(manifest, dict) and isinstance(manifest.get("outputs"), dict):
-            return manifest
     except (OSError, ValueError):
-        pass
-    legacy = _legacy_compile_files(folder)
-    return {"written_by": OWNER, "outputs": {"compile": legacy} if legacy else {}}
-
-
-def _legacy_compile_files(folder: Path) -> list[str] | None:
-    """A compile folder written before manifests: its report.json lists the files that compile wrote."""
-    try:
-        report = json.loads((folder / "report.json").read_text())
-        files = report["files"]["all"]
-    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return sorted({*map(str, files), "report.json"}) if isinstance(files, list) else None
+    outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
+    if not isinstance(outputs, dict) or manifest.get("written_by") != OWNER or not all(
+            isinstance(names, list) and all(isinstance(n, str) for n in names) for names in outputs.values()):
+        return None
+    kind = manifest.get("kind")
+    if kind is None:
+        owners = [command for command in outputs if command not in GUESTS]
+        kind = owners[0] if len(owners) == 1 else None
+    return dict(manifest, kind=kind) if isinstance(kind, str) or kind is None else None
+
+
+def _listed(manifest: dict, name: str) -> bool:
+    """Whether the manifest lists `name` (a path inside its folder), itself or under a listed folder ("cases/")."""
+    return any(entry == name or (entry.endswith("/") and name.startswith(entry))
+               for names in manifest["outputs"].values() for entry in names)
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
 
 
 def _marked(path: Path) -> bool:

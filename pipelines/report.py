@@ -16,6 +16,7 @@ from pathlib import Path
 from .output import output_folder
 from .runner import RunError, read_results, row_kinds
 
+REPORT_FILES = ("results.csv", "results.md", "results.png")  # what `write_reports` writes, in this order
 # What every row needs (tune's ranking reads these too); a row whose status is "ok" also needs a positive number
 # for "tflops". Rendering a table also needs the problem.
 _ROW_KEYS = {"id": str, "pipeline": str, "status": str}
@@ -173,9 +174,8 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
         raise RunError(f"{results} mixes predicted and measured rows; a report never puts them in one ratio. Keep "
                        "each kind in a plan folder of its own.")
     header, body = tables(rows)
-    names = ("results.csv", "results.md", "results.png")
     with output_folder(out, "report", force) as folder:
-        csv_path, md_path, png_path = (folder / name for name in names)
+        csv_path, md_path, png_path = (folder / name for name in REPORT_FILES)
         with csv_path.open("w", newline="") as handle:
             handle.write(f"# {provenance(rows).replace(',', ';')}\n")
             writer = csv.writer(handle)
@@ -190,7 +190,7 @@ def write_reports(results: Path, out: Path, title: str = "GEMM benchmark", force
             lines += ["", f"{SHARED_MARK} {SHARED_NOTE[predicted]}"]
         md_path.write_text("\n".join(lines) + "\n")
         _plot(rows, png_path, f"{title}{' (PREDICTED, not measured)' if predicted else ''}\n{provenance(rows)}")
-    return [out / name for name in names]
+    return [out / name for name in REPORT_FILES]
 
 
 def _plot(rows: list[dict], path: Path, title: str) -> None:

@@ -16,6 +16,7 @@ baseline is torch.matmul (cuBLAS / hipBLASLt) timed with device events, skipped 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -256,8 +257,9 @@ def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, d
         row["correct"] = error <= row["tolerance"]
         times = time_iree(case, vmfb, device, inputs, repetitions)
         vendor = time_vendor(case, inputs.arrays, repetitions) if case.get("vendor") else None
-    except (RunError, RuntimeError, ValueError, subprocess.SubprocessError) as err:
-        row.update(status="run-failed", error=str(err).splitlines()[0][:300], correct=False)
+    except (RunError, RuntimeError, ValueError, KeyError, OSError, subprocess.SubprocessError) as err:
+        # KeyError: the module has no such function; OSError: the case's file is gone (a plan edited by hand)
+        row.update(status="run-failed", error=str(err).strip('"').splitlines()[0][:300], correct=False)
         return row
     if not row["correct"]:
         row["status"] = "wrong-result"
@@ -402,14 +404,39 @@ def _worker_process(*args) -> None:
         sys.exit(130)
 
 
+# What the runner reads from a plan's cases and from each case's problem (`read_plan`).
+PLAN_CASE_KEYS = {"id": str, "label": str, "status": str, "problem": dict, "pipeline": str, "schedule": str,
+                  "target": str, "function": str, "input_shapes": list, "input_dtypes": list, "flops": int,
+                  "repeat": int}
+PROBLEM_KEYS = {"m": int, "n": int, "k": int, "dtype": str, "layout": str, "epilogue": dict}
+
+
+def read_plan(plan: Path) -> dict:
+    """plan.json of a plan folder, checked for everything the runner reads from it (one sentence where it is not
+    as `pipelines bench --compile-only` writes it), so a hand-edited or truncated plan never fails mid-run."""
+    path = plan / "plan.json"
+    try:
+        meta = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunError(f"plan {path} is not valid JSON ({err}).") from None
+    cases = meta.get("cases") if isinstance(meta, dict) else None
+    if not isinstance(cases, list) or not all(
+            isinstance(c, dict) and all(isinstance(c.get(key), kind) for key, kind in PLAN_CASE_KEYS.items())
+            and all(isinstance(c["problem"].get(key), kind) for key, kind in PROBLEM_KEYS.items())
+            and isinstance(c["problem"]["epilogue"].get("kind"), str) for c in cases):
+        raise RunError(f"plan {path} is not a list of 'cases' with their problems as `pipelines bench --compile-only` "
+                       "writes them; write it again.")
+    return meta
+
+
 def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None,
              client=None) -> Path:
     """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each), or with
     `client` (a dask Client, `pipelines.cluster`) as tasks on the cluster's GPU workers, each on the device
     `devices[0]` names as its worker sees it (one GPU per worker)."""
+    cases = read_plan(plan)["cases"]
     for device in devices if client is None else ():
         device_or_error(device)
-    cases = json.loads((plan / "plan.json").read_text())["cases"]
     results = results or plan / "results.jsonl"
     check_results_kind(results, predicted=False)
     rows = {row["id"]: row for row in read_results(results)}  # the latest row of a case counts
@@ -504,31 +531,112 @@ def _run_on_cluster(client, plan: Path, device: str, todo: list[dict], results: 
         run_tasks(client, again, write)
 
 
+def run_failures(plan: Path, results: Path | None = None) -> str | None:
+    """One sentence where no case of `plan` has an ok row in `results` (a run that measured nothing must not look
+    like one that did), else None."""
+    results = results or plan / "results.jsonl"
+    cases = json.loads((plan / "plan.json").read_text())["cases"]
+    rows = {row["id"]: row for row in read_results(results)}  # the latest row of a case counts
+    latest = [rows.get(case["id"], {"status": "not run"}) for case in cases]
+    if not latest or any(row.get("status") == "ok" for row in latest):
+        return None
+    counts: dict[str, int] = {}
+    for row in latest:
+        counts[str(row.get("status"))] = counts.get(str(row.get("status")), 0) + 1
+    error = next((str(row["error"]) for row in latest if row.get("error")), None)
+    first = f" (the first: {error[:200].rstrip('.')})" if error else ""
+    return (f"every one of the {len(latest)} cases of {plan} failed: "
+            f"{', '.join(f'{n} {status}' for status, n in counts.items())}{first}; see {results}.")
+
+
+def check_distinct_devices(devices: list[str]) -> None:
+    """Each --device once: a GPU named twice (cuda and cuda://0 are one) would run two workers on it at once and
+    time each against the other."""
+    seen: dict[str, str] = {}
+    for device in devices:
+        driver, _, index = device.partition("://")
+        same = seen.setdefault(f"{driver}://{index or 0}", device)
+        if same is not device:
+            raise RunError(f"--device {device} and --device {same} are the same device; give each device once.")
+
+
+GPU_DRIVERS = ("cuda", "hip")  # IREE drivers whose devices are GPUs (local-task stands in for one in tests)
+
+
+def check_local_gpus(devices: list[str], gpus: int) -> None:
+    """`--gpus N` starts N workers on this machine, one per GPU of the --device driver: refused before anything
+    runs where the device does not open here, or the driver sees fewer than N GPUs."""
+    import iree.runtime as rt
+
+    for device in devices:
+        device_or_error(device)
+    driver = devices[0].split("://")[0]
+    if driver in GPU_DRIVERS:
+        found = len(rt.get_driver(driver).query_available_devices())
+        if found < gpus:
+            raise RunError(f"--gpus {gpus} starts one worker per GPU, but the {driver} driver sees {found} GPU(s) on "
+                           "this machine.")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its usage mistakes one line and exit code 2 like those of the `pipelines` command."""
+
+    def error(self, message: str):
+        self.exit(2, f"pipelines: error: {message.replace(chr(10), ' ')} (see python -m pipelines.runner --help).\n")
+
+
+def _count(minimum: int):
+    """An argparse type: an integer of at least `minimum` (an explicit 0 workers or repetitions is refused)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} must be at least {minimum}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m pipelines.runner PLAN --device cuda [--device cuda://1 ...]`: the GPU-side entry point; with
     `--gpus N` (a local dask cluster, one worker per GPU) or `--scheduler ADDRESS`, the cases run as cluster
-    tasks (`pipelines.cluster`)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="pipelines.runner")
+    tasks (`pipelines.cluster`). Exit code 1 when every case failed (`run_failures`)."""
+    parser = _Parser(prog="python -m pipelines.runner")
     parser.add_argument("plan", type=Path)
     parser.add_argument("--device", action="append", required=True)
-    parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--gpus", type=int, default=0, help="start a local cluster with one worker per GPU")
+    parser.add_argument("--repetitions", type=_count(1), default=5)
+    parser.add_argument("--gpus", type=_count(1), help="start a local cluster with one worker per GPU (default: no "
+                        "cluster, the devices run here one process each)")
     parser.add_argument("--scheduler", help="run the cases on the dask cluster of this scheduler")
     args = parser.parse_args(argv)
     try:
+        check_distinct_devices(args.device)
+        if not (args.plan / "plan.json").is_file():
+            raise RunError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
         if args.gpus or args.scheduler:
-            with open_cluster(cluster_spec(args.scheduler, 0, args.gpus, args.device)) as client:
+            spec = cluster_spec(args.scheduler, 0, args.gpus or 0, args.device)
+            if args.gpus:
+                check_local_gpus(args.device, args.gpus)
+            with open_cluster(spec) as client:
                 run_plan(args.plan, args.device, args.repetitions, client=client)
         else:
             run_plan(args.plan, args.device, args.repetitions)
+        failure = run_failures(args.plan)
     except (RunError, UserError) as err:
         print(f"pipelines: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a plan's file the runner reads is missing or unreadable
+        print(f"pipelines: error: {err.filename or args.plan}: {(err.strerror or str(err)).lower()}.", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # every finished case is in results.jsonl
         print("pipelines: error: interrupted. Run the same command again to resume.", file=sys.stderr)
         return 130
+    if failure is not None:
+        print(f"pipelines: error: {failure}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -100,6 +100,25 @@ class Timing:
     sources: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ComputeUnits:
+    """How many compute units a rule fills (the split rule, `pipelines.named.split_plan`), and whose count it is:
+    the device that will run the kernels where the command knows it (`pipelines.device_units`), else the target
+    table's. PTX for sm_80 runs on whatever NVIDIA GPU the driver JIT-compiles it for (132 SMs on an H100, where
+    the A100 that sm_80 describes has 108)."""
+
+    count: int
+    source: str  # "device" (asked of the driver) or "target" (this table)
+    name: str  # whose count: the device ("cuda: NVIDIA H100 80GB HBM3") or the target ("sm_80")
+
+    def describe(self) -> str:
+        whose = f"the device's, {self.name}" if self.source == "device" else f"{self.name}'s, from the target table"
+        return f"{self.count} compute units ({whose})"
+
+    def to_json(self) -> dict:
+        return {"count": self.count, "source": self.source, "name": self.name}
+
+
 @dataclass(frozen=True, eq=False)
 class Target:
     name: str
@@ -118,6 +137,8 @@ class Target:
     simds_per_cu: int = 4
     max_workgroup_threads: int = 1024
     mma: dict[str, Mma] = field(default_factory=dict)
+    # SMFMAC opcode -> matrix-pipe clocks: the sparse MFMAs IREE's heuristic emits on its own (`_CDNA3_SPARSE_CYCLES`)
+    sparse_mma_cycles: dict[str, int] = field(default_factory=dict)
     dma: bool = False  # direct global->LDS loads that IREE 3.13 will use
     compute_units: int = 1  # CUs (AMD) or SMs (NVIDIA): workgroups needed to fill the chip once
     xcds: int = 1
@@ -135,6 +156,9 @@ class Target:
     ukernel_mma: dict[int, str] = field(default_factory=dict)  # input element bytes -> intrinsic pattern
     isa: str = ""  # what the dump holds: "amdgcn" (.rocmasm), "ptx" (.ptx) or "" (host code, not inspected)
     device_drivers: tuple[str, ...] = ()  # IREE runtime drivers that run its executables (--device before '://')
+    # Its driver is asked how many compute units the --device GPU has (`pipelines.device_units`): the ISA runs on
+    # GPUs of other counts (sm_80 PTX on a 132-SM H100). False: the table's count is the device's.
+    asks_compute_units: bool = False
     # What IREE 3.13 does on this target's backend: pipelines shared memory for prefetch_num_stages >= 2, keeps LDS
     # swizzle hints, takes amdgpu-waves-per-eu.
     prefetch_pipelining: bool = False
@@ -164,6 +188,10 @@ class Target:
     def peak(self, dtype: str) -> float | None:
         return self.peak_tflops.get(dtype_family(dtype))
 
+    def units(self) -> ComputeUnits:
+        """The target's own compute-unit count, for a command that does not know the device."""
+        return ComputeUnits(self.compute_units, "target", self.name)
+
     def intrinsics_for(self, dtype: str) -> list[str]:
         return [name for name, mma in self.mma.items() if mma.operand == dtype]
 
@@ -184,6 +212,14 @@ _CDNA4_CYCLES = dict(_CDNA3_CYCLES, **{"v_mfma_f32_16x16x32_bf16": 16, "v_mfma_f
                                        "v_mfma_f32_32x32x16_bf16": 32, "v_mfma_f32_32x32x16_f16": 32,
                                        "v_mfma_f32_16x16x128_f8f6f4": 32, "v_mfma_f32_32x32x64_f8f6f4": 64})
 _RDNA3_CYCLES = {"v_wmma_f32_16x16x16_bf16": 32, "v_wmma_f32_16x16x16_f16": 32}
+# Sparse MFMAs (SMFMAC, A 2:4-sparse) that IREE 3.13's own heuristic emits for skinny GEMMs (its VDMFMA virtual
+# intrinsics, M of 5-8: the 16x16x32 forms on gfx942 and gfx950); no schedule names one. Matrix pipe clocks from AMD's
+# matrix instruction calculator (cdna3: 16 for the 16x16 forms, 32 for the 32x32 ones); gfx950 runs the same CDNA3
+# forms and is given the same clocks, as its dense CDNA3 forms are (`_CDNA4_CYCLES`).
+_CDNA3_SPARSE_CYCLES = {f"v_smfmac_f32_{shape}_{t}": clocks
+                        for shapes, types in ((("16x16x32", "32x32x16"), ("bf16", "f16")),
+                                              (("16x16x64", "32x32x32"), ("fp8_fp8", "fp8_bf8", "bf8_fp8", "bf8_bf8")))
+                        for shape, clocks in zip(shapes, (16, 32)) for t in types}
 
 
 _GFX942_MMA = _mfma([
@@ -241,7 +277,7 @@ _ROCM: dict[str, Any] = dict(schedule_route="tuning-spec", codegen_route="lanes"
 # CUDA reads compilation_info from the op; IREE 3.13 does not pipeline shared memory there (its PTX is identical
 # for prefetch 0 and 3, see transforms.schedule.check).
 _NVIDIA: dict[str, Any] = dict(schedule_route="op-attribute", codegen_route="codegen-library", isa="ptx",
-                               device_drivers=("cuda",))
+                               device_drivers=("cuda",), asks_compute_units=True)
 # CDNA3/CDNA4: four 16-lane SIMDs per CU, visited by the sequencer every 4 clocks, so a wave64 VALU op holds its
 # SIMD 4 clocks (rocprofiler-compute, pipeline-descriptions). LLVM's gfx9 scheduling model counts in such 4-clock
 # passes: VALU 1, SALU 1, LDS 5, SMEM 5, branch 8 (SISchedule.td). A non-accumulating reader of an MFMA result
@@ -271,7 +307,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "gfx942", "rocm", "AMD CDNA3: MI300X / MI325X", _HIP + ("--iree-rocm-target=gfx942",),
         dtypes=("f16", "bf16", "f8E4M3FNUZ", "f8E5M2FNUZ"),
-        lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, compute_units=304, xcds=8, cus_per_xcd=38,
+        lds_bytes=65536, lds_per_cu=65536, lds_banks=32, mma=_GFX942_MMA, sparse_mma_cycles=_CDNA3_SPARSE_CYCLES,
+        compute_units=304, xcds=8, cus_per_xcd=38,
         peak_tflops={"16bit": 1307.4, "fp8": 2614.9}, **_ROCM, kernels=_CDNA_KERNELS, buffer_cache_swizzle=True,
         iree_ukernels=True, isa_family="cdna3",
         timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
@@ -292,7 +329,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target(
         "gfx950", "rocm", "AMD CDNA4: MI350X / MI355X", _HIP + ("--iree-rocm-target=gfx950",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
-        lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, dma=True, compute_units=256, xcds=8,
+        lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, sparse_mma_cycles=_CDNA3_SPARSE_CYCLES,
+        dma=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, buffer_cache_swizzle=True, iree_ukernels=True,
         isa_family="cdna4",

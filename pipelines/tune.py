@@ -5,8 +5,9 @@ wave grids, intrinsics, prefetch depths and LDS layouts the target supports; `ch
 candidates whose accumulator would take more than half of the registers). Survivors and IREE's default are
 compiled into one plan (compile failures are recorded and the search goes on) and run by the runner, which skips
 cases already measured, so an interrupted sweep resumes. `finalize` keeps the fastest correct candidate, copies
-its tuning spec and `compilation_info` source next to the plan, and records it in a cache keyed by problem,
-target and IREE version.
+its tuning spec and `compilation_info` source next to the plan, says whether it beat IREE's default, and records it
+in a cache keyed by problem, target, IREE version and search (route, device, candidate limit; `tune_cache.Search`);
+`from_cache` leaves the same files for the user when the cache answers.
 """
 
 from __future__ import annotations
@@ -18,17 +19,22 @@ from pathlib import Path
 
 from iree.compiler import version as iree_version
 
+from transforms.errors import UserError
 from transforms.problem import Gemm
-from transforms.schedule import Schedule
-from transforms.split_k import SplitK
+from transforms.schedule import Schedule, schedule_from_dict
+from transforms.split_k import SplitK, split_from_dict
 
+from . import flow
 from .bench import build_plan
-from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, split_candidates
+from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, plan_job, split_candidates
 from .output import output_folder, write_atomic
 from .report import load_rows
 from .routes import codegen_route, schedule_route
 from .targets import Target
-from .tune_cache import TuneError, cache_key, read_cache
+from .tune_cache import MODEL, Search, TuneError, cache_key, device_kind, read_cache
+
+# Each route's label for its candidates in a plan (IREE's default is "default").
+ROUTE_LABELS = {"compilation_info": "candidate", "codegen": CODEGEN_CANDIDATE, "split-k": SPLIT_CANDIDATE}
 
 def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     """The schedules of the target's schedule route that pass its checks (`routes.spec`)."""
@@ -41,6 +47,17 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     if route is None:
         raise TuneError(f"{target.name} has no codegen route to search.")
     return route.candidates(gemm, target)
+
+
+def route_candidates(gemm: Gemm, target: Target, route: str) -> list[Schedule | SplitK]:
+    """Every candidate a search of `route` (a `tune_cache.ROUTES` name) measures, in the order --limit keeps them."""
+    find = {"compilation_info": candidates, "codegen": codegen_candidates, "split-k": split_candidates}[route]
+    return list(find(gemm, target))
+
+
+def search_limit(limit: int | None, found: int) -> int | None:
+    """The limit part of a search's cache key: None where --limit keeps every one of the `found` candidates."""
+    return limit if limit is not None and limit < found else None
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
@@ -64,9 +81,9 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     if missing:
         raise TuneError(f"{len(missing)} of {len(plan['cases'])} cases in {folder} are not measured yet; run "
                         f"`python -m pipelines.runner {folder} --device ...` first.")
-    codegen = any(c["pipeline"] == CODEGEN_CANDIDATE for c in plan["cases"])
-    split = any(c["pipeline"] == SPLIT_CANDIDATE for c in plan["cases"])
-    label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
+    labels = {c["pipeline"] for c in plan["cases"]}
+    route = next((r for r, label in ROUTE_LABELS.items() if label in labels), "compilation_info")
+    label = ROUTE_LABELS[route]
     # Predicted rows (`--device model`) have no numerics to check; a plan's rows are all of one kind (runner).
     predicted = any(r.get("predicted") and r["status"] == "ok" for r in rows)
     good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and (r.get("correct") or predicted)]
@@ -78,11 +95,18 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
     case = next(c for c in plan["cases"] if c["id"] == best["id"])
     source = folder / Path(case["vmfb"]).parent
     entries = read_cache(cache)  # before anything is written: a corrupt cache stops here
+    planned = sum(1 for c in plan["cases"] if c["pipeline"] == label)
+    try:
+        limit = search_limit(planned, len(route_candidates(gemm, target, route)))
+    except UserError:  # no candidates today (a plan written by hand or by an older version): not the whole search
+        limit = planned
+    search = Search(route, MODEL if predicted else device_kind(str(best.get("device_name"))), limit)
+    beats, verdict = judge(best["tflops"], default["tflops"] if default else None, predicted)
     summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
-               "route": "split-k" if split else "codegen" if codegen else "compilation_info",
-               "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
+               "route": route, "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
                "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,
+               "beats_default": beats, "verdict": verdict, "candidates": planned, "limit": search.limit,
                "device": best.get("device_name"), "predicted": predicted,
                **({"numerics": "not checked: a prediction of the timing model; run the best on a GPU or the "
                                "emulator to check it"} if predicted else {}),
@@ -95,9 +119,51 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
                 (out / name).write_bytes((source / name).read_bytes())
         (out / "best.json").write_text(json.dumps(summary, indent=1))
         (out / "ranking.md").write_text(ranking_markdown(rows, summary))
-    entries[cache_key(gemm, target, codegen, predicted, split)] = summary
+    key = cache_key(gemm, target, search)
+    entries.pop(key, None)  # written last: the `searched` pipeline serves the latest measured search (`cached`)
+    entries[key] = summary
     write_atomic(cache, json.dumps(entries, indent=1))
     return summary
+
+
+def judge(tflops: float, default_tflops: float | None, predicted: bool) -> tuple[bool | None, str]:
+    """Whether the best candidate beat IREE's default, and the sentence that says so (None: the default did not
+    run). Only a candidate strictly faster than the default is worth a schedule: `searched` serves no other."""
+    kind = "was predicted" if predicted else "ran"
+    if default_tflops is None:
+        return None, (f"IREE's default did not {'predict' if predicted else 'run'} in this search, so the best "
+                      f"candidate ({tflops:.1f} TFLOP/s) was not compared with it.")
+    ratio = tflops / default_tflops
+    if ratio > 1:
+        return True, f"the best candidate {kind} at {ratio:.2f}x IREE's default ({tflops:.1f} TFLOP/s)."
+    return False, (f"no candidate beat IREE's default: the best {kind} at {ratio:.2f}x its {default_tflops:.1f} "
+                   "TFLOP/s, so the searched pipeline leaves this problem to IREE's default.")
+
+
+def from_cache(gemm: Gemm, target: Target, hit: dict, cache: Path) -> dict[str, str]:
+    """What a search leaves in `best/` for the user, from a cache entry: best.json (the entry, naming the cache) and
+    the winner's gemm.mlir and spec.mlir, built again as the search built them (`flow.prepare`, no compile). Not
+    its report.json (a compile) nor ranking.md (the search's rows are not cached). Nothing is written here: an
+    entry that no longer builds stops before the folder is made (`write_best` writes them)."""
+    route = hit.get("route") if hit.get("route") in ROUTE_LABELS else "compilation_info"
+    fields = hit.get("schedule")
+    try:
+        plan = None if fields is None else split_from_dict(fields) if route == "split-k" else \
+            schedule_from_dict(fields)
+        prepared = flow.prepare(plan_job(target, ROUTE_LABELS[route], gemm, plan))
+    except (UserError, TypeError, KeyError, ValueError) as err:  # an entry edited by hand, or of an older tool
+        raise TuneError(f"the tune cache {cache} answers this search with a schedule that does not build "
+                        f"({str(err).rstrip('.')}); search again with --force.") from None
+    files = {flow.SOURCE_FILE: prepared.source, flow.SPEC_FILE: prepared.spec,
+             "best.json": json.dumps(dict(hit, answered_from_cache=str(cache)), indent=1)}
+    return {name: text for name, text in files.items() if text is not None}
+
+
+def write_best(folder: Path, files: dict[str, str]) -> None:
+    """`files` into the plan folder's `best/`, replacing the tool's files there (a user's other files stay)."""
+    with output_folder(folder / "best", "tune", force=True) as out:
+        for name, text in files.items():
+            (out / name).write_text(text)
 
 
 def _error(row: dict) -> str:
@@ -111,6 +177,7 @@ def ranking_markdown(rows: list[dict], summary: dict) -> str:
             "numerics were not checked.", ""] if summary.get("predicted") else []
     lines = [f"# Schedule search: {p['dtype']} {p['m']}x{p['n']}x{p['k']} {p['layout'].upper()} on "
              f"{summary['target']}", "", f"device {summary['device']}, IREE {summary['iree_compiler']}", "", *kind,
+             *([summary["verdict"][:1].upper() + summary["verdict"][1:], ""] if summary.get("verdict") else []),
              "| rank | pipeline | schedule | TFLOP/s | / default | correct | max rel. error |",
              "|---|---|---|---|---|---|---|"]
     default = summary["default_tflops"]

@@ -1,7 +1,7 @@
 """Hold-out check of the timing model's fit: fit the `fitted` facts on the calibration rows of some layouts and
 report the median |error| of the others, which the fit never saw.
 
-    python tools/calibration_holdout.py --csv ../shared/research/amd-measured-calibration.csv --fit-on nn,nt
+    python tools/calibration_holdout.py --csv pipelines/timing/data/amd-measured-calibration.csv --fit-on nn,nt
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Hopper route's kernels measured (issue 19): built here, run on an H100/H200.
 
     python tools/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 \\
-        [--schedule cooperative-persistent:128x256x4x8 ...] -o DIR
+        [--schedule cooperative-persistent:128x256x4x8 ...] -o DIR [--force]
     # on the GPU machine (iree-base-runtime, torch for the float64 reference and cuBLAS):
     python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
     python tools/hopper_gemm.py inspect DIR [--json]   # wgmma/TMA/mbarrier counts, cluster, registers
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -31,75 +32,110 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# Both import nothing beyond the standard library, so `run` and `inspect` work on a GPU machine without a compiler.
+from pipelines.output import output_folder  # noqa: E402
+from transforms.errors import UserError  # noqa: E402
+
+# The element types the Hopper kernels take (transforms.hopper.DTYPES, which needs the compiler to import; a test
+# keeps the two equal).
+DTYPES = ("f16", "bf16")
+OUTPUT_KIND = "hopper-build"  # the kind its output folders record (pipelines.output)
+# What `run` and `inspect` read of each kernel of manifest.json, and the type `build` writes it with.
+ENTRY_KEYS = {"name": str, "problem": str, "m": int, "n": int, "k": int, "dtype": str, "layout": str, "repeat": int,
+              "schedule": dict, "maps": list}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One problem of a build, checked: its name, the GEMM (a transforms.problem.Gemm, imported only where the
+    compiler is), how many times each dispatch repeats, and its schedules by kernel name."""
+
+    problem: str
+    gemm: object
+    repeat: int
+    schedules: tuple[tuple[str, object], ...]
+
 
 def build(args) -> None:
-    """Everything into a hidden sibling folder, renamed to -o when complete (an existing -o is refused)."""
-    final = Path(args.output)
-    if final.exists():
-        raise FileExistsError(f"{final} exists; build writes a new folder")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    out = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))  # renamed into place when complete
-    try:
-        _build(args, out)
-        out.rename(final)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
+    """Every problem and schedule checked first; then everything built in a scratch folder beside -o and moved
+    into place when complete (`pipelines.output`: a folder of the user's only with --force, the files beside it
+    kept)."""
+    jobs = _jobs(args)
+    with output_folder(Path(args.output), OUTPUT_KIND, args.force) as out:
+        _build(args, jobs, out)
 
 
-def _build(args, out: Path) -> None:
-    from iree.compiler.ir import Context, Location
-
+def _jobs(args) -> list[Job]:
+    """Per problem: its name, Gemm, repeat count and (name, schedule) pairs, each checked (the problem, the
+    schedule, the schedule on the problem and its stage hand-off under random interleavings) before anything is
+    written."""
     from pipelines.bench import REPEAT_FLOPS, repeat_count
-    from pipelines.compiler import iree_compile_path
     from pipelines.targets import get_target
-    from transforms.hopper import HopperSchedule, check_problem, check_ptx, program, tensor_maps
+    from transforms.hopper import HopperSchedule, check_problem
     from transforms.hopper_protocol import check as check_protocol
-    from transforms.problem import Gemm, build_module, parse_shape
+    from transforms.problem import Gemm, parse_shape
 
-    manifest = []
+    schedules = []
+    for kind, (block_m, block_n, stages, group_m, *cluster) in args.schedule:
+        cluster_m = cluster[0] if cluster else 1
+        schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m,
+                                  kind=kind.removesuffix("-persistent"), persistent=kind.endswith("-persistent"),
+                                  cluster_m=cluster_m)
+        check_protocol(schedule)  # the stage hand-off under random interleavings (schedule.check first)
+        schedules.append((f"{kind}_m{block_m}n{block_n}s{stages}g{group_m}" + (f"c{cluster_m}" if cluster_m > 1
+                                                                                  else ""), schedule))
+    jobs = []
     for shape in args.shape:
         batch, m, n, k = parse_shape(shape)
         for dtype in args.dtype:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
             gemm = Gemm(m, n, k, dtype, args.layout, batch)
             check_problem(gemm)
+            for _, schedule in schedules:
+                check_problem(gemm, schedule)
             repeat = repeat_count(gemm, get_target("sm_80"),
                                   REPEAT_FLOPS if args.repeat_flops is None else args.repeat_flops)
-            flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
-            for kind, (block_m, block_n, stages, group_m, *cluster) in args.schedule:
-                cluster_m = cluster[0] if cluster else 1
-                name = f"{problem}_{kind}_m{block_m}n{block_n}s{stages}g{group_m}" + \
-                    (f"c{cluster_m}" if cluster_m > 1 else "")
-                schedule = HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, group_m=group_m,
-                                          kind=kind.removesuffix("-persistent"),
-                                          persistent=kind.endswith("-persistent"), cluster_m=cluster_m)
-                check_protocol(schedule)  # the stage hand-off under random interleavings
-                (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
-                dump = out / "dump" / name
-                _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",
-                         ["--iree-hal-target-device=cuda", *flags, f"--iree-hal-dump-executable-files-to={dump}"])
-                ptx = next(p for p in dump.glob("*.ptx") if ".entry gemm(" in p.read_text())
-                for extra in dump.iterdir():  # the PTX is the evidence kept
-                    if extra != ptx:
-                        extra.unlink()
-                check_ptx(ptx.read_text(), gemm, schedule)
-                resources = _ptxas(ptx)
-                manifest.append({"name": name, "problem": problem, "repeat": repeat, "m": m, "n": n, "k": k,
-                                 "dtype": dtype, "layout": args.layout, "schedule": schedule.__dict__,
-                                 "maps": tensor_maps(gemm, schedule), "ptxas": resources})
-            name = problem
-            if args.no_default:
-                continue
-            with Context(), Location.unknown():
-                (out / f"{name}_default.mlir").write_text(str(build_module(gemm)))
-            _compile(iree_compile_path(), out / f"{name}_default.mlir", out / f"{name}_default.vmfb",
-                     ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
+            jobs.append(Job(problem, gemm, repeat, tuple((f"{problem}_{name}", s) for name, s in schedules)))
+    return jobs
+
+
+def _build(args, jobs: list[Job], out: Path) -> None:
+    from iree.compiler.ir import Context, Location
+
+    from pipelines.compiler import iree_compile_path
+    from transforms.hopper import check_ptx, program, tensor_maps
+    from transforms.problem import build_module
+
+    manifest = []
+    for job in jobs:
+        problem, gemm, repeat = job.problem, job.gemm, job.repeat
+        flags = [f"--iree-hal-benchmark-dispatch-repeat-count={repeat}"]
+        for name, schedule in job.schedules:
+            (out / f"{name}_hopper.mlir").write_text(program(gemm, schedule))
+            dump = out / "dump" / name
+            _compile(iree_compile_path(), out / f"{name}_hopper.mlir", out / f"{name}_hopper.vmfb",
+                     ["--iree-hal-target-device=cuda", *flags, f"--iree-hal-dump-executable-files-to={dump}"])
+            ptx = next(p for p in dump.glob("*.ptx") if ".entry gemm(" in p.read_text())
+            for extra in dump.iterdir():  # the PTX is the evidence kept
+                if extra != ptx:
+                    extra.unlink()
+            check_ptx(ptx.read_text(), gemm, schedule)
+            resources = _ptxas(ptx)
+            manifest.append({"name": name, "problem": problem, "repeat": repeat, "m": gemm.m, "n": gemm.n,
+                             "k": gemm.k, "dtype": gemm.dtype, "layout": gemm.layout, "schedule": schedule.__dict__,
+                             "maps": tensor_maps(gemm, schedule), "ptxas": resources})
+        if args.no_default:
+            continue
+        with Context(), Location.unknown():
+            (out / f"{problem}_default.mlir").write_text(str(build_module(gemm)))
+        _compile(iree_compile_path(), out / f"{problem}_default.mlir", out / f"{problem}_default.vmfb",
+                 ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *flags])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
@@ -128,13 +164,19 @@ def _compile(tool: str, source: Path, vmfb: Path, flags: list[str]) -> None:
 
 
 def _manifest(folder: Path) -> list[dict]:
-    """The kernels a `build` folder holds, or a UserError in one sentence."""
-    from transforms.errors import UserError
-
+    """The kernels a `build` folder holds, each with what `run` and `inspect` read, or a UserError in one
+    sentence."""
     try:
-        return json.loads((folder / "manifest.json").read_text())
+        entries = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         raise UserError(f"{folder} has no readable manifest.json; give a folder `build` wrote.") from None
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and all(type(e.get(key)) is kind for key, kind in ENTRY_KEYS.items()) for e in entries):
+        raise UserError(f"{folder / 'manifest.json'} is not the list of kernels `build` writes (each with "
+                        f"{', '.join(ENTRY_KEYS)}); build the folder again.")
+    if not entries:
+        raise UserError(f"{folder / 'manifest.json'} lists no kernel; build the folder again.")
+    return entries
 
 
 def inspect(args) -> None:
@@ -142,7 +184,6 @@ def inspect(args) -> None:
     waits and arrives, threads, cluster, the register split; registers and spills from ptxas (the manifest's, or
     ptxas now); with cuobjdump on PATH (the GPU machines), the SASS's HGMMA count and registers as well."""
     from pipelines.inspect import ptx_kernels, ptx_stats
-    from transforms.errors import UserError
 
     folder = Path(args.folder)
     entries = _manifest(folder)
@@ -200,8 +241,6 @@ def _sass(ptx: Path) -> dict | None:
 
 
 def run(args) -> None:
-    from transforms.errors import UserError
-
     folder = Path(args.folder)
     entries = _manifest(folder)
     try:
@@ -294,31 +333,60 @@ def _schedule(text: str) -> tuple[str, tuple[int, ...]]:
     return kind, numbers
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and exit code 2, as in `pipelines`."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see --help).\n")
+
+
+def _positive(kind: type):
+    """An argparse type: a positive finite number of `kind` (int or float)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not {'an integer' if kind is int else 'a number'}") \
+                from None
+        if not math.isfinite(value) or value <= 0:
+            what = "integer" if kind is int else "finite number"
+            raise argparse.ArgumentTypeError(f"{text} must be a positive {what}")
+        return value
+
+    return parse
+
+
+def _one_line(message: str) -> str:
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _Parser(prog="hopper_gemm.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("build")
-    p.add_argument("--shape", action="append", required=True)
-    p.add_argument("--dtype", action="append", default=None)
+    p.add_argument("--shape", action="append", required=True, help="MxNxK (repeatable)")
+    p.add_argument("--dtype", action="append", default=None, choices=DTYPES,
+                   help=f"{' or '.join(DTYPES)} (repeatable; default bf16)")
     p.add_argument("--schedule", action="append", default=None, type=_schedule,
                    help="KIND:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M], KIND cooperative, cooperative-persistent "
                    "or pingpong, CLUSTER_M 1 or 2 workgroups sharing B by TMA multicast, e.g. pingpong:128x128x6x8 "
                    "(repeatable; default cooperative:128x128x4x8)")
     p.add_argument("--layout", choices=("nt", "nn"), default="nt", help="nn: B is K×N (read as stored)")
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
-    p.add_argument("--repeat-flops", type=float, default=None,
+    p.add_argument("--repeat-flops", type=_positive(float), default=None,
                    help="repeat each dispatch so that one call does about this many FLOPs (at most MAX_REPEAT "
                    "times; default: the project's REPEAT_FLOPS), for Hopper and default alike")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="output folder")
+    p.add_argument("--force", action="store_true", help="write into a folder that holds files build did not write "
+                   "(only the files build writes are replaced; the others stay)")
     p = sub.add_parser("run")
     p.add_argument("folder")
-    p.add_argument("--repetitions", type=int, default=5)
+    p.add_argument("--repetitions", type=_positive(int), default=5)
     p = sub.add_parser("inspect", help="wgmma/TMA/mbarrier counts, cluster and registers of each built kernel")
     p.add_argument("folder")
     p.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    from transforms.errors import UserError
-
+    args = parser.parse_args(argv)
     try:
         if args.command == "build":
             args.dtype = args.dtype or ["bf16"]
@@ -328,9 +396,21 @@ def main() -> None:
             inspect(args)
         else:
             run(args)
-    except (UserError, FileExistsError) as err:
-        raise SystemExit(f"hopper_gemm: {err}") from None
+    except UserError as err:  # every mistake of the user's: one sentence, exit 2, as in `pipelines`
+        print(_one_line(f"hopper_gemm: error: {err}"), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hopper_gemm: error: interrupted; no output is left half-written.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout went away (`inspect DIR | head`): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is silent too
+        return 141
+    except OSError as err:  # the file system refused a read or write of a path the user named
+        where = f"{err.filename}: " if err.filename else ""
+        print(_one_line(f"hopper_gemm: error: {where}{err.strerror or err}."), file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -42,12 +42,20 @@ from transforms.errors import UserError  # noqa: E402
 
 AMD_TARGETS = ("gfx942", "gfx950", "gfx1151")
 LAYOUTS = ("nn", "nt", "tn")
-# (batch, M, N, K) by what makes each awkward; every dimension at most 300 so the grid emulates in minutes.
+# (batch, M, N, K) by what makes each awkward; every dimension at most 300 so the grid emulates in minutes, but
+# K = 1024 for M = 5, the shortest K at which IREE's kernel divides by 5 with v_mul_hi_u32_u24. The skinny shapes
+# are the held-out decode sizes: M = 5-8 with N and K multiples of 256 take IREE's sparse-MFMA kernels (VDMFMA:
+# v_smfmac_* on gfx942, and gfx950 TN), M = 3 and 7 their own scalar and compare forms.
 SHAPES = {
     "primes": (None, 127, 131, 67),
     "one-off-a-tile": (None, 257, 255, 129),
     "skinny-m1": (None, 1, 256, 256),
+    "skinny-m3": (None, 3, 256, 256),
+    "skinny-m5": (None, 5, 256, 1024),
+    "skinny-m7": (None, 7, 256, 512),
     "skinny-m8": (None, 8, 200, 192),
+    "skinny-m8-sparse": (None, 8, 256, 256),
+    "skinny-m32": (None, 32, 256, 256),
     "k-odd": (None, 96, 80, 100),  # K a multiple of no intrinsic's K (16, 32, 64, 128)
     "batch": (3, 64, 96, 80),
     "whole-tiles": (None, 256, 256, 256),

@@ -38,7 +38,7 @@ SPLITS = (2, 4, 8, 16)
 
 def compile_plan(plan: Path, target_name: str, force: bool = False) -> None:
     target = get_target(target_name)
-    work_folder(plan, force)  # new, empty or already a plan folder of ours: a user's folder is refused
+    work_folder(plan, "split-k-sweep", force)  # new, empty or a sweep plan of ours: a user's folder is refused
     entries = []
     for m, n, k in SHAPES:
         gemm = Gemm(m=m, n=n, k=k, dtype="bf16", layout="nn")

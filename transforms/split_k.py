@@ -93,9 +93,11 @@ def check_split(gemm: Gemm, split: SplitK) -> None:
                              "would hold more than 128.")
         return
     tile = kernel.tile
-    if gemm.m % tile.workgroup[0] or gemm.n % tile.workgroup[1] or (gemm.k // s) % tile.k:
-        raise SplitError(f"split-K {s} with a {tile.workgroup[0]}x{tile.workgroup[1]}x{tile.k} tile needs whole "
-                         f"tiles: {gemm.shape_name} split {s} ways is not.")
+    # M and N need not be whole tiles: the last row and column of tiles are zero-padded, as `transforms.config` asks
+    # of IREE's TileAndFuse for any unaligned problem. K is not padded: a slice is whole K steps of the tile.
+    if (gemm.k // s) % tile.k:
+        raise SplitError(f"split-K {s} with a {tile.workgroup[0]}x{tile.workgroup[1]}x{tile.k} tile needs slices of "
+                         f"whole {tile.k}-row K steps: K/S = {gemm.k // s} of {gemm.shape_name} is not.")
 
 
 def streaming_info(gemm: Gemm, kernel: Streaming, wave_size: int) -> ir.Attribute:

@@ -32,7 +32,7 @@ from transforms.problem import ProblemError, gemms_from_mlir
 from ..compiler import iree_compile_path
 from ..targets import TARGETS
 from .interpret import Interpreter, element_type, numpy_type
-from .isa import Kernel, parse_kernel
+from .isa import Kernel, parse_kernel, parse_listing
 from .localise import localise
 from ..reference import relative_tolerance
 from .machine import DecodeContext, EmulatorError
@@ -278,7 +278,7 @@ def load_program(folder: Path, kernel_text: str | None) -> tuple[dict, Program, 
             raise EmulatorError(f"{isa} is missing.")
         try:
             text = kernel_text if kernel_text is not None else isa.read_text()
-            parse_kernel(text)  # a listing that is not AMDGPU assembly is named before anything else
+            parse_listing(isa, text)  # a listing that is not AMDGPU assembly is named before anything else
             if not isinstance(entry.get("dispatch"), str):
                 raise EmulatorError(f"report.json does not name the dispatch of {entry['isa_file']}; compile the "
                                     "folder again.")
@@ -359,7 +359,12 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     buffers = list(program.inputs) + [b for launch in program.launches for b in launch.bindings
                                       if b not in program.inputs]
     buffers = list(dict.fromkeys(b for b in buffers if not b.storage))  # views share the bytes of their buffer
-    address = dict(zip(buffers, memory.allocate_many([b.nbytes for b in buffers])))
+    # The kernels' argument blocks come in the same growth of the byte array as the buffers: a later growth copies,
+    # and so touches, every byte before it (gigabytes of never-read zeros when recording a long-K problem).
+    running = [launch for number, launch in enumerate(program.launches) if only is None or number == only]
+    kernels = [parse_kernel(kernel_listing(listings[launch.dispatch], launch.export)) for launch in running]
+    places = memory.allocate_many([b.nbytes for b in buffers] + [max(k.kernarg_bytes, 8) for k in kernels])
+    address = dict(zip(buffers, places))
     by_name = {b.name: address[b] for b in buffers}
     for launch in program.launches:
         for view in launch.bindings:
@@ -374,8 +379,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     for buffer in buffers[len(program.inputs):]:  # NaN: "never written"
         if buffer in skipped:
             continue
-        memory.write(address[buffer], np.full(buffer.shape, np.nan, np.float32).astype(
-            numpy_type(buffer.dtype, buffer.name)).view(np.uint8))
+        kind = numpy_type(buffer.dtype, buffer.name)  # filled in place: no output-sized temporaries
+        memory.read(address[buffer], buffer.nbytes).view(kind)[...] = np.float32(np.nan).astype(kind)
 
     grid = report.get("grid")  # (x, y, z) workgroups, stated by routes that launch a multi-dimensional grid
     if grid is not None and not (isinstance(grid, list) and len(grid) == 3
@@ -386,15 +391,11 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     runs: list[tuple] = []
     sample: set[int] | None = None
     writer_kernel, writer = None, None
-    for number, launch in enumerate(program.launches):
-        if only is not None and number != only:
-            continue
-        kernel = parse_kernel(kernel_listing(listings[launch.dispatch], launch.export))
+    for launch, kernel, kernarg in zip(running, kernels, places[len(buffers):]):
         configured = _configured(folder / "dump", launch.dispatch)
         _check_bindings(launch, kernel, configured)
         ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target),
                             TARGETS[target].buffer_cache_swizzle)
-        kernarg = memory.allocate(max(kernel.kernarg_bytes, 8))
         for arg, buffer in zip(kernel.args, launch.bindings):
             memory.write(kernarg + arg["offset"], np.array([address[buffer]], np.uint64).view(np.uint8))
         if record is None and program.result in launch.writes:
@@ -424,8 +425,10 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         runs.append((kernel, dispatch, ctx, groups, configured, launch_grid))
 
     result = program.result
-    raw = memory.read(address[result], result.nbytes).copy()
-    got = raw.view(numpy_type(result.dtype, result.name)).reshape(result.shape).astype(np.float64)
+    stored = memory.read(address[result], result.nbytes).view(numpy_type(result.dtype, result.name))
+    if record is not None:  # nothing to judge: count the outputs never stored, make no whole-output float64 copies
+        unwritten, stored = int(np.isnan(stored).sum()), np.zeros(1, np.float32)  # (GBs for a 16384x4096 output)
+    got = stored.reshape(result.shape if record is None else (1,) * len(result.shape)).astype(np.float64)
     written = ~np.isnan(got)
     if sample is not None:
         # the sampled workgroups' outputs only: each must be right, and together they must be whole tiles
@@ -441,7 +444,7 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         with interpreter.context, ir.Location.unknown():
             (want, bound), = interpreter.run(arrays)
     else:
-        unwritten, want, bound = int((~written).sum()), np.zeros(result.shape), np.ones(result.shape)
+        want, bound = np.zeros(got.shape), np.ones(got.shape)
     diff = np.where(written, np.abs(got - want), 0.0)  # unwritten outputs are counted apart
     scale = float(np.abs(want).max()) or 1.0
     wrong = ~written | (diff > bound)
@@ -463,6 +466,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         wg_id = found[0]["workgroup"]
         divergence = localise(runs[writer][1], wg_id, (wg_id % nx, wg_id // nx % ny, wg_id // (nx * ny)),
                               found[0]["wave"], found[0]["pc"])
+    # The dispatches and their workgroups refer to each other, so they and this memory would outlive the call until
+    # a garbage collection: runs made one after another (a calibrate worker's rows) would hold several at once.
+    memory.data = np.zeros(0, np.uint8)
     return EmulationResult(
         kernel=", ".join(kernel.name for kernel, *_ in runs), target=target,
         problem=problems[0] if len(problems) == 1 else program_problem(program),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transforms.errors import UserError
 
@@ -155,6 +156,15 @@ def _metadata(text: str, kernel: Kernel) -> None:
     kernel.wave_size = int(wave[1]) if wave else 64
     kernarg = re.search(r"\.kernarg_segment_size:\s+(\d+)", body)
     kernel.kernarg_bytes = int(kernarg[1]) if kernarg else 0
+
+
+def parse_listing(path: Path, text: str | None = None) -> Kernel:
+    """`parse_kernel` of the listing file `path` (or of `text`, given in its place), its errors naming the file."""
+    try:
+        return parse_kernel(path.read_text() if text is None else text)
+    except IsaError as err:
+        raise IsaError(f"the kernel listing {path} cannot be read: {str(err).rstrip('.')}; compile the folder "
+                       "again.") from None
 
 
 def parse_kernel(text: str) -> Kernel:

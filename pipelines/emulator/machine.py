@@ -540,6 +540,11 @@ _VOP2: dict[str, Callable] = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_ashrrev_i32": lambda a, b: (np.asarray(b).view(np.int32) >> (a & u32(31)).astype(np.int32)).view(np.uint32),
     "v_mul_u32_u24": lambda a, b: (a & u32(0xFFFFFF)) * (b & u32(0xFFFFFF)),
     "v_mul_i32_i24": lambda a, b: ((_sext24(a) * _sext24(b)) & 0xFFFFFFFF).astype(np.uint32),
+    # bits 63:32 of the 48-bit product (CDNA3 ISA, V_MUL_HI_U32_U24 / V_MUL_HI_I32_I24; LLVM divides by small
+    # constants with them)
+    "v_mul_hi_u32_u24": lambda a, b: (((a & u32(0xFFFFFF)).astype(np.uint64) * (b & u32(0xFFFFFF)).astype(np.uint64))
+                                      >> np.uint64(32)).astype(np.uint32),
+    "v_mul_hi_i32_i24": lambda a, b: (((_sext24(a) * _sext24(b)) >> 32) & 0xFFFFFFFF).astype(np.uint32),
     "v_mul_lo_u32": lambda a, b: a * b,
     "v_min_u32": np.minimum,
     "v_max_u32": np.maximum,

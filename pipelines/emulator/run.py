@@ -26,7 +26,7 @@ from ..inspect import read_report
 from ..reference import NUMPY_TYPES
 from ..targets import TARGETS
 from .hazards import LdsRaceDetector
-from .isa import EXEC, Kernel, parse_kernel
+from .isa import EXEC, Kernel, parse_listing
 from .machine import DecodeContext, Divergence, EmulatorError, Hazard, Wave, decode
 from .memory import FlatMemory, bank_cycles, retire_all
 from .waitstates import WaitStateChecker, mma_passes
@@ -107,8 +107,10 @@ class EmulationResult:
         ran = f"{self.sampled} sampled of " if self.sampled is not None else ""
         lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {ran}{self.workgroups} "
                  f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
-                 f"  max error {self.max_rel_error:.2e} of max |C| (absolute {self.max_abs_error:.2e}), tolerance "
-                 f"{self.tolerance:.1e}" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
+                 f"  {compared(self.max_rel_error, self.tolerance)} (max |C - C64| / max |C64|; absolute "
+                 f"{self.max_abs_error:.2e})" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
+                 + (f", {self.wrong - self.unwritten} outputs off by more than their own bound"
+                    if self.wrong > self.unwritten else "")
                  + (": match" if self.matches else ": MISMATCH"),
                  f"  hazards: {len(self.hazards) or 'none'}"]
         lines += [f"    {h.kind}: {h.message}" for h in self.hazards]
@@ -146,6 +148,16 @@ class EmulationResult:
             "mismatches": list(self.mismatches), "out_of_range_reads": list(self.out_of_range_reads),
             "first_divergence": self.first_divergence,
         }
+
+
+def compared(error: float, tolerance: float) -> str:
+    """'max relative error E <= tolerance T' (or '>'), printed with as many digits as it takes for the two numbers
+    as printed to show the comparison they report (never '2.0e-04 > tolerance 2.0e-04')."""
+    for digits in range(2, 18):
+        shown, bound = f"{error:.{digits}e}", f"{tolerance:.{digits}e}"
+        if (float(shown) <= float(bound)) == (error <= tolerance) and (shown != bound or error == tolerance):
+            break
+    return f"max relative error {shown} {'<=' if error <= tolerance else '>'} tolerance {bound}"
 
 
 def describe_mismatch(m: dict) -> str:
@@ -579,7 +591,7 @@ def load_kernel(folder: Path) -> tuple[dict, Kernel, str]:
     if not isa.is_file():
         raise EmulatorError(f"{isa} is missing.")
     try:
-        return report, parse_kernel(isa.read_text()), _configured_ir(folder / "dump")
+        return report, parse_listing(isa), _configured_ir(folder / "dump")
     except UnicodeDecodeError:
         raise EmulatorError(f"{isa} or the configured IR beside it is not text; compile the folder again.") from None
 

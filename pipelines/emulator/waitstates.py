@@ -38,7 +38,7 @@ class Op:
     kind: str  # 'mfma', 'wmma', 'valu', 'vmem', 'ds', 'smem', 'salu', 'setreg', 'getreg', 'other'
     writes: tuple  # Reg ranges written
     reads: tuple  # Reg ranges read (all operands)
-    roles: tuple = ()  # MFMA/WMMA: (srcA, srcB, srcC) as Regs (or None for constants)
+    roles: tuple = ()  # MFMA/WMMA: (srcA, srcB, srcC) as Regs (or None for constants); SMFMAC adds its index
     passes: int = 0  # MFMA/WMMA: matrix-pipe passes of 4 clocks
     trans: bool = False  # a transcendental VALU op
     hwreg: str = ""  # s_setreg / s_getreg: the hardware register named
@@ -143,7 +143,7 @@ RULES: tuple[Rule, ...] = (
     Rule("mfma-write-srcab", CDNA, lambda p: p.kind == "mfma", lambda c: c.kind == "mfma", "raw", _mfma_write_read,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> XDL read SrcA/B); GCNHazardRecognizer.cpp "
          "checkMAIHazards90A; rocRoller XDLWrite94x",
-         consumer_regs=lambda c: c.roles[:2]),
+         consumer_regs=lambda c: c.roles[:2] + c.roles[3:]),
     Rule("mfma-write-valu-mem-read", CDNA, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "raw",
          _mfma_write_read,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> VALU/VMEM/DS/FLAT read); GCNHazardRecognizer.cpp "
@@ -253,7 +253,12 @@ def classify(inst: Instruction, arch: str, mma_passes: dict[str, int]) -> Op:
         halves = [classify(half, arch, mma_passes) for half in ops]
         return Op("valu", sum((h.writes for h in halves), ()), sum((h.reads for h in halves), ()))
     regs = _regs(ops)
-    if op.startswith("v_mfma") or op.startswith("v_smfmac"):
+    if op.startswith("v_smfmac"):
+        # A sparse MFMA accumulates into its destination (SrcC is vdst); its third operand is the sparsity index, a
+        # source like SrcA/B (GCNHazardRecognizer checkMAIHazards90A treats every use but SrcC as SrcA/B).
+        roles = tuple(o if isinstance(o, Reg) else None for o in (ops[1], ops[2], ops[0], ops[3]))
+        return Op("mfma", regs[:1], _regs(ops[:4]), roles, mma_passes.get(op, 0))
+    if op.startswith("v_mfma"):
         roles = tuple(o if isinstance(o, Reg) else None for o in ops[1:4])
         return Op("mfma", regs[:1], _regs(ops[1:4]), roles, mma_passes.get(op, 0))
     if op.startswith("v_wmma"):
@@ -413,5 +418,7 @@ class WaitStateChecker:
 
 
 def mma_passes(arch: str) -> dict[str, int]:
-    """Matrix-pipe passes (4 clocks each) per MFMA/WMMA opcode of `arch`, from the target table."""
-    return {m.opcode: m.cycles // 4 for m in TARGETS[arch].mma.values() if getattr(m, "cycles", 0)}
+    """Matrix-pipe passes (4 clocks each) per MFMA/WMMA/SMFMAC opcode of `arch`, from the target table."""
+    target = TARGETS[arch]
+    passes = {opcode: clocks // 4 for opcode, clocks in target.sparse_mma_cycles.items()}
+    return passes | {m.opcode: m.cycles // 4 for m in target.mma.values() if getattr(m, "cycles", 0)}

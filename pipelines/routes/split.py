@@ -76,7 +76,9 @@ class SplitReductionRoute(Route):
     def report_extra(self, job: Job) -> dict:
         split = job_split(job)
         kind = "streaming" if isinstance(split.partial, Streaming) else "tile"
-        return {"split_k": {"splits": split.splits, "partial_kernel": kind, "why": job.split_reason}}
+        units = job.compute_units or job.target.units()
+        return {"split_k": {"splits": split.splits, "partial_kernel": kind, "why": job.split_reason,
+                            "compute_units": units.to_json()}}
 
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job

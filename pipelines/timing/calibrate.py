@@ -6,7 +6,8 @@ it once; `rows()` predicts every row under the targets' timing facts (or others;
 one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be predicted (a
 variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the median |error|
 over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on, whether the
-prediction moves the same way.
+prediction moves the same way. Rows are recorded in worker processes, as many as the cores and the memory the system
+has available hold (`choose_workers`); the published MI355X rows ship as `PUBLISHED`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import multiprocessing
+import os
 import re
 import statistics
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,15 @@ UKERNEL_VARIANTS = {"iree_builtin_pingpong_ukernel"}
 # the matmul alone (the bias is N reads against M×N×K multiply-adds).
 OPS = {"mm": "", "addmm": "bias add not modelled"}
 MIN_US = 20.0  # rows measured below this are listed but left out of the median (launch and tail dominate)
+# Published MI355X/MI350 rows with their sources in the header (copied from the project's research notes).
+PUBLISHED = Path(__file__).parent / "data" / "amd-measured-calibration.csv"
+# A worker's peak memory for one row, measured on this 2-core machine (2026-11-26; psutil over the worker and its
+# iree-compile): 0.45 GiB while compiling, 0.52 GiB recording the published CSV's largest output (16384x4096 f32) in
+# a fresh process, 0.57 GiB for a pool worker over all 42 rows. A recording touches the output it fills with NaN
+# (4 B an element) and its NaN mask (1 B); the inputs stay untouched zeros beyond the recorded workgroups' window.
+# The parent holds one ROW_BASE_BYTES of its own.
+ROW_BASE_BYTES = 512 * 2**20
+OUTPUT_BYTES = 6  # per output element (5 measured, rounded up)
 
 
 class CalibrationError(UserError, ValueError):
@@ -85,22 +98,88 @@ class Row:
 
 
 def read_rows(text: str, name: str) -> list[dict]:
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    """The CSV's rows (comment and blank lines skipped); a row is refused, naming its number and line, unless M, N
+    and K are positive integers and time_us a positive finite number (no nan, inf, zero or negative time)."""
+    kept = [(number, line) for number, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(line for _, line in kept)))
     if reader.fieldnames is None or tuple(reader.fieldnames) != FIELDS:
         raise CalibrationError(f"{name} must have the columns {','.join(FIELDS)}, not "
                                f"{','.join(reader.fieldnames or ['(none)'])}.")
     rows = list(reader)
     if not rows:
         raise CalibrationError(f"{name} has no rows.")
-    for number, row in enumerate(rows, 1):
+    for (line, _), (number, row) in zip(kept[1:], enumerate(rows, 1)):
+        where = f"row {number} of {name} (line {line})"
+        if None in row or None in row.values():  # csv.DictReader: extra fields go under None, missing ones are None
+            given = sum(row[k] is not None for k in FIELDS) + len(row.get(None) or [])
+            raise CalibrationError(f"{where} has {given} fields; the header names {len(FIELDS)}.")
         try:
-            if min(int(row[k]) for k in ("M", "N", "K")) < 1 or float(row["time_us"]) <= 0:
+            if min(int(row[k]) for k in ("M", "N", "K")) < 1:
                 raise ValueError
-        except (TypeError, ValueError):
-            raise CalibrationError(f"row {number} of {name} needs positive integers M, N, K and a positive "
-                                   "time_us.") from None
+        except ValueError:
+            raise CalibrationError(f"{where} needs positive integers M, N, K, not "
+                                   f"{row['M']}x{row['N']}x{row['K']}.") from None
+        try:
+            time_us = float(row["time_us"])
+        except ValueError:
+            time_us = math.nan
+        if not (math.isfinite(time_us) and time_us > 0):
+            raise CalibrationError(f"{where} needs a positive time_us, a finite number of microseconds, not "
+                                   f"'{row['time_us']}'.")
     return rows
+
+
+def row_peak_bytes(fields: dict) -> int:
+    """A worker's estimated peak memory for one row: see ROW_BASE_BYTES."""
+    return ROW_BASE_BYTES + OUTPUT_BYTES * int(fields["M"]) * int(fields["N"])
+
+
+def mem_available(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """Bytes the system can give without swapping (MemAvailable), or None where it does not say."""
+    try:
+        found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo.read_text(), re.M)
+    except OSError:
+        return None
+    return int(found[1]) * 1024 if found else None
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.1f} GiB"
+
+
+@dataclass(frozen=True)
+class Workers:
+    """How many rows are compiled and recorded at once, and why."""
+
+    count: int
+    note: str  # how the count was chosen, one line
+
+
+def choose_workers(requested: int | None, cores: int, available: int | None, peaks: list[int]) -> Workers:
+    """Worker processes for rows of estimated peak bytes `peaks`: `requested`, else one per core (no more than
+    rows); either way each worker may hold the largest row at once, beside the parent, within `available` bytes
+    (MemAvailable; None: unknown, not bounded). A request that does not fit, or a row that does not fit alone, is
+    refused in one sentence before anything runs."""
+    largest = max(peaks)
+    wanted = requested or max(1, min(cores, len(peaks)))
+    if available is None:
+        return Workers(wanted, f"{wanted} worker(s); the memory available is unknown (no MemAvailable)")
+    fits = (available - ROW_BASE_BYTES) // largest
+    if fits < 1:
+        raise CalibrationError(f"the largest row needs about {_gib(largest)} beside this process's "
+                               f"{_gib(ROW_BASE_BYTES)}, and {_gib(available)} is available: free memory first.")
+    if requested is not None and requested > fits:
+        raise CalibrationError(f"--workers {requested} needs about {_gib(ROW_BASE_BYTES + requested * largest)} "
+                               f"({requested} rows of up to {_gib(largest)} at once, and this process) and "
+                               f"{_gib(available)} is available: use --workers {fits} or fewer.")
+    count = min(wanted, fits)
+    return Workers(count, f"{count} worker(s): {cores} core(s), {_gib(available)} available, up to "
+                          f"{_gib(largest)} a row")
 
 
 def _base(fields: dict) -> Row:
@@ -203,27 +282,45 @@ def _evaluate(index: int, timings: dict) -> Row:
 
 
 class Calibration:
-    """Rows recorded once (compiled and traced in parallel), then predicted under any timing facts."""
+    """Rows checked when made (nothing runs yet), recorded once on first use (compiled and traced in parallel), then
+    predicted under any timing facts."""
 
-    def __init__(self, path: Path, workers: int = 2, folder: Path | None = None):
+    def __init__(self, path: Path, workers: int | None = None, folder: Path | None = None):
+        """`workers`: processes at once (None: one per core); refused if the memory available cannot hold them."""
+        if path.is_dir():
+            raise CalibrationError(f"calibration file {path} is a folder; give the CSV file itself (the published "
+                                   f"rows ship as {PUBLISHED.name} in {PUBLISHED.parent}).")
         if not path.is_file():
             raise CalibrationError(f"calibration file {path} does not exist.")
         try:
-            fields = read_rows(path.read_text(), str(path))
+            self.fields = read_rows(path.read_text(), str(path))
         except UnicodeDecodeError:
             raise CalibrationError(f"{path} is not a text CSV file.") from None
-        context = multiprocessing.get_context("spawn")
-        with tempfile.TemporaryDirectory(prefix="calibrate-") as scratch:
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
-                self.recorded = list(pool.map(_record, fields, [str(folder or scratch)] * len(fields)))
-        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_keep, initargs=(self.recorded,))
+        self.workers = choose_workers(workers, cores(), mem_available(), [row_peak_bytes(f) for f in self.fields])
+        self.folder = folder
+        self.pool: ProcessPoolExecutor | None = None
+
+    @property
+    def recorded(self) -> list:
+        """(Row, recording) per row, recorded on first use; the predicting workers keep a copy each."""
+        if self.pool is None:
+            context = multiprocessing.get_context("spawn")
+            with tempfile.TemporaryDirectory(prefix="calibrate-") as scratch:
+                with ProcessPoolExecutor(self.workers.count, mp_context=context) as pool:
+                    self._recorded = gather(pool, self.workers.count, _record, self.fields,
+                                            [str(self.folder or scratch)] * len(self.fields))
+            self.pool = ProcessPoolExecutor(self.workers.count, mp_context=context, initializer=_keep,
+                                            initargs=(self._recorded,))
+        return self._recorded
 
     def rows(self, timings: dict | None = None) -> list[Row]:
-        indices = range(len(self.recorded))
-        return list(self.pool.map(_evaluate, indices, [timings or {}] * len(self.recorded)))
+        count = len(self.recorded)
+        assert self.pool is not None
+        return gather(self.pool, self.workers.count, _evaluate, range(count), [timings or {}] * count)
 
     def close(self) -> None:
-        self.pool.shutdown()
+        if self.pool is not None:
+            self.pool.shutdown()
 
     def fit(self, rounds: int = 2) -> tuple[dict, list[Row]]:
         """Coordinate descent over each target's `fitted` timing facts (FIT_GRID), minimising the median |error|
@@ -244,6 +341,16 @@ class Calibration:
                         if _score(rows) < _score(best):
                             timings, best = trial, rows
         return timings, best
+
+
+def gather(pool: ProcessPoolExecutor, workers: int, function, *arguments) -> list:
+    """`pool.map` as a list; a worker that died (killed for memory, say) is one sentence, not a traceback."""
+    try:
+        return list(pool.map(function, *arguments))
+    except BrokenProcessPool:
+        raise CalibrationError(f"a calibration worker process died ({workers} ran at once; the system may have "
+                               "killed it for memory): " + ("run again with --workers 1." if workers > 1 else
+                                                            "free memory and run again.")) from None
 
 
 # The values coordinate descent tries for each fitted fact.

@@ -22,6 +22,7 @@ workgroup order do not change the time.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -154,6 +155,16 @@ def record(folder: str | Path, seed: int = 0) -> Recording | ProgramRecording:
     target = _target(report)
     if report.get("split_k") is not None:
         return _record_split(folder, report, target, seed, started)
+    dispatches = report.get("dispatches") or []
+    if len(dispatches) > 1:
+        # IREE's own split-K (`compile --split-k`) is two dispatches too, but its report states no split_k: the
+        # number of slices and which dispatch is which are IREE's, and the model needs both to set each one's bytes.
+        asked = re.search(r"--iree-dispatch-creation-split-matmul-reduction=(\d+)", str(report.get("command", "")))
+        what = f"IREE's own split-K (--split-k {asked[1]})" if asked else "a program"
+        raise TimingError(f"predict times one GEMM dispatch, or the two of the split-k pipeline; {folder} holds {what} "
+                          f"of {len(dispatches)} dispatches, and its report.json does not state the split that the "
+                          "timing model needs to size each dispatch's memory traffic (compile it with --pipeline "
+                          "split-k, or without --split-k).")
     _, kernel, configured = load_kernel(folder)
     grid = report.get("grid")
     total = math.prod(grid) if isinstance(grid, list) else workgroup_count(configured, report["problems"][0])

@@ -6,7 +6,9 @@ parametrize ids are the command lines, so `pytest -v` lists what is covered. `{F
 odd files written once per module; `{OUT}` is an output path inside the test's own (current) folder.
 """
 
+import hashlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -461,7 +463,64 @@ CASES = [
     ("list extra", "unrecognized arguments: extra"),
     ("frobnicate", "invalid choice: 'frobnicate'"),
     ("", "the following arguments are required"),
+    # ---- issue 29: output admission. A user's plan.json, results.jsonl or report.json does not make a folder the
+    # tool's; an output that is or holds an input, and a folder of another kind, are refused even with --force;
+    # single outputs are checked before any work or print; a bad CSV leaves no --keep folder.
+    ("bench --target cpu --shape 64x64x64 --compile-only -o {F}/user_plan", "pass --force"),
+    ("tune --target gfx942 --shape 256x256x256 --compile-only -o {F}/user_plan", "pass --force"),
+    ("bench --target cpu --shape 64x64x64 --compile-only -o {F}/user_results", "pass --force"),
+    ("tune --target gfx942 --shape 256x256x256 -o {F}/user_results", "pass --force"),
+    ("compile --target cpu --shape 64x64x64 -o {F}/user_report", "pass --force"),
+    ("compile --target cpu --input {F}/inputs/gemm.mlir -o {F}/inputs --force", "holds the input"),
+    ("spec --target gfx942 --pipeline tuned --input {F}/inputs/gemm.mlir -o {F}/inputs/gemm.mlir --force",
+     "is the input"),
+    ("bench --target cpu --suite {F}/inputs/suite.json --compile-only -o {F}/inputs --force", "holds the input"),
+    ("tune --target gfx942 --shape 256x256x256 --cache {F}/inputs/cache.json --compile-only -o {F}/inputs --force",
+     "holds the input"),
+    ("calibrate --csv {F}/inputs/rows.csv --keep {F}/inputs --force", "holds the input"),
+    ("calibrate --csv {F}/inputs/rows.csv --keep {F}/keep_user", "pass --force"),
+    ("calibrate --csv {F}/cal_zero.csv --keep {OUT}", "row 1 of"),
+    ("bench --target cpu --shape 64x64x64 --compile-only -o {F}/tune_plan --force", "is a tune folder"),
+    ("tune --target gfx942 --shape 256x256x256 --compile-only -o {F}/bench_plan --force", "is a bench folder"),
+    ("calibrate --csv {F}/inputs/rows.csv --keep {F}/bench_plan --force", "is a bench folder"),
+    ("compile --target cpu --shape 64x64x64 -o {F}/tune_plan --force", "is a tune folder"),
+    ("bench --target cpu --shape 64x64x64 --compile-only -o {F}/compile_out", "is a compile folder"),
+    ("report {F}/tune_plan -o {F}/compile_out --force", "is a compile folder"),
+    ("report {F}/tune_plan -o {F}/user_results", "pass --force"),
+    ("explain --schedule pingpong8 -o {F}/user.png", "exists and was not written by pipelines"),
+    ("explain --schedule hopper-pingpong -o {F}/user.png", "exists and was not written by pipelines"),
+    ("predict {F}/rep_bad_isa --timeline {F}/user.png", "exists and was not written by pipelines"),
 ]
+
+# The fixtures of the issue-29 cases: a folder of the tool's carries a manifest (written here by hand) of its kind.
+_PLAN_FILES = ["plan.json", "results.jsonl", "cases/"]
+FILES.update({
+    "user_plan/plan.json": json.dumps({"target": "cpu", "cases": [PLAN_CASE]}),
+    "user_plan/notes.txt": "the user's notes\n",
+    "user_results/results.jsonl": json.dumps(ROW) + "\n",
+    "user_report/report.json": json.dumps({"files": {"all": ["gemm.mlir"]}}),
+    "user_report/gemm.mlir": "// the user's own gemm.mlir\n",
+    "inputs/gemm.mlir": MATMUL.format(a="64x64xbf16", b="64x64xbf16", c="64x64xf32"),
+    "inputs/suite.json": '{"problems": [{"shape": "64x64x64"}]}',
+    "inputs/rows.csv": CSV_HEAD + "s,MI355X,gfx950,mm,64,64,64,NN,bf16,dma_off,10\n",
+    "inputs/cache.json": "{}",
+    "keep_user/notes.txt": "the user's notes\n",
+    "user.png": BINARY,
+    "tune_plan/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "tune",
+                                                    "outputs": {"plan": _PLAN_FILES}}),
+    "tune_plan/plan.json": json.dumps({"target": "gfx942", "cases": [PLAN_CASE]}),
+    "tune_plan/results.jsonl": json.dumps(ROW) + "\n",
+    "bench_plan/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "bench",
+                                                     "outputs": {"plan": _PLAN_FILES}}),
+    "bench_plan/plan.json": json.dumps({"target": "cpu", "cases": [PLAN_CASE]}),
+    "compile_out/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "compile",
+                                                      "outputs": {"compile": ["gemm.mlir"]}}),
+    "compile_out/gemm.mlir": "// compiled\n",
+    # the tune folders above (`tune_*`) are the tool's: their faults are in the files, not in whose they are
+    **{f"{name}/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "tune",
+                                                     "outputs": {"plan": _PLAN_FILES}})
+       for name in ("tune_no_plan", "tune_bad_plan", "tune_bad_results")},
+})
 
 
 @pytest.fixture(scope="module")
@@ -482,6 +541,13 @@ def fixture_dir(tmp_path_factory) -> Path:
 
 def _tree(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def _digest(folder: Path) -> dict[str, str | None]:
+    """Every path under `folder` with the hash of its bytes (None for a folder, the target for a link): a refusal
+    must leave the user's files as they were, byte for byte, not only by name."""
+    return {str(p.relative_to(folder)): f"-> {os.readlink(p)}" if p.is_symlink() else
+            hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None for p in sorted(folder.rglob("*"))}
 
 
 def run_main(argv: list[str]) -> int:
@@ -516,13 +582,14 @@ def test_bad_input_is_one_sentence_and_writes_nothing(line, message, fixture_dir
     monkeypatch.setattr(cli, "DEFAULT_CACHE", fixture_dir / "no_tune_cache.json")  # not the user's cache
     out = tmp_path / "out"
     argv = [a.replace("{F}", str(fixture_dir)).replace("{OUT}", str(out)) for a in (line.split(" ") if line else [])]
-    before, fixtures_before = _tree(tmp_path), _tree(fixture_dir)
+    before, fixtures_before = _digest(tmp_path), _digest(fixture_dir)
     print("input:", " ".join(argv))
     code = run_main(argv)
     captured = capsys.readouterr()
     assert_one_sentence(code, captured.err, message)
+    assert captured.out == f"input: {' '.join(argv)}\n"  # refused before anything is printed
     assert not out.exists() and not Path(f"{out}.jpg").exists()
-    assert _tree(tmp_path) == before and _tree(fixture_dir) == fixtures_before
+    assert _digest(tmp_path) == before and _digest(fixture_dir) == fixtures_before
 
 
 def test_the_fixtures_are_good_but_for_their_fault(fixture_dir, tmp_path, capsys):

@@ -401,6 +401,9 @@ VOP2 = {  # name -> reference(S0, S1) -> D (32 bits)
     "v_ashrrev_i32": lambda a, b: _ashr(b, a & 31, 32),  # "D0.i32 = (S1.i32 >> S0[4 : 0].u32)"
     "v_mul_u32_u24": lambda a, b: _mul24(a, b, False),  # "D0.u32 = 32'U(S0.u24) * 32'U(S1.u24)"
     "v_mul_i32_i24": lambda a, b: _mul24(a, b, True),  # "D0.i32 = 32'I(S0.i24) * 32'I(S1.i24)"
+    # "D0.u32 = 32'U((64'U(S0.u24) * 64'U(S1.u24)) >> 32U)", "D0.i32 = 32'I((64'I(S0.i24) * 64'I(S1.i24)) >> 32U)"
+    "v_mul_hi_u32_u24": lambda a, b: ((a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 32,
+    "v_mul_hi_i32_i24": lambda a, b: ((signed(a, 24) * signed(b, 24)) >> 32) & M32,
     "v_mul_lo_u32": lambda a, b: (a * b) & M32,  # "D0.u32 = S0.u32 * S1.u32"
     "v_min_u32": lambda a, b: a if a < b else b,  # "D0.u32 = S0.u32 < S1.u32 ? S0.u32 : S1.u32"
     "v_max_u32": lambda a, b: a if a >= b else b,  # "D0.u32 = S0.u32 >= S1.u32 ? S0.u32 : S1.u32"

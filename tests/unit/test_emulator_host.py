@@ -24,7 +24,8 @@ TWO_PROJECTIONS = DATA / "two_projections_f32.mlir"
 
 
 def epilogue(kind, target="gfx942", shape="256x256x128"):
-    return ("--target", target, "--shape", shape, "--epilogue", kind, "--alpha", "1.5", "--beta", "-0.5")
+    scales = ("--alpha", "1.5", "--beta", "-0.5") if kind == "alpha-beta" else ()  # the others take none
+    return ("--target", target, "--shape", shape, "--epilogue", kind, *scales)
 
 
 def listing(folder: Path) -> str:

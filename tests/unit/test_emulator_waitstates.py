@@ -180,3 +180,26 @@ def test_wait_states_of_nops_and_the_table_bound():
     assert classify(parse_instruction("v_mov_b32_e32 v1, 0", 1), "gfx942", {}).wait_states == 1
     assert all(rule.source for rule in RULES)
     assert MAX_WAIT_STATES >= 16 + 3 + 1
+
+
+SMFMAC16 = "v_smfmac_f32_16x16x32_bf16 v[0:3], v[4:5], v[6:9], v10"  # 16 clocks (calculator, cdna3): 4 passes
+
+
+@pytest.mark.parametrize("arch, required", [("gfx942", 7), ("gfx950", 8)])
+def test_smfmac_result_read_as_the_next_index_is_a_srcab_read(arch, required):
+    """A sparse MFMA's index (its third operand) is read like SrcA/B (GCNHazardRecognizer checkMAIHazards90A: every
+    use but SrcC): 4 passes + 3, + 1 on CDNA4."""
+    consumer = "v_smfmac_f32_16x16x32_bf16 v[12:15], v[4:5], v[6:9], v2"
+    v = only(violations(arch, SMFMAC16, *nops(required - 1), consumer), "mfma-write-srcab")
+    assert (v.required, v.present, v.register) == (required, required - 1, "v2")
+    assert not violations(arch, SMFMAC16, *nops(required), consumer)
+
+
+def test_smfmac_accumulates_into_its_destination():
+    """SrcC of a sparse MFMA is its destination: the same registers chain without waits, overlapping ones wait
+    passes + 1 like a dense MFMA's SrcC."""
+    assert not violations("gfx942", SMFMAC16, SMFMAC16, SMFMAC16)
+    consumer = "v_smfmac_f32_16x16x32_bf16 v[2:5], v[12:13], v[6:9], v10"
+    v = only(violations("gfx942", MFMA16_942, *nops(4), consumer), "mfma-write-srcc")
+    assert (v.required, v.register) == (5, "v[2:5]")
+    assert not violations("gfx942", MFMA16_942, *nops(5), consumer)

@@ -82,6 +82,11 @@ def test_unified_file_counts_agprs():
     ("gfx1151", 65537, 256, 2),
     ("gfx950", 81920, 512, 4),     # 160 KiB: two workgroups of 8 waves
     ("gfx942", 32768, 96, 1),      # 96 threads are 2 waves (the last one partial): 2 workgroups x 2 waves / 4
+    ("gfx942", 65536, 64, 1),      # one 1-wave workgroup per CU: its SIMD holds 1 wave (the others none), not 0
+    ("gfx942", 32768, 64, 1),      # two 1-wave workgroups on two SIMDs
+    ("gfx942", 8192, 64, 2),       # eight 1-wave workgroups over 4 SIMDs
+    ("gfx942", 8192, 128, 4),      # eight 2-wave workgroups: 16 waves over 4 SIMDs
+    ("gfx942", 10923, 64, 2),      # five 1-wave workgroups: the busiest SIMD holds 2
 ])
 def test_lds_limits_occupancy_per_cu(target, lds, threads, waves):
     wave = TARGETS[target].wave_size

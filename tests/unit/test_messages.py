@@ -56,7 +56,7 @@ def test_tune_on_cpu_says_there_is_nothing_to_search(tmp_path, capsys):
 ])
 def test_compile_only_hint_names_the_targets_device(command, target, device, tmp_path, monkeypatch, capsys):
     # the hint, not the compiling
-    monkeypatch.setattr(cli, "build_plan", lambda target, cases, folder, force=False, keep=(): folder)
+    monkeypatch.setattr(cli, "build_plan", lambda target, cases, folder, force=False, keep=(), **_: folder)
     monkeypatch.setattr(cli, "plan_search",
                         lambda gemm, target, folder, limit, codegen, force=False, keep=(), split=False, client=None:
                         folder)

@@ -58,3 +58,17 @@ def test_no_point_fails_and_each_refusal_is_one_sentence(table):
         if refusal is not None:
             assert refusal.endswith(".") and "\n" not in refusal and "Traceback" not in refusal, (row["name"], refusal)
     assert table["counts"]["FAIL"] == 0 and table["counts"]["PASS"] > 0
+
+
+def test_the_grid_holds_the_held_out_skinny_kernels(table):
+    """Decode sizes (M = 1-32, NN, NT and TN, every input type) are in the grid, and what IREE's default emits there
+    is covered: its sparse MFMAs (VDMFMA, M = 5-8 with N and K multiples of 256) on gfx942 and on gfx950 (TN), on
+    points that PASS."""
+    skinny = {name for name, (_, m, _, _) in table["shapes"].items() if m <= 32}
+    assert len(skinny) >= 5 and any(table["shapes"][s][1] == 32 for s in skinny)
+    sparse = {op: entry for op, entry in table["opcodes"].items() if op.startswith("v_smfmac_")}
+    assert {"v_smfmac_f32_16x16x32_bf16", "v_smfmac_f32_16x16x32_f16"} <= set(sparse)
+    assert {"gfx942", "gfx950"} <= set(sparse["v_smfmac_f32_16x16x32_bf16"]["targets"])
+    rows = {row["name"]: row for row in table["points"]}
+    for entry in sparse.values():
+        assert entry["status"] == "implemented" and all(rows[p]["emulation"] == "PASS" for p in entry["points"])

@@ -33,7 +33,7 @@ def gemm(shape, layout="nn", dtype="bf16"):
 @pytest.mark.parametrize("shape, splits, kernel", [
     ("1x4096x4096", 64, Streaming), ("1x8192x8192", 64, Streaming), ("16x4096x4096", 16, Schedule),
     ("16x14336x4096", 8, Schedule), ("64x4096x14336", 16, Schedule), ("128x14336x4096", 4, Schedule),
-    ("1024x1024x65536", 4, Schedule)])
+    ("1024x1024x65536", 4, Schedule), ("24x4096x4096", 16, Schedule)])
 def test_the_rule_splits_skinny_and_long_k_problems(shape, splits, kernel):
     split, why = split_plan(gemm(shape), SM80)
     assert isinstance(split, SplitK) and split.splits == splits and isinstance(split.partial, kernel), why
@@ -45,7 +45,7 @@ def test_the_rule_splits_skinny_and_long_k_problems(shape, splits, kernel):
     (gemm("1x4096x4096", layout="nt"), "IREE's own matrix-vector kernel"),
     (gemm("16x4096x4096", dtype="f8E4M3FN"), "split-K takes plain f16/bf16 GEMMs"),
     (gemm("16x4096x256"), "K = 256 is too short to split"),
-    (gemm("24x4096x4096"), "no split-K kernel fits")])
+    (gemm("1x4000x4096"), "no split-K kernel fits")])
 def test_the_rule_leaves_other_problems_data_parallel_and_says_why(problem, reason):
     split, why = split_plan(problem, SM80)
     assert split is None and reason in why

@@ -10,7 +10,7 @@ import pytest
 
 from pipelines.targets import TARGETS
 from pipelines.tune import finalize
-from pipelines.tune_cache import TuneError, cached
+from pipelines.tune_cache import Search, TuneError, cached
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, Staging, Swizzle, Tile
 
@@ -126,7 +126,8 @@ def test_cache_keeps_targets_and_routes_apart(tmp_path):
     finalize(GEMM, GFX942, measured_plan(tmp_path / "a", GEMM, [("default", None, {"tflops": 1.0}),
                                                           ("candidate", schedule(128), {"tflops": 1.0})]), cache)
     assert cached(GEMM, TARGETS["gfx950"], cache) is None
-    assert cached(GEMM, GFX942, cache, codegen=True) is None
+    assert cached(GEMM, GFX942, cache, Search("codegen")) is None
+    assert cached(GEMM, GFX942, cache, Search("split-k")) is None
     assert cached(GEMM.with_(dtype="f16"), GFX942, cache) is None
     assert cached(GEMM, GFX942, cache)["tflops"] == 1.0
 
