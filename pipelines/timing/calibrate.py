@@ -37,6 +37,7 @@ from transforms.tuning_spec import tuning_spec
 
 from .. import flow
 from ..job import Job, Prepared
+from ..output import owned
 from ..targets import TARGETS, Timing
 from .ops import TimingError
 from .predict import ProgramRecording, Recording, record, replay
@@ -244,11 +245,11 @@ def _record(fields: dict, root: str) -> tuple[Row, Recording | ProgramRecording 
         folder = Path(root) / f"{base.target}_{base.m}x{base.n}x{base.k}_{base.layout}_{base.dtype}_{base.variant}"
         ukernel = base.variant in UKERNEL_VARIANTS
         job = Job(target, "ukernel" if ukernel else "default", (gemm,), (None,), iree_ukernels=ukernel)
-        if not (folder / "report.json").is_file():
+        if not owned(folder / "report.json"):  # a row compiled before, by this tool (a --keep folder resumes)
             flow.compile_job(flow.prepare(job), folder, extra_flags=flags)
         if base.variant == "dma_on" and not dma_loads(folder):
             forced = folder.with_name(folder.name + "_forced")
-            if not (forced / "report.json").is_file():
+            if not owned(forced / "report.json"):
                 flow.compile_job(forced_dma(folder, job), forced)
             if not dma_loads(forced):
                 raise TimingError("the tuning spec asked for global-load DMA and the kernel has no DMA loads.")

@@ -136,6 +136,12 @@ def classify(inst: Instruction, target) -> Op:
         writes = frozenset().union(*(_regs(half.operands[0]) for half in ops))
         reads = frozenset().union(*(_all_regs(half.operands[1:]) for half in ops))
     lanes = target.wave_size
+    if kind == "mma" and inst.opcode.startswith("v_smfmac"):
+        # vdst, srcA (2:4-sparse A), srcB, index: the destination is also the accumulator, the index a source
+        cycles = getattr(target, "sparse_mma_cycles", {}).get(inst.opcode, 0)
+        if not cycles:
+            raise TimingError(f"the timing model has no matrix pipe cost for '{inst.opcode}' on {target.name}.")
+        return Op(inst.text, kind, category, cycles, timing.mma_read_extra, _all_regs(ops[1:4]), writes, writes)
     if kind == "mma":
         cycles = next((m.cycles for m in target.mma.values() if m.opcode == inst.opcode), 0)
         if not cycles:

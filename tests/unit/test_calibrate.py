@@ -213,3 +213,26 @@ def test_recording_a_long_k_problem_leaves_its_inputs_untouched(tmp_path):
                           check=True)
     grown_kib = int(done.stdout.split()[-1])
     assert grown_kib * 1024 < 0.25 * GiB, done.stdout
+
+
+@pytest.mark.parametrize("ours", [False, True])
+def test_a_kept_row_is_reused_only_where_the_tool_wrote_it(ours, tmp_path, monkeypatch):
+    """A --keep folder resumes: a row folder compiled before is recorded again without compiling, but a
+    report.json the tool did not write (no manifest listing it) is never taken for a compiled row."""
+    from pipelines.output import output_folder
+
+    compiled, recorded = [], []
+    monkeypatch.setattr(calibrate.flow, "compile_job", lambda prepared, folder, **kw: compiled.append(folder))
+    monkeypatch.setattr(calibrate, "dma_loads", lambda folder: True)
+    monkeypatch.setattr(calibrate, "record", lambda folder: recorded.append(folder) or "recording")
+    fields = dict(zip(FIELDS, GOOD.split(",")))
+    folder = tmp_path / "gfx950_64x64x64_nn_bf16_dma_off"
+    if ours:
+        with output_folder(folder, "compile") as scratch:
+            (scratch / "report.json").write_text("{}")
+    else:
+        folder.mkdir()
+        (folder / "report.json").write_text("{}")
+    row, recording = calibrate._record(fields, str(tmp_path))
+    assert recording == "recording" and recorded == [folder]
+    assert compiled == ([] if ours else [folder])

@@ -51,6 +51,24 @@ def test_an_mfma_reading_the_previous_result_waits_for_it():
     assert result.stalls["dependency"] > 0
 
 
+def smfmac(d: int, index: str = "v44") -> str:
+    return f"v_smfmac_f32_16x16x32_bf16 v[{d}:{d + 3}], v[40:41], v[42:45], {index}"
+
+
+def test_sparse_mfmas_accumulate_into_their_destination_at_the_pipe_rate():
+    # 16 clocks each (AMD's matrix instruction calculator, cdna3); the destination is the accumulator, read in pipe
+    # order: four into v[0:3] issue at 0, 16, 32, 48 and finish at 64, as dense accumulating MFMAs do.
+    result = run_waves(T, [program(*(smfmac(0) for _ in range(4)))])
+    assert result.cycles == 64 and result.mma_busy == (64, 0, 0, 0)
+
+
+def test_a_sparse_mfma_waits_for_its_index_register():
+    # The index (fourth operand) is a source: written by the previous MFMA's result v3 (ready 16 + 12 = 28 clocks
+    # after issue), so the second issues at 28 and is done at 44; were it taken for the accumulator, 32.
+    result = run_waves(T, [program(smfmac(0), smfmac(8, "v3"))])
+    assert result.cycles == 44 and result.stalls["dependency"] > 0
+
+
 def test_four_waves_on_four_simds_run_side_by_side():
     # Wave s sits on SIMD s and issues at s, s+16, s+32, s+48: done at s+64, so the last at 67; one wave with all
     # 16 MFMAs takes 16 × 16 = 256.
