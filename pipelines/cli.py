@@ -16,6 +16,7 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -318,7 +319,7 @@ def _scheduled_job(args) -> flow.Job:
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
     if named.split is not None and not _schedule_flags_given(args):
-        split, why = named.split(gemm, target)
+        split, why = named.split(gemm, target, None)  # compile has no device: the target table's compute units
         if split is not None:
             return flow.Job(target, pipeline, (gemm,), (None,), split=split, split_reason=why)
     return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=named.codegen,
@@ -352,9 +353,8 @@ def cmd_spec(args) -> int:
         name = args.pipeline or "default"
         why = (why_default(name, job.gemms[0], job.target) if len(job.gemms) == 1 else
                f"pipeline '{name}' leaves every contraction of {args.input} to IREE's default heuristic")
-        other = ", or name a pipeline that schedules, such as 'tuned'" if name in ("default", "ukernel") else ""
         raise UsageError(f"{why}; it schedules nothing, so there is no transform script (give schedule flags, "
-                         f"at least --tile and --mma{other}).")
+                         "at least --tile and --mma, or another pipeline).")
     if args.output:
         # The first line names the tool, so the next `spec -o` recognises the file as its own to overwrite.
         write_file(args.output, f"// {FILE_MARK}\n{prepared.spec}", args.force)
@@ -497,7 +497,7 @@ def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str
     return 0
 
 
-def _distinct(values: list[str], flag: str, what: str) -> None:
+def _distinct(values: Sequence[str], flag: str, what: str) -> None:
     """A list flag naming one thing twice would plan (and time) it twice."""
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
     if twice is not None:

@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             raise RunError(f"--rounds {args.rounds}: give 1 or more.")
         if not args.output.parent.is_dir():
             raise RunError(f"the folder of -o {args.output} does not exist.")
-        modules = {}
+        modules: dict[str, Path] = {}
         for entry in args.modules:
             name, _, path = entry.partition("=")
             if not path or not Path(path).is_file():

@@ -221,9 +221,9 @@ def _commit(scratch: Path, final: Path, command: str, force: bool) -> None:
     for folder in [scratch, *(p for p in scratch.rglob("*") if p.is_dir() and not p.is_symlink())]:
         folder.chmod(mode)  # iree-compile makes its dump folder 0750
     if not final.exists():
-        manifest = _new_manifest(command)
-        manifest["outputs"][command] = written
-        (scratch / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        fresh = _new_manifest(command)
+        fresh["outputs"][command] = written
+        (scratch / MANIFEST).write_text(json.dumps(fresh, indent=1) + "\n")
         os.rename(scratch, final)
         return
     # Into an existing folder file by file, so whatever else is there (a user's files, a plan) stays.

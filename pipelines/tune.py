@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from iree.compiler import version as iree_version
@@ -51,8 +51,9 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
 
 def route_candidates(gemm: Gemm, target: Target, route: str) -> list[Schedule | SplitK]:
     """Every candidate a search of `route` (a `tune_cache.ROUTES` name) measures, in the order --limit keeps them."""
-    find = {"compilation_info": candidates, "codegen": codegen_candidates, "split-k": split_candidates}[route]
-    return list(find(gemm, target))
+    find: dict[str, Callable[[Gemm, Target], Sequence[Schedule | SplitK]]] = {
+        "compilation_info": candidates, "codegen": codegen_candidates, "split-k": split_candidates}
+    return list(find[route](gemm, target))
 
 
 def search_limit(limit: int | None, found: int) -> int | None:
@@ -145,7 +146,7 @@ def from_cache(gemm: Gemm, target: Target, hit: dict, cache: Path) -> dict[str, 
     the winner's gemm.mlir and spec.mlir, built again as the search built them (`flow.prepare`, no compile). Not
     its report.json (a compile) nor ranking.md (the search's rows are not cached). Nothing is written here: an
     entry that no longer builds stops before the folder is made (`write_best` writes them)."""
-    route = hit.get("route") if hit.get("route") in ROUTE_LABELS else "compilation_info"
+    route = str(hit.get("route")) if hit.get("route") in ROUTE_LABELS else "compilation_info"
     fields = hit.get("schedule")
     try:
         plan = None if fields is None else split_from_dict(fields) if route == "split-k" else \
