@@ -629,7 +629,7 @@ def cmd_tune(args) -> int:
         with _maybe_cluster(spec) as client:
             work_folder(folder, "tune", args.force)  # the plan search writes a tune plan (output.PLAN_FILES)
             plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (),
-                        split, client)
+                        split, client, device_units(devices, target))
             if args.compile_only or not devices:
                 print(f"wrote {folder}/plan.json; run it where the device is with\n"
                       f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "

@@ -33,6 +33,7 @@ import numpy as np
 
 from transforms.errors import UserError
 
+from .output import owned
 from .cluster import Task, checked_row, cluster_spec, open_cluster, run_tasks, visible_devices
 from .reference import NUMPY_TYPES, dtype_family, float64_result, relative_tolerance  # no compiler import
 
@@ -429,11 +430,25 @@ def read_plan(plan: Path) -> dict:
     return meta
 
 
+def check_plan_folder(plan: Path) -> None:
+    """The runner appends its rows to a plan folder only where the tool wrote the plan: its manifest lists
+    plan.json and results.jsonl (a plan folder lists both from the start, `output.work_folder`), so a user's folder
+    that merely holds files of those names is never written into."""
+    for name in ("plan.json", "results.jsonl"):
+        path = plan / name
+        if (path.exists() or name == "plan.json") and not owned(path):
+            raise RunError(f"{path} was not written by pipelines (its folder's manifest does not list it), so the "
+                           "runner does not add rows beside it; write the plan with `pipelines bench --compile-only` "
+                           "or `pipelines tune --compile-only`.")
+
+
 def run_plan(plan: Path, devices: list[str], repetitions: int = 5, results: Path | None = None,
              client=None) -> Path:
     """Run every case of `plan` not yet in `results`, spreading cases over `devices` (one process each), or with
     `client` (a dask Client, `pipelines.cluster`) as tasks on the cluster's GPU workers, each on the device
     `devices[0]` names as its worker sees it (one GPU per worker)."""
+    if results is None:
+        check_plan_folder(plan)
     cases = read_plan(plan)["cases"]
     for device in devices if client is None else ():
         device_or_error(device)

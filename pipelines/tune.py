@@ -30,7 +30,7 @@ from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, plan_job, split_candidate
 from .output import output_folder, write_atomic
 from .report import load_rows
 from .routes import codegen_route, schedule_route
-from .targets import Target
+from .targets import ComputeUnits, Target
 from .tune_cache import MODEL, Search, TuneError, cache_key, device_kind, read_cache
 
 # Each route's label for its candidates in a plan (IREE's default is "default").
@@ -62,15 +62,19 @@ def search_limit(limit: int | None, found: int) -> int | None:
 
 
 def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
-                force: bool = False, keep: Sequence[str] = (), split: bool = False, client=None) -> Path:
-    """`split`: search split-K plans (`named.split_candidates`) instead of schedules. `client`: compile the
-    candidates on a dask cluster (`pipelines.cluster`)."""
-    options: list[Schedule | SplitK] = list(
-        (split_candidates if split else codegen_candidates if codegen else candidates)(gemm, target)[:limit])
+                force: bool = False, keep: Sequence[str] = (), split: bool = False, client=None,
+                units: ComputeUnits | None = None) -> Path:
+    """`split`: search split-K plans (`named.split_candidates`, ordered around the rule's choice for `units`, the
+    compute units of the device that will run them) instead of schedules. `client`: compile the candidates on a
+    dask cluster (`pipelines.cluster`). The folder is a tune plan (`output.PLAN_FILES`)."""
+    options: list[Schedule | SplitK] = []
+    options += split_candidates(gemm, target, units) if split else \
+        (codegen_candidates if codegen else candidates)(gemm, target)
+    options = options[:limit]
     label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
     cases: list[tuple[Gemm, str, Schedule | SplitK | None]] = [(gemm, "default", None)]
     cases += [(gemm, label, s) for s in options]
-    return build_plan(target, cases, folder, force, keep, client)
+    return build_plan(target, cases, folder, force, keep, client, kind="tune", units=units)
 
 
 def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:

@@ -490,6 +490,8 @@ CASES = [
     ("explain --schedule pingpong8 -o {F}/user.png", "exists and was not written by pipelines"),
     ("explain --schedule hopper-pingpong -o {F}/user.png", "exists and was not written by pipelines"),
     ("predict {F}/rep_bad_isa --timeline {F}/user.png", "exists and was not written by pipelines"),
+    # a plan.json of the user's is never run into (the runner would append results.jsonl beside it)
+    ("bench --plan {F}/user_plan --device local-task", "user_plan/plan.json was not written by pipelines"),
 ]
 
 # The fixtures of the issue-29 cases: a folder of the tool's carries a manifest (written here by hand) of its kind.
@@ -520,6 +522,11 @@ FILES.update({
     **{f"{name}/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "tune",
                                                      "outputs": {"plan": _PLAN_FILES}})
        for name in ("tune_no_plan", "tune_bad_plan", "tune_bad_results")},
+    # so are the bench plans of `bench --plan` and the runner (`runner.check_plan_folder`)
+    **{f"{name}/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "bench",
+                                                     "outputs": {"plan": _PLAN_FILES}})
+       for name in ("plan_truncated", "plan_list", "plan_case_missing", "plan_unknown_target", "plan_gfx942",
+                    "plan_cpu")},
 })
 
 

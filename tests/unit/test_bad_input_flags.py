@@ -20,6 +20,7 @@ from iree.compiler import version as iree_version
 from pipelines import cli, runner
 from pipelines.named import plan_for, why_default
 from pipelines.targets import TARGETS
+from pipelines.output import work_folder
 from pipelines.tune import candidates, finalize
 from pipelines.tune_cache import MODEL, Search, cache_key, cached
 from transforms.problem import Gemm
@@ -69,6 +70,9 @@ G_FILES = {
     # a plan as `bench --compile-only` wrote it before problems carried their epilogue
     "plan_no_epilogue/plan.json": json.dumps({"target": "cpu", "cases": [dict(
         PLAN_CASE, schedule="IREE default heuristic", target="cpu")]}),
+    "plan_no_epilogue/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "bench",
+                                                           "outputs": {"plan": ["plan.json", "results.jsonl",
+                                                                                "cases/"]}}),
     "model_a.vmfb": "not a module, but a file\n",
     "model_b.vmfb": "not a module, but a file\n",
 }
@@ -408,8 +412,7 @@ def test_a_search_whose_default_failed_is_served_and_says_it_was_not_compared(tm
 
 
 def test_a_run_where_every_case_failed_exits_1_and_says_so(fixture_dir, tmp_path, capsys):
-    plan = tmp_path / "plan"
-    plan.mkdir()
+    plan = work_folder(tmp_path / "plan", "bench")  # a plan folder of the tool's, as bench --compile-only makes it
     meta = json.loads((fixture_dir / "plan_cpu" / "plan.json").read_text())
     for case in meta["cases"]:
         case.update(problem=dict(case["problem"], epilogue={"kind": "none", "alpha": 1.0, "beta": 1.0}),

@@ -235,7 +235,7 @@ def fake_plan(folder: Path, statuses: dict[str, str], kind: str | None = None) -
 
 def test_resume_reruns_failed_and_torn_rows_only(tmp_path, capsys, monkeypatch):
     plan = fake_plan(tmp_path / "plan", {"good": "ok", "wrong": "ok", "crashed": "ok", "torn": "ok", "new": "ok",
-                                         "unverified": "ok", "nocompile": "compile-failed"})
+                                         "unverified": "ok", "nocompile": "compile-failed"}, kind="bench")
     results = plan / "results.jsonl"
     rows = [dict(ROW, id="good", marker="kept"), dict(ROW, id="wrong", status="wrong-result", correct=False),
             dict(ROW, id="crashed", status="run-failed", correct=False),

@@ -178,3 +178,28 @@ def test_the_new_m_compile_verified_and_the_amd_ones_match_float64(tmp_path, tar
     if get_target(target).emulated:
         result = emulate_gemm(out)
         assert result.passed, result.summary()
+
+
+def test_tune_route_split_orders_its_candidates_for_the_device_that_runs_them(tmp_path, monkeypatch):
+    """`tune --route split --device cuda` measures first the plan the rule picks for the device's compute units
+    (here an H100's 132 SMs, where sm_80's table says 108), as `bench` plans for them."""
+    from pipelines import tune
+
+    sm80, gemm = get_target("sm_80"), Gemm(64, 8192, 8192, "bf16", "nn")
+    planned = {}
+    monkeypatch.setattr(tune, "build_plan", lambda target, cases, folder, *a, **kw: planned.setdefault(
+        kw["units"], [c[2] for c in cases if c[1] != "default"]))
+    for units in (None, H100):
+        tune.plan_search(gemm, sm80, tmp_path / "t", limit=1, split=True, units=units)
+    assert planned[None] == [split_plan(gemm, sm80)[0]] and planned[H100] == [split_plan(gemm, sm80, H100)[0]]
+    assert planned[None] != planned[H100]  # the two counts give different plans at this shape
+
+    seen = []
+    monkeypatch.setattr(cli, "device_units", lambda devices, target: H100)
+    monkeypatch.setattr(cli, "_devices", lambda args, target: ["cuda"])
+    monkeypatch.setattr(cli, "plan_search", lambda *a, **kw: seen.append(a[-1]) or (_ for _ in ()).throw(
+        KeyboardInterrupt))
+    monkeypatch.setattr(cli, "environment", lambda device: {"device_name": "cuda"})
+    assert main(["tune", "--target", "sm_80", "--shape", "64x8192x8192", "--route", "split", "--device", "cuda",
+                 "--cache", str(tmp_path / "c.json"), "-o", str(tmp_path / "o")]) == 130
+    assert seen == [H100]
