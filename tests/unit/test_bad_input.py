@@ -574,6 +574,24 @@ def assert_one_sentence(code, stderr: str, message: str, interrupted: bool = Fal
     assert message in stderr, stderr
 
 
+def test_every_verb_and_tool_meets_300_distinct_bad_inputs():
+    """The bad-input tables of the command line (here and test_bad_input_flags.py), of the GPU-side runner and of
+    tools/hopper_gemm.py together: each entry a distinct command line with the sentence it must give."""
+    import test_bad_input_flags
+    import test_hopper_gemm_cli
+
+    tables = {"pipelines": [line for line, _ in CASES + test_bad_input_flags.CASES],
+              "runner": [line for line, _ in test_bad_input_flags.RUNNER_CASES],
+              "hopper_gemm": [" ".join(argv) for argv, _ in test_hopper_gemm_cli.BAD_INPUTS]}
+    for tool, lines in tables.items():
+        assert len(set(lines)) == len(lines), [line for line in lines if lines.count(line) > 1]
+    verbs = {line.split()[0] for line in tables["pipelines"] if line}
+    assert verbs >= {"compile", "spec", "inspect", "bench", "report", "tune", "tune-model", "explain", "emulate",
+                     "predict", "calibrate", "list"}, verbs
+    assert {argv[0] for argv, _ in test_hopper_gemm_cli.BAD_INPUTS if argv} >= {"build", "run", "inspect"}
+    assert sum(len(lines) for lines in tables.values()) >= 300
+
+
 def test_cases_are_distinct_and_many():
     lines = [line for line, _ in CASES]
     assert len(set(lines)) == len(lines) >= 100

@@ -78,7 +78,8 @@ def kernel_folder(folder: Path, manifest) -> Path:
 BUILD = ["build", "--shape", "256x256x256", "--no-default"]
 
 
-@pytest.mark.parametrize("argv, words", [
+# (command line, what its one sentence must say); counted with the other bad-input tables (test_bad_input.py)
+BAD_INPUTS = [
     (BUILD + ["-o", "out", "--repeat-flops", "-1"], "-1 must be a positive finite number"),
     (BUILD + ["-o", "out", "--repeat-flops", "0"], "0 must be a positive finite number"),
     (BUILD + ["-o", "out", "--repeat-flops", "nan"], "nan must be a positive finite number"),
@@ -120,7 +121,11 @@ BUILD = ["build", "--shape", "256x256x256", "--no-default"]
     (["inspect", "NO_PTX"], "holds no PTX"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "the following arguments are required"),
-], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+]
+
+
+@pytest.mark.parametrize("argv, words", BAD_INPUTS,
+                         ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_bad_input_is_one_sentence_exit_2_and_writes_nothing(argv, words, tmp_path, capsys, monkeypatch,
                                                            fake_build):
     monkeypatch.chdir(tmp_path)

@@ -5,14 +5,24 @@ sentence before anything compiles; nothing may fail after compiling. The refused
 summary. The CI tier is in the test command (marked slow, like the other multi-target compiles); the full tier
 (every input type and shape) runs with `-m sweep`."""
 
+import os
+
 import pytest
 
+from pipelines.named import pipelines_for
 from pipelines.targets import TARGETS
-from tools.named_sweep import cases, sweep
+from tools.named_sweep import NAMED, cases, sweep
+
+# One test per target and named pipeline, so that pytest-xdist spreads the compiles evenly over its workers (a
+# test per target left one worker compiling sm_89's 200 cases alone); under xdist each runs its cases one at a
+# time (its workers are the parallelism), alone it runs two at once.
+JOBS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+PAIRS = [(t, p) for t, target in TARGETS.items() for p in NAMED if p in pipelines_for(target)]
 
 
-def _run(tier: str, target: str, record_property) -> None:
-    outcomes = sweep(cases(tier, (target,)), jobs=2)
+def _run(tier: str, target: str, record_property, pipeline: str | None = None) -> None:
+    selected = [c for c in cases(tier, (target,)) if pipeline is None or c.pipeline == pipeline]
+    outcomes = sweep(selected, jobs=JOBS)
     refused = [f"{o.case.name}: {o.message}" for o in outcomes if o.status == "refused"]
     record_property("refused", refused)
     failed = [f"{o.case.name}: {o.message}" for o in outcomes if o.status == "failed"]
@@ -21,9 +31,9 @@ def _run(tier: str, target: str, record_property) -> None:
 
 
 @pytest.mark.slow  # compiles for every target; the test command (CI) runs it, the fast tier does not
-@pytest.mark.parametrize("target", list(TARGETS))
-def test_named_pipelines_verify_or_refuse_ci_tier(target, record_property):
-    _run("ci", target, record_property)
+@pytest.mark.parametrize("target, pipeline", PAIRS, ids=[f"{t}-{p}" for t, p in PAIRS])
+def test_named_pipelines_verify_or_refuse_ci_tier(target, pipeline, record_property):
+    _run("ci", target, record_property, pipeline)
 
 
 @pytest.mark.slow
