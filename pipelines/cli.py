@@ -46,7 +46,8 @@ from .cluster import ClusterSpec, cluster_spec, open_cluster
 from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
 from .routes import route_for
-from .timing.calibrate import Calibration, table as calibration_table
+from .timing.calibrate import Calibration, held_out, held_out_report, read_csv, render_held_out
+from .timing.calibrate import table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
 from .tune import finalize, from_cache, plan_search, route_candidates, search_limit, write_best
@@ -774,19 +775,54 @@ def cmd_predict(args) -> int:
     return 0
 
 
+def _holdout(value: str) -> float | Path:
+    """--holdout: a fraction of the shapes (0 < f < 1) or a CSV file of rows the fit never sees."""
+    try:
+        fraction = float(value)
+    except ValueError:
+        return Path(value)
+    if not 0 < fraction < 1:
+        raise argparse.ArgumentTypeError(f"a fraction holds out part of the shapes, so it lies between 0 and 1 "
+                                         f"(exclusive), not {value}; or name a CSV file")
+    return fraction
+
+
 def cmd_calibrate(args) -> int:
+    inputs = (args.csv,) + ((args.holdout,) if isinstance(args.holdout, Path) else ())
     if args.keep is not None:
         _writable(args.keep, "folder", "--keep")
-        admit_folder(args.keep, "calibrate", args.force, inputs=(args.csv,), flag="--keep")
-    calibration = Calibration(args.csv, args.workers, args.keep)  # the CSV and the workers checked; nothing runs yet
+        admit_folder(args.keep, "calibrate", args.force, inputs=inputs, flag="--keep")
+    fields = read_csv(args.csv)
+    skip: frozenset[int] = frozenset()
+    if isinstance(args.holdout, Path):
+        held = read_csv(args.holdout, "--holdout file")
+        skip = frozenset(range(len(fields), len(fields) + len(held)))
+        fields = fields + held
+    elif args.holdout is not None:
+        skip = frozenset(held_out(fields, args.holdout, args.seed))
+    calibration = Calibration(fields, args.workers, args.keep)  # rows and workers checked; nothing runs yet
     if args.keep is not None:
         work_folder(args.keep, "calibrate", args.force)  # made (with its manifest) once every check has passed
     print(f"calibrate: {calibration.workers.note}", file=sys.stderr)
     try:
-        timings, rows = calibration.fit() if args.fit else ({}, calibration.rows())
+        if args.holdout is None:
+            timings, rows = calibration.fit() if args.fit else ({}, calibration.rows())
+            held_report = None
+        else:
+            timings, rows = calibration.fit(skip=skip)
+            held_report = held_out_report(calibration, timings, rows, skip)
     finally:
         calibration.close()
     fitted = {name: {fact: getattr(timing, fact) for fact in timing.fitted} for name, timing in timings.items()}
+    if held_report is not None:
+        source = (f"the rows of {args.holdout}" if isinstance(args.holdout, Path) else
+                  f"{args.holdout:g} of the shapes of {args.csv} (seed {args.seed})")
+        held_report["held_out_from"] = source
+        if args.json:
+            print(json.dumps(held_report, indent=1))
+        else:
+            print(render_held_out(held_report))
+        return 0
     if args.json:
         print(json.dumps([dict(row.as_dict(), **({"fitted": fitted[row.target]} if row.target in fitted else {}))
                           for row in rows], indent=1))
@@ -956,6 +992,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="--keep: " + FORCE_FOLDER)
     p.add_argument("--fit", action="store_true", help="fit the target's `fitted` timing facts to the rows first "
                                                       "(coordinate descent on the median |error|) and print them")
+    p.add_argument("--holdout", type=_holdout, metavar="FRACTION|FILE",
+                   help="fit on part of the rows and judge the rest, which the fit never sees: a fraction of the "
+                        "--csv shapes drawn with --seed (a shape's DMA on and off rows stay together), or a CSV file "
+                        "of other rows; prints the held-out table, the fitted facts and each one's held-out error")
+    p.add_argument("--seed", type=_at_least(0), default=0, help="--holdout FRACTION: which shapes are held out")
     p.add_argument("--json", action="store_true", help="one object per row: its fields plus predicted_us")
     p.set_defaults(run=cmd_calibrate)
     p = sub.add_parser("list", help="targets, pipelines and MMA intrinsics")

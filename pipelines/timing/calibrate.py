@@ -1,13 +1,13 @@
 """Calibration: published kernel times of IREE-compiled GEMMs against the timing model's predictions.
 
-`Calibration(csv)` reads rows of `source,gpu,target,op,M,N,K,layout,dtype,variant,time_us`, compiles each with
-IREE's default pipeline as the source describes (`VARIANTS`: which iree-compile flags a variant means) and records
-it once; `rows()` predicts every row under the targets' timing facts (or others; `fit()` fits them) and returns
-one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be predicted (a
-variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the median |error|
-over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on, whether the
-prediction moves the same way. Rows are recorded in worker processes, as many as the cores and the memory the system
-has available hold (`choose_workers`); the published MI355X rows ship as `PUBLISHED`.
+`Calibration(read_csv(path))` takes rows of `source,gpu,target,op,M,N,K,layout,dtype,variant,time_us`, compiles each
+with IREE's default pipeline as the source describes (`VARIANTS`: which iree-compile flags a variant means) and
+records it once; `rows()` predicts every row under the targets' timing facts (or others; `fit()` fits them) and
+returns one `Row` per line: measured, predicted, error, or the one sentence saying why the row could not be
+predicted (a variant this tool cannot reproduce, an instruction the emulator does not run). `summary` gives the
+median |error| over rows measured at 20 µs or more and, for every shape measured with global-load DMA off and on,
+whether the prediction moves the same way. Rows are recorded in worker processes, as many as the cores and the
+memory the system has available hold (`choose_workers`); the published MI355X rows ship as `PUBLISHED`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import io
 import math
 import multiprocessing
 import os
+import random
 import re
 import statistics
 import tempfile
@@ -115,6 +116,8 @@ def read_rows(text: str, name: str) -> list[dict]:
         if None in row or None in row.values():  # csv.DictReader: extra fields go under None, missing ones are None
             given = sum(row[k] is not None for k in FIELDS) + len(row.get(None) or [])
             raise CalibrationError(f"{where} has {given} fields; the header names {len(FIELDS)}.")
+        if not row["source"].strip():
+            raise CalibrationError(f"{where} names no source; every published time needs the source it came from.")
         try:
             if min(int(row[k]) for k in ("M", "N", "K")) < 1:
                 raise ValueError
@@ -282,21 +285,44 @@ def _evaluate(index: int, timings: dict) -> Row:
     return dataclasses.replace(base, predicted_us=prediction.microseconds, bound=prediction.bound, note=note)
 
 
+def read_csv(path: Path, flag: str = "calibration file") -> list[dict]:
+    """The rows of the CSV file at `path` (`read_rows`); a folder, a missing file or a binary one is one sentence."""
+    if path.is_dir():
+        raise CalibrationError(f"{flag} {path} is a folder; give the CSV file itself (the published rows ship as "
+                               f"{PUBLISHED.name} in {PUBLISHED.parent}).")
+    if not path.is_file():
+        raise CalibrationError(f"{flag} {path} does not exist.")
+    try:
+        return read_rows(path.read_text(), str(path))
+    except UnicodeDecodeError:
+        raise CalibrationError(f"{path} is not a text CSV file.") from None
+
+
+def shape_key(fields: dict) -> tuple:
+    """The rows of one published kernel shape (its DMA on and off variants share a key)."""
+    return tuple(fields[k].strip().lower() for k in ("source", "target", "op", "M", "N", "K", "layout", "dtype"))
+
+
+def held_out(fields: list[dict], fraction: float, seed: int = 0) -> set[int]:
+    """Indices of the rows held out of a fit: `fraction` of the distinct shapes (rounded, at least one, never all),
+    drawn with `seed`; the variants of one shape stay together, so a held-out DMA pair is judged whole."""
+    keys = sorted({shape_key(f) for f in fields})
+    if len(keys) < 2:
+        raise CalibrationError(f"--holdout {fraction} needs rows of at least two shapes; these rows have "
+                               f"{len(keys)}.")
+    count = min(max(1, round(fraction * len(keys))), len(keys) - 1)
+    chosen = set(random.Random(seed).sample(keys, count))
+    return {i for i, f in enumerate(fields) if shape_key(f) in chosen}
+
+
 class Calibration:
     """Rows checked when made (nothing runs yet), recorded once on first use (compiled and traced in parallel), then
     predicted under any timing facts."""
 
-    def __init__(self, path: Path, workers: int | None = None, folder: Path | None = None):
-        """`workers`: processes at once (None: one per core); refused if the memory available cannot hold them."""
-        if path.is_dir():
-            raise CalibrationError(f"calibration file {path} is a folder; give the CSV file itself (the published "
-                                   f"rows ship as {PUBLISHED.name} in {PUBLISHED.parent}).")
-        if not path.is_file():
-            raise CalibrationError(f"calibration file {path} does not exist.")
-        try:
-            self.fields = read_rows(path.read_text(), str(path))
-        except UnicodeDecodeError:
-            raise CalibrationError(f"{path} is not a text CSV file.") from None
+    def __init__(self, fields: list[dict], workers: int | None = None, folder: Path | None = None):
+        """`fields`: rows as `read_csv` gives them; `workers`: processes at once (None: one per core); refused if
+        the memory available cannot hold them."""
+        self.fields = fields
         self.workers = choose_workers(workers, cores(), mem_available(), [row_peak_bytes(f) for f in self.fields])
         self.folder = folder
         self.pool: ProcessPoolExecutor | None = None
@@ -323,14 +349,15 @@ class Calibration:
         if self.pool is not None:
             self.pool.shutdown()
 
-    def fit(self, rounds: int = 2) -> tuple[dict, list[Row]]:
+    def fit(self, rounds: int = 2, skip: frozenset[int] = frozenset()) -> tuple[dict, list[Row]]:
         """Coordinate descent over each target's `fitted` timing facts (FIT_GRID), minimising the median |error|
-        over the rows measured at ≥ MIN_US (ties: more DMA directions right). Returns the facts and the rows."""
+        over the rows measured at ≥ MIN_US (ties: more DMA directions right), rows whose index is in `skip` (held
+        out) neither fitted nor scored. Returns the facts and every row predicted with them."""
         timings: dict[str, Timing] = {}
-        for row, rec in self.recorded:
-            timing = TARGETS[row.target].timing if rec is not None else None
-            if timing is not None:
-                timings[row.target] = timing
+        for index, (row, rec) in enumerate(self.recorded):
+            if rec is not None and index not in skip:
+                timings[row.target] = TARGETS[row.target].timing
+        fitting = lambda rows: [r for i, r in enumerate(rows) if i not in skip]  # noqa: E731
         best = self.rows(timings)
         for _ in range(rounds):
             for name in sorted(timings):
@@ -339,9 +366,47 @@ class Calibration:
                         change: dict[str, Any] = {fact: value}
                         trial = dict(timings, **{name: dataclasses.replace(timings[name], **change)})
                         rows = self.rows(trial)
-                        if _score(rows) < _score(best):
+                        if _score(fitting(rows)) < _score(fitting(best)):
                             timings, best = trial, rows
         return timings, best
+
+
+def held_out_report(calibration: Calibration, timings: dict, rows: list[Row], skip: frozenset[int]) -> dict:
+    """What a fit on the rows outside `skip` says about the rows in it: the fitted facts beside the target table's,
+    the summaries of the fit rows and of the held-out rows (with the fitted facts and with the table's), and for each
+    fitted fact the held-out summary with that fact alone changed from the table's value."""
+    held = lambda rows: [r for i, r in enumerate(rows) if i in skip]  # noqa: E731
+    fit_rows = [r for i, r in enumerate(rows) if i not in skip]
+    constants = []
+    for name, timing in sorted(timings.items()):
+        table_timing = TARGETS[name].timing
+        for fact in timing.fitted:
+            alone = dict(timings, **{name: dataclasses.replace(table_timing, **{fact: getattr(timing, fact)})})
+            constants.append({"target": name, "fact": fact, "table": getattr(table_timing, fact),
+                              "fitted": getattr(timing, fact), "held_out": summary(held(calibration.rows(alone)))})
+    return {"fitted": {name: {f: getattr(t, f) for f in t.fitted} for name, t in timings.items()},
+            "fit": summary(fit_rows), "held_out": summary(held(rows)),
+            "held_out_with_table_facts": summary(held(calibration.rows())), "constants": constants,
+            "rows": [r.as_dict() for r in held(rows)]}
+
+
+def _said(s: dict) -> str:
+    median = f"{100 * s['median_abs_error']:.0f} %" if s["median_abs_error"] is not None else "–"
+    return (f"{s['predicted']} of {s['rows']} rows predicted, median |error| {median} over {s['judged']} rows "
+            f"≥ {MIN_US:.0f} µs, DMA direction right in {s['dma_sign_right']} of {s['dma_pairs']} pairs")
+
+
+def render_held_out(report: dict) -> str:
+    """The held-out rows' table (predicted with the fitted facts) and the lines that judge the fit."""
+    rows = [Row(**{k: v for k, v in r.items() if k in Row.__dataclass_fields__}) for r in report["rows"]]
+    lines = [table(rows), "", f"Held out: {report['held_out_from']}; the fit never saw these rows.",
+             f"fit rows: {_said(report['fit'])}",
+             f"held-out rows, fitted facts: {_said(report['held_out'])}",
+             f"held-out rows, the target table's facts: {_said(report['held_out_with_table_facts'])}"]
+    for c in report["constants"]:
+        lines.append(f"{c['target']} {c['fact']}: table {c['table']}, fitted {c['fitted']}; held out with only this "
+                     f"fact fitted: {_said(c['held_out'])}")
+    return "\n".join(lines)
 
 
 def gather(pool: ProcessPoolExecutor, workers: int, function, *arguments) -> list:
@@ -408,4 +473,5 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Calibration", "CalibrationError", "Row", "TimingError", "summary", "table"]
+__all__ = ["Calibration", "CalibrationError", "Row", "TimingError", "held_out", "held_out_report", "read_csv",
+           "render_held_out", "summary", "table"]
