@@ -100,13 +100,14 @@ class Row:
 
 
 def read_rows(text: str, name: str) -> list[dict]:
-    """The CSV's rows (comment and blank lines skipped); a row is refused, naming its number and line, unless M, N
-    and K are positive integers and time_us a positive finite number (no nan, inf, zero or negative time)."""
+    """The CSV's rows (comment and blank lines skipped; columns after FIELDS, such as a quotation, are kept); a row
+    is refused, naming its number and line, unless it names its source, M, N and K are positive integers and time_us
+    is a positive finite number (no nan, inf, zero or negative time)."""
     kept = [(number, line) for number, line in enumerate(text.splitlines(), 1)
             if line.strip() and not line.lstrip().startswith("#")]
     reader = csv.DictReader(io.StringIO("\n".join(line for _, line in kept)))
-    if reader.fieldnames is None or tuple(reader.fieldnames) != FIELDS:
-        raise CalibrationError(f"{name} must have the columns {','.join(FIELDS)}, not "
+    if reader.fieldnames is None or tuple(reader.fieldnames[:len(FIELDS)]) != FIELDS:
+        raise CalibrationError(f"{name} must have the columns {','.join(FIELDS)} first (more may follow), not "
                                f"{','.join(reader.fieldnames or ['(none)'])}.")
     rows = list(reader)
     if not rows:

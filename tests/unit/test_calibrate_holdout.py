@@ -173,3 +173,21 @@ def test_the_holdout_file_is_an_input_the_keep_folder_may_not_hold(tmp_path, cap
     line = _refusal(capsys, ["calibrate", "--csv", str(csv), "--holdout", str(held), "--keep", str(tmp_path / "in"),
                              "--force"])
     assert "holds the input" in line and held.read_bytes() == before
+
+
+def test_columns_after_the_fields_are_kept_and_the_fields_must_come_first():
+    row = "s,MI355X,gfx950,mm,64,64,64,NN,bf16,dma_off,10"
+    rows = read_rows(f"{HEAD},quote\n{row},\"the PR's line, quoted\"\n", "x.csv")
+    assert rows[0]["quote"] == "the PR's line, quoted" and rows[0]["time_us"] == "10"
+    with pytest.raises(CalibrationError, match="first"):
+        read_rows("quote," + HEAD + "\nq," + row + "\n", "x.csv")
+
+
+def test_the_shipped_held_out_rows_parse_and_share_no_shape_with_the_fitted_rows():
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    held = read_rows((repo / "results" / "calibration" / "heldout-gfx950.csv").read_text(), "held")
+    fitted = read_rows(calibrate.PUBLISHED.read_text(), "published")
+    shape = lambda r: (int(r["M"]), int(r["N"]), int(r["K"]), r["layout"].upper())  # noqa: E731
+    assert len(held) >= 80 and not {shape(r) for r in held} & {shape(r) for r in fitted}
+    assert all(r["quote"].strip() for r in held)
