@@ -450,6 +450,19 @@ _SCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "lt": lambda a, b
          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 
 
+@decoder("s_bitcmp0_b32", "s_bitcmp1_b32", "s_bitcmp0_b64", "s_bitcmp1_b64")
+def _bitcmp(inst, ctx):
+    """"SCC = S0.u32[S1.u32[4 : 0]] == 1'1U" (CDNA3 ISA, S_BITCMP1_B32; bitcmp0 tests for 0, the b64 forms take
+    S1[5:0] of a 64-bit S0); only SCC is written."""
+    bits = 64 if inst.opcode.endswith("b64") else 32
+    a, b = scalar_reader(inst.operands[0], bits), scalar_reader(inst.operands[1])
+    want = np.uint64(1 if "bitcmp1" in inst.opcode else 0)
+
+    def run(w):
+        w.scc = (((a(w) >> (b(w) & np.uint64(bits - 1))) & np.uint64(1)) == want).astype(np.uint64)
+    return run
+
+
 @decoder(*(f"s_cmp{k}_{c}_{t}" for k in ("", "k") for c in _SCMP for t in ("u32", "i32")))
 def _scmp(inst, ctx):
     _, kind, cond, typ = inst.opcode.split("_")
