@@ -106,7 +106,8 @@ class EmulationResult:
         mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave[0].items(), key=lambda kv: -kv[1])[:top])
         ran = f"{self.sampled} sampled of " if self.sampled is not None else ""
         out = f" -> {p['out_dtype']}" if p.get("out_dtype") else ""  # a foreign kernel states C's type
-        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}{out}, {ran}{self.workgroups} "
+        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}{out}, {ran}"
+                 f"{self.workgroups} "
                  f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
                  f"  {compared(self.max_rel_error, self.tolerance)} (max |C - C64| / max |C64|; absolute "
                  f"{self.max_abs_error:.2e})" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
