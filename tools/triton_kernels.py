@@ -151,8 +151,9 @@ def compile_kernel(args) -> tuple[str, dict]:
     started = time.perf_counter()
     try:
         compiled = triton.compile(source, target=GPUTarget("hip", args.target, 64), options=options)
-    except Exception as err:  # Triton's own message (an unsupported block or option), as one sentence
-        first = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
+    except Exception as err:  # Triton's own message (an unsupported block or option): its last line
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        first = lines[-1] if lines else type(err).__name__  # Triton ends with the cause, after the source
         raise ToolError(f"triton could not compile the kernel: {first[:300]}") from None
     seconds = time.perf_counter() - started
     meta = compiled.metadata._asdict()
