@@ -571,6 +571,11 @@ def _sext24(x):
     return ((x & u32(0xFFFFFF)).astype(np.int64) ^ 0x800000) - 0x800000
 
 
+def _high_word(product) -> np.ndarray:
+    """Bits 63:32 of 64-bit products (uint64), as uint32."""
+    return (product >> np.uint64(32)).astype(np.uint32)
+
+
 def _i32(x) -> np.ndarray:
     """A uint32 source (array or broadcast scalar) read as int32."""
     return np.atleast_1d(np.asarray(x, np.uint32)).view(np.int32)
@@ -597,8 +602,7 @@ _VOP2: dict[str, Callable] = {  # name (without _e32/_e64) -> fn(src0, src1)
     "v_mul_hi_i32_i24": lambda a, b: (((_sext24(a) * _sext24(b)) >> 32) & 0xFFFFFFFF).astype(np.uint32),
     "v_mul_lo_u32": lambda a, b: a * b,
     # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)" (CDNA3 ISA, V_MUL_HI_U32; VOP3 only)
-    "v_mul_hi_u32": lambda a, b: ((np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64))
-                                  >> np.uint64(32)).astype(np.uint32),
+    "v_mul_hi_u32": lambda a, b: _high_word(np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)),
     "v_min_u32": np.minimum,
     "v_max_u32": np.maximum,
     "v_min_i32": lambda a, b: np.minimum(_i32(a), _i32(b)).view(np.uint32),

@@ -453,9 +453,10 @@ def test_unsigned_conversions_and_the_reciprocal():
     wave.v[1][:4] = f32([-1.0, 3.9, 5e9, np.nan])  # negative -> 0, truncation, saturation, NaN -> 0
     run(wave, "v_cvt_u32_f32_e32 v2, v1")
     np.testing.assert_array_equal(wave.v[2][:4], [0, 3, 0xFFFFFFFF, 0])
-    wave.v[1][:4] = f32([4.0, 0.0, -np.inf, -0.5])
+    wave.v[1][:5] = f32([4.0, 0.0, -np.inf, -0.5, 3.0])
     run(wave, "v_rcp_f32_e32 v2, v1")
     np.testing.assert_array_equal(as_f32(wave.v[2][:4]), [0.25, np.inf, -0.0, -2.0])
+    assert wave.v[2][4] == 0x3EAAAAAB  # 1/3 = 0x3EAAAAAA.AAA... in f32 bits, rounded up
     assert wave.v[2][2] == 0x80000000  # 1 / -inf is -0
 
 

@@ -16,11 +16,12 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipelines import cli
 from pipelines.emulator import emulate_gemm
-from pipelines.emulator.foreign import FOREIGN_FILE, load_foreign
+from pipelines.emulator.foreign import FOREIGN_FILE, _ulp, load_foreign
 from pipelines.timing.predict import predict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,6 +133,16 @@ def test_the_launch_comes_from_triton_json(tmp_path):
     folder = copy_of(NN, tmp_path, lambda d: relaunch(d, 128, 384, 512))
     result = emulate_gemm(folder)
     assert result.passed and result.workgroups == 3 and result.output.shape == (128, 384), result.summary()
+
+
+def test_the_output_rounding_allowance_is_one_ulp_of_c_s_type():
+    """bf16 keeps 8 significant bits and f16 11 (IEEE 754 binary16; bfloat16 is f32 cut to 16 bits): one ulp at
+    1.0 is 2^-7 and 2^-10, at 3.0 2^-6 and 2^-9; below the smallest normal the spacing stays that of it; f32
+    outputs get none beyond the accumulation bound."""
+    values = np.array([1.0, 3.0, -3.0, 2.0 ** -130])
+    np.testing.assert_array_equal(_ulp(values, "bf16"), [2.0 ** -7, 2.0 ** -6, 2.0 ** -6, 2.0 ** -133])
+    np.testing.assert_array_equal(_ulp(values[:3], "f16"), [2.0 ** -10, 2.0 ** -9, 2.0 ** -9])
+    np.testing.assert_array_equal(_ulp(values, "f32"), [0.0] * 4)
 
 
 # ---------------------------------------------------------------------------------------------------- faults
