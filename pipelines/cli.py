@@ -36,6 +36,7 @@ from . import flow
 from .bench import build_plan, load_suite, suite_cases
 from .device_units import device_units
 from .emulator import emulate_gemm
+from .emulator.foreign import is_foreign
 from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
@@ -757,7 +758,8 @@ def _explain_hopper(args) -> int:
 
 
 def cmd_emulate(args) -> int:
-    read_report(args.folder / flow.REPORT_FILE)
+    if not is_foreign(args.folder):  # a foreign kernel folder describes itself in triton.json
+        read_report(args.folder / flow.REPORT_FILE)
     result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"),
                           workgroups=args.workgroups)
     print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())

@@ -922,6 +922,27 @@ MUTANTS = [
            "all(type(e.get(key)) is kind for key, kind in ENTRY_KEYS.items())", "True",
            "hopper_gemm inspect of {} or of entries without a name prints nothing or a traceback",
            ("tests/unit/test_hopper_gemm_cli.py",)),
+    # foreign kernels (Triton's, results/triton/README.md)
+    Mutant("t-foreign-offsets-unchecked", "pipelines/emulator/foreign.py",
+           "        if (arg.offset, arg.size, arg.value_kind) != stated:",
+           "        if (arg.size, arg.value_kind) != stated[1:]:",
+           "triton.json's argument offsets are not compared with the kernel's metadata",
+           ("tests/unit/test_foreign_triton.py",)),
+    Mutant("t-foreign-c-strides-transposed", "pipelines/emulator/foreign.py",
+           "    got = _view(flat_c, m, n, strides[\"c\"]).astype(np.float64)",
+           "    got = _view(flat_c, m, n, strides[\"c\"][::-1]).astype(np.float64)",
+           "C is read back with its strides swapped", ("tests/unit/test_foreign_triton.py",)),
+    Mutant("t-foreign-bf16-ulp-doubled", "pipelines/emulator/foreign.py",
+           'mantissa = {"bf16": 7, "f16": 10}[dtype]', 'mantissa = {"bf16": 6, "f16": 10}[dtype]',
+           "a bf16 output is allowed two ulps of rounding", ("tests/unit/test_foreign_triton.py",)),
+    Mutant("t-rcp-f32-coarse", "pipelines/emulator/floats.py",
+           "return _bits((1.0 / x.astype(np.float64)).astype(np.float32))",
+           "return _bits((1.0 / x.astype(np.float16)).astype(np.float32))",
+           "v_rcp_f32 computed in f16", ("tests/unit/test_emulator_opcodes.py", "tests/unit/test_foreign_triton.py")),
+    Mutant("t-cvt-pk-bf16-halves-swapped", "pipelines/emulator/floats.py",
+           "    lo, hi, write = float_reader(x, ctx), float_reader(y, ctx), vector_writer(dst)",
+           "    hi, lo, write = float_reader(x, ctx), float_reader(y, ctx), vector_writer(dst)",
+           "v_cvt_pk_bf16_f32 puts S0 in the high half", ("tests/unit/test_emulator_opcodes.py",)),
 ]
 
 

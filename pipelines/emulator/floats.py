@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from .isa import VCC, Reg, parse_operand
@@ -370,8 +371,25 @@ def _to_i32(x):
     return clipped.astype(np.int64).astype(np.int32).view(np.uint32)
 
 
+def _to_u32(x):
+    """Round toward zero, saturate to [0, 2^32 - 1], NaN to 0 (CDNA3 ISA, V_CVT_U32_F32)."""
+    with np.errstate(invalid="ignore"):
+        clipped = np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), 0.0, 2.0**32 - 1)
+    return clipped.astype(np.uint64).astype(np.uint32)
+
+
+def _reciprocal(x):
+    """1 / x rounded once to f32 (±0 -> ±inf, ±inf -> ±0). The hardware's V_RCP_F32 is accurate to 1 ULP, which
+    this is within; LLVM's integer division (Triton's `//` and `%` by a runtime value) refines the estimate with
+    V_MUL_HI_U32 and two corrections, so its quotient does not depend on that last bit."""
+    with np.errstate(divide="ignore"):
+        return _bits((1.0 / x.astype(np.float64)).astype(np.float32))
+
+
 _UNARY = {  # name -> fn(float32 lanes) -> uint32 lanes
     "v_cvt_i32_f32": _to_i32,
+    "v_cvt_u32_f32": _to_u32,
+    "v_rcp_f32": _reciprocal,
     "v_rndne_f32": lambda x: _bits(np.rint(x)),  # to the nearest integer, ties to even
     # 2^x: the hardware is accurate to 1 ULP; float64 exp2 rounded once is within that
     "v_exp_f32": lambda x: _bits(np.exp2(x.astype(np.float64)).astype(np.float32)),
@@ -389,6 +407,64 @@ def _float_unary(inst, ctx):
         with np.errstate(over="ignore", invalid="ignore"):
             write(w, np.broadcast_to(fn(read(w)), (w.lanes,)).astype(np.uint32))
     return run
+
+
+@decoder("v_cvt_f32_u32", "v_cvt_f32_u32_e32", "v_cvt_f32_u32_e64")
+def _cvt_f32_u32(inst, ctx):
+    """D.f32 = S0.u32 rounded to nearest even (CDNA3 ISA, V_CVT_F32_U32; the round mode is the kernel's
+    float_round_mode_32, 0)."""
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    read, write = vector_reader(inst.operands[1], ctx), vector_writer(inst.operands[0])
+    # exact in float64, then one rounding to f32
+    return lambda w: write(w, _bits(np.broadcast_to(np.asarray(read(w), np.float64), (w.lanes,)).astype(np.float32)))
+
+
+def _narrow_bits(x, kind) -> np.ndarray:
+    """f32 lanes rounded to nearest even into a 16-bit type, as uint32 holding the 16 bits."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(x, np.float32).astype(kind).view(np.uint16).astype(np.uint32)
+
+
+@decoder("v_cvt_pk_bf16_f32", "v_cvt_pk_bf16_f32_e64")
+def _cvt_pk_bf16(inst, ctx):
+    """gfx950: D[15:0] = bf16(S0), D[31:16] = bf16(S1), each rounded to nearest even (CDNA4 ISA,
+    V_CVT_PK_BF16_F32; a NaN stays a NaN)."""
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    dst, x, y = inst.operands
+    lo, hi, write = float_reader(x, ctx), float_reader(y, ctx), vector_writer(dst)
+    return lambda w: write(w, np.broadcast_to(_narrow_bits(lo(w), ml_dtypes.bfloat16)
+                                              | (_narrow_bits(hi(w), ml_dtypes.bfloat16) << u32(16)), (w.lanes,)))
+
+
+@decoder("v_cvt_f16_f32", "v_cvt_f16_f32_e32", "v_cvt_f16_f32_e64")
+def _cvt_f16_f32(inst, ctx):
+    """D.f16 = f16(S0.f32), rounded to nearest even (CDNA3 ISA, V_CVT_F16_F32). The high half of D is zeroed on
+    gfx9 and kept on gfx10+ (LLVM's GCNSubtarget::zeroesHigh16BitsOfDest, as for the 16-bit VOP2 results)."""
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    dst = inst.operands[0]
+    read, write = float_reader(inst.operands[1], ctx), vector_writer(dst)
+    if ctx.gfx9:
+        return lambda w: write(w, np.broadcast_to(_narrow_bits(read(w), np.float16), (w.lanes,)))
+    old = vector_reader(dst, ctx)
+    return lambda w: write(w, _narrow_bits(read(w), np.float16) | (old(w) & u32(0xFFFF0000)))
+
+
+@decoder("v_pack_b32_f16")
+def _pack_b32_f16(inst, ctx):
+    """D[15:0] = S0.f16, D[31:16] = S1.f16, each the low half of its source or the high half where op_sel[i] is set
+    (CDNA3 ISA, V_PACK_B32_F16; a plain move of bits)."""
+    if set(inst.modifiers) - {"op_sel"}:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    sel = _op_sel(inst, "op_sel", 3, 0)
+    dst, x, y = inst.operands
+    lo, hi, write = vector_reader(x, ctx), vector_reader(y, ctx), vector_writer(dst)
+    shift_lo, shift_hi = u32(16 * sel[0]), u32(16 * sel[1])
+    return lambda w: write(w, np.broadcast_to(((np.asarray(lo(w), np.uint32) >> shift_lo) & u32(0xFFFF))
+                                              | (((np.asarray(hi(w), np.uint32) >> shift_hi) & u32(0xFFFF)) << u32(16)),
+                                              (w.lanes,)).astype(np.uint32))
 
 
 __all__ = ["float_reader", "float_compute"]

@@ -31,6 +31,7 @@ from transforms.problem import ProblemError, gemms_from_mlir
 
 from ..compiler import iree_compile_path
 from ..targets import TARGETS
+from .foreign import emulate_foreign, is_foreign, load_foreign
 from .interpret import Interpreter, element_type, numpy_type
 from .isa import Kernel, parse_kernel, parse_listing
 from .localise import localise
@@ -332,6 +333,8 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     lockstep (one wave's instruction moves all of them); 1 runs them one by one."""
     started = time.perf_counter()
     folder = Path(folder)
+    if is_foreign(folder):  # another compiler's kernel with its launch described (emulator/foreign.py)
+        return _emulate_foreign(folder, seed, kernel_text, shape, record, window, workgroups, batch, only)
     report, program, listings = load_program(folder, kernel_text)
     problems = report.get("problems") or []
     if shape is not None:
@@ -488,6 +491,21 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
         mix_per_wave=tuple(_mix(first_kernel, hits) for hits in first_dispatch.first_group_hits or []),
         lds_banks=first_ctx.lds_banks, lds_accesses=accesses, seconds=time.perf_counter() - started, output=got,
         traces=first_dispatch.traces)
+
+
+def _emulate_foreign(folder: Path, seed: int, kernel_text: str | None, shape: tuple[int, ...] | None,
+                     record: int | None, window: tuple[int, int] | None, workgroups: int | None, batch: int,
+                     only: int | None) -> EmulationResult:
+    if only is not None:
+        raise EmulatorError(f"{folder} holds one foreign kernel, not a program of dispatches to choose from.")
+    if shape is not None:
+        problem = load_foreign(folder, kernel_text).problem
+        compiled = (problem["m"], problem["n"], problem["k"])
+        if tuple(shape) != compiled:
+            raise EmulatorError(f"{folder} holds a kernel launched for {'x'.join(map(str, compiled))}, not "
+                                f"{'x'.join(map(str, shape))}; compile that shape first.")
+    return emulate_foreign(folder, seed=seed, kernel_text=kernel_text, record=record, window=window,
+                           workgroups=workgroups, batch=batch)
 
 
 def program_problem(program: Program) -> dict:

@@ -172,7 +172,7 @@ def parse_kernel(text: str) -> Kernel:
     name = re.search(r"^\s+\.amdhsa_kernel (\S+)", text, re.M)
     if not name:
         raise IsaError("no .amdhsa_kernel found in the kernel text.")
-    start = re.search(rf"^{re.escape(name[1])}:\s*$", text, re.M)
+    start = re.search(rf"^{re.escape(name[1])}:[ \t]*(?:;.*)?$", text, re.M)  # Triton's LLVM adds "; @name"
     end = re.search(r"^\.Lfunc_end\d+:", text[start.end():], re.M) if start else None
     if not start or not end:
         raise IsaError(f"cannot find the body of kernel {name[1]}.")

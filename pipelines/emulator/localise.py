@@ -77,6 +77,7 @@ def localise(dispatch, wg_id: int, grid_id: tuple, wave: int, store_pc: int) -> 
         memory.out_of_range = {}
         twin = type(dispatch)(kernel, dispatch.ctx, memory, dispatch.kernarg, dispatch.seed)
         twin.wait_violations = {}  # the dispatch already checked wait states
+        twin.host_sgprs = dispatch.host_sgprs  # the launch's dispatch packet and queue (a foreign kernel's)
         return twin
 
     ran = _run(factory, wg_id, grid_id, False, ops)

@@ -297,6 +297,23 @@ def _overflows32(total) -> np.ndarray:
     return (total < -2**31) | (total >= 2**31)
 
 
+def _nonzero(value):
+    """A signed 32-bit result (int64) as its bit pattern, and SCC = result != 0."""
+    value = np.asarray(value, np.int64)
+    return value & MASK32, value != 0
+
+
+def _bfe_i32_scalar(a, b):
+    """The signed field of S0 at offset S1[4:0] and width S1[22:16] (0: none), sign-extended from its top bit; a
+    field reaching past bit 31 reads copies of the sign bit (the shift is arithmetic)."""
+    shifted = _signed32(a) >> (b & np.uint64(31)).astype(np.int64)
+    width = ((b >> np.uint64(16)) & np.uint64(0x7F)).astype(np.int64)
+    narrow = np.minimum(width, 32)
+    field = shifted & ((np.int64(1) << narrow) - 1)
+    signed = np.where((field >> np.maximum(narrow - 1, 0)) & 1, field - (np.int64(1) << narrow), field)
+    return np.where(width == 0, 0, np.where(width >= 32, shifted, signed))
+
+
 def _bfe_u32_scalar(a, b):
     field = (a >> (b & np.uint64(31))) & _low_bits((b >> np.uint64(16)) & np.uint64(0x7F))
     return field, field != 0
@@ -333,6 +350,14 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     "s_lshl4_add_u32": (32, lambda a, b: _lshl_add(a, b, 4)),
     # bit field extract: offset in bits 4:0 of the second operand, width in bits 22:16
     "s_bfe_u32": (32, _bfe_u32_scalar),
+    # The three below came with Triton's kernels (LLVM's signed division by a runtime value and its sign fix-ups).
+    # "D0.i32 = (S0.i32 >> S1[4:0].u32); SCC = D0.i32 != 0" (CDNA3 ISA, S_ASHR_I32): arithmetic shift
+    "s_ashr_i32": (32, lambda a, b: _nonzero(_signed32(a) >> (b & np.uint64(31)).astype(np.int64))),
+    # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)" (CDNA3 ISA, S_MUL_HI_U32); SCC is not written
+    "s_mul_hi_u32": (32, lambda a, b: ((a * b) >> np.uint64(32), None)),
+    # "tmp.i32 = ((S0.i32 >> S1[4:0].u32) & ((1 << S1[22:16].u32) - 1)); D0.i32 = signext_from_bit(tmp.i32,
+    # S1[22:16].u32); SCC = D0.i32 != 0" (CDNA3 ISA, S_BFE_I32)
+    "s_bfe_i32": (32, lambda a, b: _nonzero(_bfe_i32_scalar(a, b))),
 }
 
 
@@ -390,6 +415,18 @@ def _sop1(inst, ctx):
     return lambda w: write(w, read(w))
 
 
+@decoder("s_abs_i32")
+def _abs_i32(inst, ctx):
+    """"D0.i32 = S0.i32 < 0 ? -S0.i32 : S0.i32; SCC = D0.i32 != 0" (CDNA3 ISA, S_ABS_I32): -2^31 stays -2^31."""
+    write, read = scalar_writer(inst.operands[0]), scalar_reader(inst.operands[1])
+
+    def run(w):
+        value, scc = _nonzero(np.abs(_signed32(read(w))))
+        write(w, value)
+        w.scc = scc.astype(np.uint64)
+    return run
+
+
 @decoder("s_cselect_b32", "s_cselect_b64")
 def _cselect(inst, ctx):
     """SDST = SCC ? S0 : S1 (CDNA3 ISA, SOP2); SCC is not written."""
@@ -411,6 +448,19 @@ def _bitset(inst, ctx):
 
 _SCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+@decoder("s_bitcmp0_b32", "s_bitcmp1_b32", "s_bitcmp0_b64", "s_bitcmp1_b64")
+def _bitcmp(inst, ctx):
+    """"SCC = S0.u32[S1.u32[4 : 0]] == 1'1U" (CDNA3 ISA, S_BITCMP1_B32; bitcmp0 tests for 0, the b64 forms take
+    S1[5:0] of a 64-bit S0); only SCC is written."""
+    bits = 64 if inst.opcode.endswith("b64") else 32
+    a, b = scalar_reader(inst.operands[0], bits), scalar_reader(inst.operands[1])
+    want = np.uint64(1 if "bitcmp1" in inst.opcode else 0)
+
+    def run(w):
+        w.scc = (((a(w) >> (b(w) & np.uint64(bits - 1))) & np.uint64(1)) == want).astype(np.uint64)
+    return run
 
 
 @decoder(*(f"s_cmp{k}_{c}_{t}" for k in ("", "k") for c in _SCMP for t in ("u32", "i32")))
@@ -521,6 +571,11 @@ def _sext24(x):
     return ((x & u32(0xFFFFFF)).astype(np.int64) ^ 0x800000) - 0x800000
 
 
+def _high_word(product) -> np.ndarray:
+    """Bits 63:32 of 64-bit products (uint64), as uint32."""
+    return (product >> np.uint64(32)).astype(np.uint32)
+
+
 def _i32(x) -> np.ndarray:
     """A uint32 source (array or broadcast scalar) read as int32."""
     return np.atleast_1d(np.asarray(x, np.uint32)).view(np.int32)
@@ -546,6 +601,8 @@ _VOP2: dict[str, Callable] = {  # name (without _e32/_e64) -> fn(src0, src1)
                                       >> np.uint64(32)).astype(np.uint32),
     "v_mul_hi_i32_i24": lambda a, b: (((_sext24(a) * _sext24(b)) >> 32) & 0xFFFFFFFF).astype(np.uint32),
     "v_mul_lo_u32": lambda a, b: a * b,
+    # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)" (CDNA3 ISA, V_MUL_HI_U32; VOP3 only)
+    "v_mul_hi_u32": lambda a, b: _high_word(np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)),
     "v_min_u32": np.minimum,
     "v_max_u32": np.maximum,
     "v_min_i32": lambda a, b: np.minimum(_i32(a), _i32(b)).view(np.uint32),
@@ -737,6 +794,9 @@ def valu_compute(inst: Instruction, ctx):
         a, b, c = (vector_reader(o, ctx) for o in ops[1:4])
         keep = u32(0xFFFF) if base.endswith("b16") else u32(MASK32)
         return (lambda w: _bitop3(a(w), b(w), c(w), table) & keep), ops[0]
+    if base == "v_bfrev_b32":  # "D0.u32[31 : 0] = S0.u32[0 : 31]" (CDNA3 ISA, V_BFREV_B32)
+        a = vector_reader(ops[1], ctx)
+        return (lambda w: _bit_reverse32(np.broadcast_to(a(w), (w.lanes,))).astype(np.uint32)), ops[0]
     if base in ("v_mov_b32", "v_not_b32"):
         a = vector_reader(ops[1], ctx)
         if base == "v_not_b32":
@@ -772,6 +832,7 @@ def _write_result(compute, dst, ctx):
 
 @decoder(*(f"{n}{s}" for n in list(_VOP2) + list(_VOP3) for s in ("", "_e32", "_e64", "_sdwa")),
          "v_bitop3_b32", "v_bitop3_b16", "v_mov_b32_e32", "v_mov_b32", "v_not_b32_e32", "v_pk_sub_i16",
+         "v_bfrev_b32_e32", "v_bfrev_b32_e64",
          "v_cndmask_b32_e32", "v_cndmask_b32_e64", "v_cndmask_b32_sdwa")
 def _valu(inst, ctx):
     found = valu_compute(inst, ctx)

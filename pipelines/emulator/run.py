@@ -105,7 +105,9 @@ class EmulationResult:
         lds_cycles = sum(a.cycles for a in self.lds_accesses)
         mix = ", ".join(f"{op} {n}" for op, n in sorted(self.mix_per_wave[0].items(), key=lambda kv: -kv[1])[:top])
         ran = f"{self.sampled} sampled of " if self.sampled is not None else ""
-        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}, {ran}{self.workgroups} "
+        out = f" -> {p['out_dtype']}" if p.get("out_dtype") else ""  # a foreign kernel states C's type
+        lines = [f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']}{out}, {ran}"
+                 f"{self.workgroups} "
                  f"workgroups x {self.waves_per_workgroup} waves of {self.wave_size} lanes, seed {self.seed}",
                  f"  {compared(self.max_rel_error, self.tolerance)} (max |C - C64| / max |C64|; absolute "
                  f"{self.max_abs_error:.2e})" + (f", {self.unwritten} outputs never written" if self.unwritten else "")
@@ -299,6 +301,9 @@ class Dispatch:
         self.code = decode(kernel, ctx)
         self.memory = memory
         self.kernarg = kernarg
+        # 64-bit user SGPRs the host provides beside the kernarg pointer: 'dispatch_ptr' (the address of an AQL
+        # dispatch packet), 'queue_ptr', 'dispatch_id'; IREE's kernels ask for none (foreign.py fills them)
+        self.host_sgprs: dict[str, int] = {}
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         self.log = None  # callable(wave, pc) after every instruction, when a re-execution logs (localise.py)
@@ -346,15 +351,18 @@ class Dispatch:
         `grid_ids`."""
         d, s = self.kernel.descriptor, w.s
         index = 0
-        for name, count in (("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2)):
-            if d.get(f"user_sgpr_{name}"):
+        # user SGPRs in the ABI's order (LLVM AMDGPUUsage, "Initial Kernel Execution State"); the 64-bit values the
+        # host states (`host_sgprs`) are passed, the kernarg pointer always, and any other is refused
+        for name, count in (("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2),
+                            ("kernarg_segment_ptr", 2), ("dispatch_id", 2), ("flat_scratch_init", 2),
+                            ("private_segment_size", 1)):
+            if not d.get(f"user_sgpr_{name}"):
+                continue
+            value = self.kernarg if name == "kernarg_segment_ptr" else self.host_sgprs.get(name)
+            if value is None or count != 2:
                 raise EmulatorError(f"kernels that use user SGPR '{name}' are not modelled.")
-        if d.get("user_sgpr_kernarg_segment_ptr"):
-            s[index], s[index + 1] = self.kernarg & 0xFFFFFFFF, self.kernarg >> 32
+            s[index], s[index + 1] = value & 0xFFFFFFFF, value >> 32
             index += 2
-        for name, count in (("dispatch_id", 2), ("flat_scratch_init", 2), ("private_segment_size", 1)):
-            if d.get(f"user_sgpr_{name}"):
-                raise EmulatorError(f"kernels that use user SGPR '{name}' are not modelled.")
         preload = d.get("user_sgpr_kernarg_preload_length", 0)
         if preload:
             first = d.get("user_sgpr_kernarg_preload_offset", 0)

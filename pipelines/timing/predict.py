@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..emulator.isa import Kernel
+from ..emulator.foreign import is_foreign, load_foreign
 from ..emulator.host import dispatch_kernels, emulate_gemm
 from ..emulator.run import load_kernel, output_tile, workgroup_count
 from ..inspect import read_report
@@ -86,7 +87,9 @@ class Prediction:
         peak = f", {100 * self.peak_fraction:.0f} % of peak" if self.peak_fraction is not None else ""
         stalls = ", ".join(f"{k} {100 * v:.0f} %" for k, v in sorted(self.stalls.items(), key=lambda kv: -kv[1]))
         return "\n".join([
-            f"{self.kernel} on {self.target}: gemm {shape} {p['dtype']} {p['layout']} (PREDICTED, not measured)",
+            f"{self.kernel}{' (' + p['foreign'] + ')' if p.get('foreign') else ''} on {self.target}: gemm {shape} "
+            f"{p['dtype']} {p['layout']}{' -> ' + p['out_dtype'] if p.get('out_dtype') else ''} (PREDICTED, not "
+            "measured)",
             f"  {self.microseconds:.1f} us, {self.tflops:.1f} TFLOP/s{peak}; bound by {self.bound}",
             f"  {self.workgroups} workgroups, {self.resident} per CU at once, {self.rounds} round(s) of "
             f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch "
@@ -130,7 +133,7 @@ class Recording:
     resident: int  # of them at once
     seconds: float
     problem: dict | None = None  # a dispatch of a program: the GEMM its K loop is (else report.json's problem)
-    hbm_bytes: int | None = None  # a dispatch of a program: its own HBM traffic (else `_hbm_bytes` of the problem)
+    hbm_bytes: int | None = None  # a program's dispatch or a foreign kernel: its own HBM traffic (else `_hbm_bytes`)
     role: str = ""  # a dispatch of a program: what it computes
 
 
@@ -149,6 +152,11 @@ def record(folder: str | Path, seed: int = 0) -> Recording | ProgramRecording:
     the resident workgroups on the emulator, stopping in the K loop's steady state."""
     started = time.perf_counter()
     folder = Path(folder)
+    if is_foreign(folder):  # another compiler's kernel: its triton.json states the grid, LDS and problem
+        foreign = load_foreign(folder)
+        report = foreign.report()
+        return _record_kernel(folder, report, report, _target(report), foreign.kernel, "", foreign.workgroups, seed,
+                              started, hbm_bytes=foreign.hbm_bytes())
     if not (folder / "report.json").is_file():
         raise TimingError(f"{folder} has no report.json; give a folder written by 'pipelines compile'.")
     report = read_report(folder / "report.json")
@@ -257,7 +265,8 @@ def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None
     if isinstance(rec, ProgramRecording):
         return _replay_program(rec, target, timeline, force, started)
     problem = rec.report["problems"][0]
-    part = _replay_dispatch(rec, target, timeline, force, problem, _hbm_bytes(problem))
+    part = _replay_dispatch(rec, target, timeline, force, problem,
+                            rec.hbm_bytes if rec.hbm_bytes is not None else _hbm_bytes(problem))
     timing = target.timing
     micro = part.microseconds
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)

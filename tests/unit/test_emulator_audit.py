@@ -86,6 +86,14 @@ def _bfe(a, b):
     return d, d != 0
 
 
+def _bfe_i32_scalar(a, b):
+    # "tmp.i32 = ((S0.i32 >> S1[4 : 0].u32) & ((1 << S1[22 : 16].u32) - 1)); D0.i32 = signext_from_bit(tmp.i32,
+    # S1[22 : 16].u32); SCC = D0.i32 != 0". As for s_bfe_u32, a width of 32 or more keeps every bit.
+    width, shifted = (b >> 16) & 0x7F, signed(a) >> (b & 31)
+    d = 0 if width == 0 else shifted & M32 if width >= 32 else sext(shifted & ((1 << width) - 1), width)
+    return d, d != 0
+
+
 def _lshl_add(n):
     # "tmp = (64'U(S0.u32) << nU) + 64'U(S1.u32); SCC = tmp >= 0x100000000ULL ? 1'1U : 1'0U; D0.u32 = tmp.u32"
     return lambda a, b: (((a << n) + b) & M32, ((a << n) + b) >= 1 << 32)
@@ -125,6 +133,10 @@ SOP2 = {
     "s_lshl3_add_u32": (32, _lshl_add(3)),
     "s_lshl4_add_u32": (32, _lshl_add(4)),
     "s_bfe_u32": (32, _bfe),
+    "s_bfe_i32": (32, _bfe_i32_scalar),
+    # "D0.i32 = (S0.i32 >> S1[4 : 0].u32); SCC = D0.i32 != 0"
+    "s_ashr_i32": (32, lambda a, b: ((signed(a) >> (b & 31)) & M32, (signed(a) >> (b & 31)) != 0)),
+    "s_mul_hi_u32": (32, lambda a, b: ((a * b) >> 32, None)),  # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)"
 }
 
 SOP2_CARRY = {  # name -> reference(a, b, scc) -> (D, SCC)
@@ -166,7 +178,7 @@ def pair_setup(bits, a_bits=None, b_bits=None):
 def test_sop2(opcode):
     bits, ref = SOP2[opcode]
     cases = PAIRS64 if bits == 64 else PAIRS32
-    if opcode == "s_bfe_u32":  # widths past 32 as well: S1[22:16] is seven bits
+    if opcode in ("s_bfe_u32", "s_bfe_i32"):  # widths past 32 as well: S1[22:16] is seven bits
         cases = cases + [(a, off | (width << 16)) for a in SMALL for off in (0, 1, 17, 31, 32)
                          for width in (0, 1, 15, 16, 31, 32, 33, 0x7F)]
     text = f"{opcode} s[8:9], s[4:5], s[6:7]" if bits == 64 else f"{opcode} s8, s4, s6"
@@ -199,6 +211,8 @@ SOP1 = {  # name -> (bits, reference(s0) -> (D, SCC or None))
     "s_not_b32": (32, lambda a: (~a & M32, (~a & M32) != 0)),  # "D0.u32 = ~S0.u32; SCC = D0.u32 != 0U"
     # "D0.u32[31 : 0] = S0.u32[0 : 31]"
     "s_brev_b32": (32, lambda a: (int(f"{a:032b}"[::-1], 2), None)),
+    # "D0.i32 = S0.i32 < 0 ? -S0.i32 : S0.i32; SCC = D0.i32 != 0" (-2^31 has no positive twin: it stays)
+    "s_abs_i32": (32, lambda a: (abs(signed(a)) & M32, abs(signed(a)) & M32 != 0)),
 }
 
 
@@ -405,6 +419,7 @@ VOP2 = {  # name -> reference(S0, S1) -> D (32 bits)
     "v_mul_hi_u32_u24": lambda a, b: ((a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 32,
     "v_mul_hi_i32_i24": lambda a, b: ((signed(a, 24) * signed(b, 24)) >> 32) & M32,
     "v_mul_lo_u32": lambda a, b: (a * b) & M32,  # "D0.u32 = S0.u32 * S1.u32"
+    "v_mul_hi_u32": lambda a, b: (a * b) >> 32,  # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)"
     "v_min_u32": lambda a, b: a if a < b else b,  # "D0.u32 = S0.u32 < S1.u32 ? S0.u32 : S1.u32"
     "v_max_u32": lambda a, b: a if a >= b else b,  # "D0.u32 = S0.u32 >= S1.u32 ? S0.u32 : S1.u32"
     "v_min_i32": lambda a, b: a if signed(a) < signed(b) else b,  # "D0.i32 = S0.i32 < S1.i32 ? S0.i32 : S1.i32"

@@ -376,6 +376,111 @@ def test_sdwa_cndmask_into_byte_1():
     assert (wave.v[6][0], wave.v[6][40]) == (0x4400, 0x1100)
 
 
+# ---------------------------------------------------------------------------------------------------- Triton's
+# What Triton 3.9's AMD backend emits that IREE's GEMMs do not: LLVM's division by a runtime value (tl.cdiv, //, %
+# of the grouped tile order), bf16/f16 narrowing of the accumulator for C. Expected values worked by hand from the
+# CDNA3/CDNA4 ISA pseudocode.
+
+def test_s_abs_and_s_ashr_set_scc_from_the_result():
+    wave = new_wave()
+    wave.s[4] = 0xFFFFFFFB  # -5
+    run(wave, "s_abs_i32 s6, s4")
+    assert (wave.s[6], wave.scc) == (5, 1)
+    wave.s[4] = 0x80000000  # -2^31 has no positive twin
+    run(wave, "s_abs_i32 s6, s4")
+    assert (wave.s[6], wave.scc) == (0x80000000, 1)
+    wave.s[4] = 0
+    run(wave, "s_abs_i32 s6, s4")
+    assert (wave.s[6], wave.scc) == (0, 0)
+    wave.s[4] = 0x80000010
+    run(wave, "s_ashr_i32 s6, s4, 4")  # the sign bit fills from the left
+    assert (wave.s[6], wave.scc) == (0xF8000001, 1)
+    wave.s[4] = 0x7FFFFFFF
+    run(wave, "s_ashr_i32 s6, s4, 31")
+    assert (wave.s[6], wave.scc) == (0, 0)
+
+
+def test_s_bfe_i32_sign_extends_the_field():
+    wave = new_wave()
+    wave.s[1] = 0x01000000  # bit 24 set: the 1-bit field at 24 (0x10018: width 1, offset 24) is -1
+    run(wave, "s_bfe_i32 s0, s1, 0x10018")
+    assert (wave.s[0], wave.scc) == (0xFFFFFFFF, 1)
+    wave.s[1] = 0x00000F80  # the 8-bit field at 4 is 0xF8 = -8
+    run(wave, "s_bfe_i32 s0, s1, 0x80004")
+    assert (wave.s[0], wave.scc) == (0xFFFFFFF8, 1)
+    wave.s[1] = 0x00000780  # 0x78 = 120: positive, no extension
+    run(wave, "s_bfe_i32 s0, s1, 0x80004")
+    assert (wave.s[0], wave.scc) == (0x78, 1)
+
+
+@pytest.mark.parametrize("opcode, bit, want", [("s_bitcmp1_b32", 5, 1), ("s_bitcmp1_b32", 4, 0),
+                                               ("s_bitcmp0_b32", 4, 1), ("s_bitcmp1_b32", 37, 1),
+                                               ("s_bitcmp1_b64", 37, 0), ("s_bitcmp1_b64", 33, 1)])
+def test_s_bitcmp_tests_one_bit(opcode, bit, want):
+    """SCC = bit S1[4:0] (b64: S1[5:0]) of S0 is 1 (bitcmp1) or 0 (bitcmp0); s[31] = 0x20 has bit 5 set, s[32]
+    (the high word of the b64 pair) bit 1."""
+    wave = new_wave()
+    wave.s[31], wave.s[32] = 0x20, 0x2
+    source = "s[31:32]" if opcode.endswith("b64") else "s31"
+    run(wave, f"{opcode} {source}, {bit}")  # bit 37 of a b32 source is bit 5
+    assert wave.scc == want
+
+
+def test_mul_hi_u32_scalar_and_vector():
+    wave = new_wave()
+    wave.s[4], wave.s[5], wave.scc = 0xFFFFFFFF, 0xFFFFFFFF, 1
+    run(wave, "s_mul_hi_u32 s6, s4, s5")  # (2^32 - 1)^2 = 2^64 - 2^33 + 1: high word 2^32 - 2
+    assert (wave.s[6], wave.scc) == (0xFFFFFFFE, 1)  # SCC is not written
+    wave.v[1], wave.v[2] = 0x80000000, np.arange(64, dtype=np.uint32)
+    run(wave, "v_mul_hi_u32 v3, v1, v2")  # 2^31 * n >> 32 = n // 2
+    np.testing.assert_array_equal(wave.v[3], np.arange(64) // 2)
+
+
+def test_v_bfrev_b32_reverses_the_bits():
+    wave = new_wave()
+    run(wave, "v_bfrev_b32_e32 v4, 1")  # Triton's way to write 0x80000000 (the f32 -0.0 / sign mask)
+    assert (wave.v[4] == 0x80000000).all()
+    wave.v[1] = 0x0000000F
+    run(wave, "v_bfrev_b32_e32 v4, v1")
+    assert (wave.v[4] == 0xF0000000).all()
+
+
+def test_unsigned_conversions_and_the_reciprocal():
+    wave = new_wave()
+    wave.v[1][:4] = [0xFFFFFFFF, 16777217, 16777219, 7]  # 2^32 - 1 rounds up; 2^24 + 1 and + 3 are ties to even
+    run(wave, "v_cvt_f32_u32_e32 v2, v1")
+    np.testing.assert_array_equal(as_f32(wave.v[2][:4]), [2.0 ** 32, 16777216.0, 16777220.0, 7.0])
+    wave.v[1][:4] = f32([-1.0, 3.9, 5e9, np.nan])  # negative -> 0, truncation, saturation, NaN -> 0
+    run(wave, "v_cvt_u32_f32_e32 v2, v1")
+    np.testing.assert_array_equal(wave.v[2][:4], [0, 3, 0xFFFFFFFF, 0])
+    wave.v[1][:5] = f32([4.0, 0.0, -np.inf, -0.5, 3.0])
+    run(wave, "v_rcp_f32_e32 v2, v1")
+    np.testing.assert_array_equal(as_f32(wave.v[2][:4]), [0.25, np.inf, -0.0, -2.0])
+    assert wave.v[2][4] == 0x3EAAAAAB  # 1/3 = 0x3EAAAAAA.AAA... in f32 bits, rounded up
+    assert wave.v[2][2] == 0x80000000  # 1 / -inf is -0
+
+
+def test_cvt_pk_bf16_f32_rounds_each_half_to_nearest_even():
+    wave = new_wave()
+    wave.v[10][:3] = f32([1.0, 1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8])  # exact; a tie to even (down); a tie to even (up)
+    wave.v[11][:3] = f32([-2.0, 3.0, 65536.0])
+    run(wave, "v_cvt_pk_bf16_f32 v9, v10, v11", "gfx950")
+    np.testing.assert_array_equal(wave.v[9][:3], [0xC0003F80, 0x40403F80, 0x47803F82])
+
+
+def test_cvt_f16_f32_zeroes_the_high_half_on_gfx9_and_pack_b32_f16():
+    wave = new_wave()
+    wave.v[5] = 0xDEAD0000
+    wave.v[1][:3] = f32([1.0, 65520.0, -2.0 ** -25])  # 65520 is the tie above f16's largest: inf; 2^-25 ties to 0
+    run(wave, "v_cvt_f16_f32_e32 v5, v1")
+    np.testing.assert_array_equal(wave.v[5][:3], [0x3C00, 0x7C00, 0x8000])
+    wave.v[6], wave.v[7] = 0x1111AAAA, 0x2222BBBB
+    run(wave, "v_pack_b32_f16 v8, v6, v7")  # S0's low half below S1's
+    assert (wave.v[8] == 0xBBBBAAAA).all()
+    run(wave, "v_pack_b32_f16 v8, v6, v7 op_sel:[1,1,0]")  # the high halves
+    assert (wave.v[8] == 0x22221111).all()
+
+
 # ---------------------------------------------------------------------------------------------------- scratch
 
 @pytest.mark.parametrize("arch, store, load", [("gfx1151", "scratch_store_b128", "scratch_load_b128"),
