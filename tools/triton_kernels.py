@@ -1,6 +1,6 @@
 """Foreign kernels for the emulator and the timing model: a Triton GEMM compiled by Triton's AMD backend.
 
-    /work/tritonenv/bin/python tools/triton_kernels.py --target gfx950 --shape 256x256x256 --layout nn \\
+    .venv-triton/bin/python tools/triton_kernels.py --target gfx950 --shape 256x256x256 --layout nn \\
         --dtype bf16 [--out-dtype bf16|f16|f32] --block 128x128x64 --group-m 8 --warps 4 --stages 2 \\
         --waves-per-eu 0 --nonkdim 16 --kpack 1 -o DIR [--force]
 

@@ -74,6 +74,8 @@ class Prediction:
     # bytes, workgroups, ...); the fields above are then the whole program's: times, workgroups, rounds, clocks and
     # instructions summed, `resident` the most of any dispatch, `bound` the slowest dispatch's.
     dispatches: tuple[dict, ...] = ()
+    # The engine clock the compute ran at (`engine_clock_mhz`; a program's: weighted by each dispatch's compute).
+    clock_mhz: float | None = None
 
     def as_dict(self) -> dict:
         row = dict(asdict(self), predicted=True)
@@ -92,16 +94,19 @@ class Prediction:
             "measured)",
             f"  {self.microseconds:.1f} us, {self.tflops:.1f} TFLOP/s{peak}; bound by {self.bound}",
             f"  {self.workgroups} workgroups, {self.resident} per CU at once, {self.rounds} round(s) of "
-            f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch "
-            f"{self.launch_us:.1f} us" if not self.dispatches else
+            f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us{self._at()}, HBM {self.hbm_us:.1f} us, "
+            f"launch {self.launch_us:.1f} us" if not self.dispatches else
             f"  {len(self.dispatches)} dispatches one after the other, summed: {self.workgroups} workgroups, "
-            f"compute {self.compute_us:.1f} us, HBM {self.hbm_us:.1f} us, launch {self.launch_us:.1f} us",
+            f"compute {self.compute_us:.1f} us{self._at()}, HBM {self.hbm_us:.1f} us, launch {self.launch_us:.1f} us",
             f"  matrix pipes busy {100 * self.mma_busy:.0f} % of SIMD clocks; wave clocks: {stalls}",
             f"  {self.instructions} instructions replayed in {self.seconds:.1f} s",
         ] + [f"  dispatch {i} ({d['role']}, {d['kernel']}): {d['microseconds']:.1f} us PREDICTED, bound by "
              f"{d['bound']}; {d['workgroups']} workgroups, {d['resident']} per CU, {d['rounds']} round(s) of "
              f"{d['cu_cycles']} clocks; compute {d['compute_us']:.1f} us, HBM {d['hbm_us']:.1f} us "
              f"({d['hbm_bytes']} B), launch {d['launch_us']:.1f} us" for i, d in enumerate(self.dispatches)])
+
+    def _at(self) -> str:
+        return f" at {self.clock_mhz:.0f} MHz" if self.clock_mhz is not None else ""
 
 
 def _target(report: dict):
@@ -244,6 +249,7 @@ class _Replayed:
     mma_busy: float
     stall_clocks: dict
     instructions: int
+    clock_mhz: float  # the engine clock under this dispatch's matrix load
 
     def bound(self, stalls: dict) -> str:
         return "HBM bandwidth" if self.hbm_us > self.compute_us else (
@@ -276,7 +282,7 @@ def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None
     return Prediction(part.kernel, target.name, problem, micro, tflops, tflops / peak if peak else None,
                       part.bound(stalls), part.workgroups, part.resident, part.rounds, part.cu_cycles,
                       part.compute_us, part.hbm_us, timing.launch_us, part.mma_busy, stalls, part.instructions,
-                      rec.seconds + time.perf_counter() - started)
+                      rec.seconds + time.perf_counter() - started, clock_mhz=part.clock_mhz)
 
 
 def _check_peak(target, problem: dict, tflops: float, kernel: str) -> float | None:
@@ -310,7 +316,8 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
                         "bound": p.bound(_fractions(p.stall_clocks)), "workgroups": p.workgroups,
                         "resident": p.resident, "rounds": p.rounds, "cu_cycles": p.cu_cycles,
                         "compute_us": p.compute_us, "hbm_us": p.hbm_us, "hbm_bytes": p.hbm_bytes,
-                        "launch_us": launch_us, "mma_busy": p.mma_busy, "stalls": _fractions(p.stall_clocks),
+                        "launch_us": launch_us, "mma_busy": p.mma_busy, "clock_mhz": p.clock_mhz,
+                        "stalls": _fractions(p.stall_clocks),
                         "instructions": p.instructions} for r, p in zip(rec.parts, parts))
     slowest = max(range(len(parts)), key=lambda i: parts[i].microseconds)
     bound = f"{dispatches[slowest]['bound']} (dispatch {slowest}, {dispatches[slowest]['role']}, the slowest)"
@@ -320,7 +327,8 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
                       launch_us * len(parts), mma_busy, _fractions(clocks), sum(p.instructions for p in parts),
                       rec.seconds + time.perf_counter() - started,
                       ASSUMPTIONS + ("the dispatches of a program run one after the other, each with its own "
-                                     "launch; each moves its own bytes through HBM once",), dispatches)
+                                     "launch; each moves its own bytes through HBM once",), dispatches,
+                      sum(p.clock_mhz * p.compute_us for p in parts) / compute_us if compute_us else None)
 
 
 def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool, problem: dict,
@@ -351,12 +359,38 @@ def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool,
                      for m, (pcs, _) in zip(marks, [w for group in traces for w in group])]
         cu_cycles = _extrapolate(cu, mark_work, configured, problem, rec.workgroups, len(traces))
     rounds = -(-per_cu // resident)
-    clock = timing.clock_mhz * 1e6
-    compute_us = rounds * cu_cycles / clock * 1e6
+    fills = round_fills(rec.workgroups, target.compute_units, resident)
+    assert len(fills) == rounds
+    compute_us = sum(cu_cycles / engine_clock_mhz(timing, cu.mma_utilization, fill) for fill in fills)
+    clock_mhz = rounds * cu_cycles / compute_us if compute_us else timing.clock_mhz
     hbm_us = hbm_bytes / timing.hbm_bytes_per_s * 1e6
     micro = max(compute_us, hbm_us) + timing.launch_us
     return _Replayed(kernel.name, rec.workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, hbm_bytes, micro,
-                     cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves))
+                     cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves), clock_mhz)
+
+
+def round_fills(workgroups: int, units: int, resident: int) -> list[float]:
+    """Per round of the busiest compute unit, the fraction of the chip's workgroup slots (units × resident) that
+    hold a workgroup: the workgroups are dealt to the units one at a time, and each runs its share `resident` at a
+    time, so only the last rounds are partly empty."""
+    share, extra = divmod(workgroups, units)
+    fills = []
+    for start in range(0, share + (extra > 0), resident):
+        active = (extra * min(resident, max(0, share + 1 - start))
+                  + (units - extra) * min(resident, max(0, share - start)))
+        fills.append(active / (units * resident))
+    return fills
+
+
+def engine_clock_mhz(timing, mma_busy: float, fill: float) -> float:
+    """The engine clock a round of a dispatch runs at: `clock_mhz` with the matrix pipes idle, falling linearly to
+    `matrix_clock_mhz` as the chip's matrix load (the pipes' busy fraction on a CU times the fraction of the chip's
+    workgroup slots the round fills, both 0..1) reaches 1. HBM's time does not scale with it; each round's time is
+    its CU clocks at its own clock, so one more workgroup never takes less time."""
+    if timing.matrix_clock_mhz is None:
+        return timing.clock_mhz
+    load = min(1.0, max(0.0, mma_busy)) * min(1.0, max(0.0, fill))
+    return timing.clock_mhz - (timing.clock_mhz - timing.matrix_clock_mhz) * load
 
 
 COLOURS = {"mma": "#d62728", "valu": "#1f77b4", "trans": "#17becf", "lds": "#2ca02c", "vmem": "#ff7f0e",

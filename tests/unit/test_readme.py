@@ -9,6 +9,8 @@ exists, and no two examples write the same output folder. The `readme` tier runs
 in README order, in a copy of the repository's tracked files, and prints the time each took:
 
     .venv/bin/python -m pytest -q -s -m readme tests/unit/test_readme.py
+
+(with PIPELINES_TRITON_VENV naming an environment that has triton, its Triton commands run too).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ README = REPO / "README.md"
 
 # (class, pattern over the command): the first match wins; a command matching none must run here.
 NEEDS = (
-    ("setup", r"^bash tools/(setup_and_compile|test)\.sh\b|^\.venv/bin/pip install "),
+    ("setup", r"^bash tools/(setup_and_compile|test)\.sh\b|^\.venv/bin/pip install |^python3 -m venv "),
+    # Triton's own environment (a ~1 GB wheel, no dependency of the package) and what reads its output folder
+    ("triton", r"^\.venv-triton/|^pipelines \S+ out/t(\s|$)"),
     ("gpu", r"--device (cuda|hip)\b|--gpus |hopper_gemm\.py run |^dask |\bdask worker\b|--scheduler tcp://"),
 )
 # The flags of `pipelines` commands that name a file or folder the command reads.
@@ -107,11 +111,14 @@ def test_commands_are_found_and_classed():
     assert len(commands) >= 40
     assert commands[:2] == ["bash tools/setup_and_compile.sh", "bash tools/test.sh"]
     kinds = {needs(c) for c in commands}
-    assert kinds == {"setup", "gpu", "here"}
+    assert kinds == {"setup", "gpu", "triton", "here"}
     # the classes on both sides: a GPU flag, a model device, an install
     assert needs("pipelines tune --target sm_80 --shape 8x8x8 --device cuda -o x") == "gpu"
     assert needs("pipelines tune --target gfx950 --shape 8x8x8 --device model -o x") == "here"
     assert needs(".venv/bin/pip install -e '.[onnx]'") == "setup"
+    assert needs("python3 -m venv .venv-triton && .venv-triton/bin/pip install triton") == "setup"
+    assert needs(".venv-triton/bin/python tools/triton_kernels.py -o out/t") == "triton"
+    assert needs("pipelines emulate out/t") == "triton" and needs("pipelines emulate out/tw") == "here"
 
 
 def test_the_extraction_joins_continuations_and_drops_comments():
@@ -156,16 +163,17 @@ def _fresh_copy(destination: Path) -> Path:
     return destination
 
 
-@pytest.mark.slow  # so that `-m "not slow"` (the fast tier, tools/mutate.py) leaves it out too
-@pytest.mark.readme
-def test_every_command_that_needs_no_gpu_runs_as_written(tmp_path):
+def _run_class(tmp_path: Path, kind: str, links: dict[str, Path]) -> None:
+    """Run every README command of class `kind` in README order in a fresh copy, with `links` (name -> an installed
+    environment, as the set-up commands make them) in place; print each one's time; fail naming the failures."""
     clone = _fresh_copy(tmp_path / "clone")
-    (clone / ".venv").symlink_to(Path(sys.prefix))  # the installed environment, as the set-up command makes it
+    for name, target in links.items():
+        (clone / name).symlink_to(target)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                PIPELINES_TUNE_CACHE=str(tmp_path / "tune.json"))
     failed, times = [], []
     for command in readme_commands():
-        if needs(command) != "here":
+        if needs(command) != kind:
             continue
         start = time.monotonic()
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=clone, env=env, capture_output=True,
@@ -175,4 +183,22 @@ def test_every_command_that_needs_no_gpu_runs_as_written(tmp_path):
         if done.returncode != 0:
             failed.append(f"{command}: exit {done.returncode}: {done.stderr.strip()[-400:]}")
     print(f"{sum(t for t, _ in times):7.1f} s  in all, {len(times)} commands")
-    assert not failed, "\n".join(failed)
+    assert times and not failed, "\n".join(failed)
+
+
+@pytest.mark.slow  # so that `-m "not slow"` (the fast tier, tools/mutate.py) leaves it out too
+@pytest.mark.readme
+def test_every_command_that_needs_no_gpu_runs_as_written(tmp_path):
+    _run_class(tmp_path, "here", {".venv": Path(sys.prefix)})  # the environment tools/setup_and_compile.sh makes
+
+
+@pytest.mark.slow
+@pytest.mark.readme
+def test_the_triton_commands_run_as_written(tmp_path):
+    """The README's Triton example needs Triton's own environment (its install command, ~1 GB, is a set-up
+    command): PIPELINES_TRITON_VENV names one already made that way; without it this test is skipped, and says so."""
+    venv = os.environ.get("PIPELINES_TRITON_VENV")
+    if not venv:
+        pytest.skip("PIPELINES_TRITON_VENV names no Triton environment (python3 -m venv DIR && DIR/bin/pip install "
+                    "triton numpy), so the README's Triton commands were not run")
+    _run_class(tmp_path, "triton", {".venv": Path(sys.prefix), ".venv-triton": Path(venv)})

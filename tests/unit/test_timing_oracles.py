@@ -267,6 +267,17 @@ def dealt_rounds(workgroups: int, units: int, resident: int) -> int:
     return rounds
 
 
+def dealt_fills(workgroups: int, units: int, resident: int) -> list[float]:
+    """Per round, the fraction of the chip's workgroup slots in use, dealing as `dealt_rounds` does."""
+    left = [workgroups // units + (i < workgroups % units) for i in range(units)]
+    fills = []
+    while any(left):
+        running = [min(resident, n) for n in left]
+        fills.append(sum(running) / (units * resident))
+        left = [n - r for n, r in zip(left, running)]
+    return fills
+
+
 # Waves per SIMD of a gfx942 kernel, worked out by hand from the ISA's numbers: 512 VGPRs per lane in the unified
 # VGPR+AGPR file of a SIMD, allocated in granules of 8, at most 8 waves per SIMD (LLVM AMDGPUBaseInfo.cpp,
 # getVGPRAllocGranule / getTotalNumVGPRs / getMaxWavesPerEU for gfx90a-class targets; the same numbers as
@@ -291,7 +302,12 @@ def test_rounds_follow_occupancy_at_both_sides_of_each_boundary(synthetic, vgprs
     resident = min(waves, per_unit)  # 4-wave workgroups: one wave per SIMD each
     assert fake.recorded == [resident] and p.resident == resident
     assert p.rounds == dealt_rounds(workgroups, GFX942.compute_units, resident)
-    assert p.compute_us == pytest.approx(p.rounds * p.cu_cycles / GFX942.timing.clock_mhz)
+    # each round at the clock of its own matrix load: peak - (peak - matrix clock) × busy × the slots it fills
+    t = GFX942.timing
+    fills = dealt_fills(workgroups, GFX942.compute_units, resident)
+    assert len(fills) == p.rounds
+    assert p.compute_us == pytest.approx(sum(p.cu_cycles / (t.clock_mhz - (t.clock_mhz - t.matrix_clock_mhz)
+                                                            * p.mma_busy * f) for f in fills))
 
 
 @pytest.mark.parametrize("offset", [-1, 0, 1])
