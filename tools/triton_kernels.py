@@ -2,17 +2,22 @@
 
     .venv-triton/bin/python tools/triton_kernels.py --target gfx950 --shape 256x256x256 --layout nn \\
         --dtype bf16 [--out-dtype bf16|f16|f32] --block 128x128x64 --group-m 8 --warps 4 --stages 2 \\
-        --waves-per-eu 0 --nonkdim 16 --kpack 1 -o DIR [--force]
+        --waves-per-eu 0 --nonkdim 16 --kpack 1 [--kernel tutorial|rocm-tune-gemm] [--num-xcds 8] \\
+        [--block-pingpong default|on|off] -o DIR [--force]
 
 Runs under a Python that has PyPI `triton` (a separate environment: triton is no dependency of the project, only
-its optional extra `triton`). The kernel is the classic tutorial matmul (pointers a, b, c; M, N, K; six strides;
-BLOCK_M/N/K and GROUP_M constexprs; fp32 accumulation, C in the output type), compiled with `triton.compile` for
-`GPUTarget("hip", target, 64)` with the arguments specialised as `triton.jit` would specialise them at launch:
-an integer equal to 1 becomes a constant of the kernel, one divisible by 16 gets `tt.divisibility`, and the
-pointers are taken 16-byte aligned and within 2 GB (buffer loads). Layouts: NN stores B as K×N, NT as N×K, both
-expressed as strides. DIR gets `kernel.amdgcn` (Triton's AMDGPU assembly) and `triton.json`, which describes the
-launch: the kernel's name, target, grid, workgroup size and dynamic LDS, every kernel argument in the order and at
-the offset the listing's `.amdgpu_metadata` states (a, b or c buffer, an integer and its value, a scratch pointer
+its optional extra `triton`). Two kernels (`--kernel`): `tutorial`, the classic tutorial matmul (pointers a, b, c;
+M, N, K; six strides; BLOCK_M/N/K and GROUP_M constexprs; every K step masked; fp32 accumulation, C in the output
+type), and `rocm-tune-gemm`, the kernel of ROCm/triton's tune_gemm at the commit of its published MI300X reference
+times (XCD pid renumbering, whole K tiles unmasked and a ragged K tail peeled, a bias pointer passed as None).
+Either is compiled with `triton.compile` for `GPUTarget("hip", target, 64)` with the arguments specialised as
+`triton.jit` would specialise them at launch: an integer equal to 1 becomes a constant of the kernel, one divisible
+by 16 (0 included) gets `tt.divisibility`, None becomes a constant, and the pointers are taken 16-byte aligned and
+within 2 GB (buffer loads). Layouts: NN stores B as K×N, NT as N×K, both expressed as strides. `--block-pingpong`
+sets Triton's AMD block ping-pong knob for this compile (an environment knob, not a compile option) and triton.json
+records what it resolved to. DIR gets `kernel.amdgcn` (Triton's AMDGPU assembly) and `triton.json`, which describes
+the launch: the kernel's name, target, grid, workgroup size and dynamic LDS, every kernel argument in the order and
+at the offset the listing's `.amdgpu_metadata` states (a, b or c buffer, an integer and its value, a scratch pointer
 Triton appends, or an implicit `hidden_*` argument the launcher fills), the problem with its strides, and Triton's
 version and every compile option. `pipelines emulate DIR` and `pipelines predict DIR` read it
 (`pipelines/emulator/foreign.py`); nothing there imports triton.
@@ -44,7 +49,7 @@ PROJECT_DTYPE = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}  # Triton's -> th
 INPUT_DTYPES = ("bf16", "f16", "fp16")
 LAYOUTS = ("nn", "nt")
 INT_ARGS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
-CONSTEXPRS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
+KERNELS = ("tutorial", "rocm-tune-gemm")  # --kernel: the jitted function each names is kernel_source() below
 # Pointers Triton appends to every kernel's arguments, by the metadata field that sizes what each points at.
 SCRATCH = (("global_scratch", "global_scratch_size", "global_scratch_align"),
            ("profile_scratch", "profile_scratch_size", "profile_scratch_align"))
@@ -95,6 +100,86 @@ def _matmul_kernel():
     return matmul_kernel
 
 
+
+def _rocm_tune_gemm_kernel():
+    """The kernel of ROCm/triton's tune_gemm as it stood when its MI300X reference times were taken: ROCm/triton
+    commit e5601b2305 (branch perf_ref, 2024-09-15), python/perf-kernels/tools/tune_gemm/matmul_kernel.py. Written
+    here anew to compute the same thing with the same structure (the same arguments in the same order, the same
+    constexprs, branches, loop bounds, hints and masks), so that Triton lowers the same program."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                      stride_cn, stride_bias, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                      BLOCK_SIZE_K: tl.constexpr, SPLIT_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+                      BIAS: tl.constexpr, EVEN_K: tl.constexpr, GRID_MN: tl.constexpr, NUM_XCDS: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        pid_z = tl.program_id(1)  # the K slice under split-K
+        num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+        num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+        if NUM_XCDS != 1:
+            # the hardware deals workgroups round-robin over the XCDs; renumber them so that each XCD (its own L2)
+            # gets a contiguous run of tiles: GRID_MN // NUM_XCDS per XCD
+            per_xcd = GRID_MN // NUM_XCDS
+            pid = (pid % NUM_XCDS) * per_xcd + pid // NUM_XCDS
+        if GROUP_SIZE_M == 1:
+            pid_m = pid // num_pid_n
+            pid_n = pid % num_pid_n
+        else:
+            # GROUP_SIZE_M rows of tiles walk their columns together, sharing B while they run
+            num_pid_in_group = GROUP_SIZE_M * num_pid_n
+            first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+            group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+            pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+            pid_n = (pid % num_pid_in_group) // group_size_m
+        if SPLIT_K == 1:
+            offs_k = tl.arange(0, BLOCK_SIZE_K)
+        else:
+            offs_k = pid_z * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+        offs_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)  # not wrapped modulo M, unlike the tutorial
+        offs_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+        if BIAS:
+            bias = tl.load(bias_ptr + offs_am * stride_bias, mask=offs_am < M, other=0.0)
+        acc_dtype = tl.int32 if a_ptr.type.element_ty == tl.int8 else tl.float32
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=acc_dtype)
+
+        # whole K tiles unmasked (contiguous runs of 16 along K); a ragged K leaves its last tile to the tail below
+        max_k = tl.cdiv(K, BLOCK_SIZE_K * SPLIT_K) - 1
+        if EVEN_K:
+            max_k += 1
+        for k in range(0, max_k):
+            a = tl.load(tl.multiple_of(a_ptrs, (1, 16)))
+            b = tl.load(tl.multiple_of(b_ptrs, (16, 1)))
+            accumulator += tl.dot(a, b)
+            a_ptrs += BLOCK_SIZE_K * SPLIT_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * SPLIT_K * stride_bk
+        if not EVEN_K:
+            # the peeled tail: the last K tile, its columns past K read as zeros
+            k = max_k
+            offs_k = k * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a_tail = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+            b_tail = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+            a = tl.load(a_tail, mask=offs_k[None, :] < K, other=0.0)
+            b = tl.load(b_tail, mask=offs_k[:, None] < K, other=0.0)
+            accumulator += tl.dot(a, b)
+
+        c = accumulator.to(c_ptr.type.element_ty)
+        if BIAS:
+            c += bias[:, None]
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        if SPLIT_K == 1:
+            tl.store(c_ptrs, c, mask=c_mask)
+        else:
+            tl.atomic_add(c_ptrs, c, mask=c_mask)
+
+    return matmul_kernel
+
 def _dims(text: str, count: int, flag: str) -> tuple[int, ...]:
     parts = text.lower().split("x")
     if len(parts) != count or not all(p.isdigit() and int(p) > 0 for p in parts):
@@ -121,26 +206,48 @@ def specialise(values: dict[str, int], use_buffer_ops: bool) -> tuple[dict, dict
     return signature, constexprs, specialised
 
 
+
+def kernel_source(args) -> tuple[object, dict, list[int]]:
+    """The jitted kernel `--kernel` names, the values its launch passes beyond a, b, c, M, N, K and the six strides
+    (integers stay run-time arguments, anything else becomes a constant of the kernel), and its grid."""
+    m, n, k = args.shape
+    block_m, block_n, block_k = args.block
+    tiles = -(-m // block_m) * -(-n // block_n)
+    if args.kernel == "tutorial":
+        return (_matmul_kernel(), {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k,
+                                   "GROUP_M": args.group_m}, [tiles, 1, 1])
+    # as tune_gemm's generated launcher passes them (utils/file_generator.py at e5601b2305): no bias (a None pointer
+    # and stride 0), no split-K, EVEN_K when BLOCK_K divides K, GRID_MN the number of tiles, 8 XCDs on an MI300X
+    split_k = 1
+    if args.num_xcds < 1 or tiles % args.num_xcds:
+        raise ToolError(f"--num-xcds {args.num_xcds} does not divide the {tiles} tiles of {m}x{n} in "
+                        f"{block_m}x{block_n} blocks; rocm-tune-gemm's XCD renumbering would then skip tiles.")
+    return (_rocm_tune_gemm_kernel(),
+            {"bias_ptr": None, "stride_bias": 0, "BLOCK_SIZE_M": block_m, "BLOCK_SIZE_N": block_n,
+             "BLOCK_SIZE_K": block_k, "SPLIT_K": split_k, "GROUP_SIZE_M": args.group_m, "BIAS": False,
+             "EVEN_K": k % block_k == 0, "GRID_MN": tiles, "NUM_XCDS": args.num_xcds}, [tiles, split_k, 1])
+
 def compile_kernel(args) -> tuple[str, dict]:
     """Triton's amdgcn for the flags and the launch description (triton.json without the argument offsets)."""
     # Triton 3.9 warns that FP fusion is on by default; say so instead (it is recorded in the options)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
     from triton import knobs
-    from triton.backends.amd.compiler import HIPBackend
+    from triton.backends.amd.compiler import HIPBackend, is_async_copy_enabled, is_pingpong_schedule_enabled
     from triton.backends.compiler import GPUTarget
 
     m, n, k = args.shape
-    block_m, block_n, block_k = args.block
     strides = problem_strides(m, n, k, args.layout)
     values = dict(zip(INT_ARGS, (m, n, k, *strides["a"], *strides["b"], *strides["c"])))
     in_type, out_type = DTYPES[args.dtype], DTYPES[args.out_dtype or args.dtype]
-    kernel = _matmul_kernel()
+    kernel, launched, grid = kernel_source(args)
+    constant = {param.name for param in kernel.params if param.is_constexpr}
+    values.update({name: value for name, value in launched.items() if name not in constant and type(value) is int})
     use_buffer_ops = bool(knobs.amd.use_buffer_ops)
     ints, constexprs, specialised = specialise(values, use_buffer_ops)
-    signature = {"a_ptr": f"*{in_type}", "b_ptr": f"*{in_type}", "c_ptr": f"*{out_type}", **ints,
-                 **{name: "constexpr" for name in CONSTEXPRS}}
-    constexprs.update(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=args.group_m)
+    signature = {"a_ptr": f"*{in_type}", "b_ptr": f"*{in_type}", "c_ptr": f"*{out_type}", **ints}
+    signature.update({name: "constexpr" for name in kernel.arg_names if name not in signature})
+    constexprs.update({name: launched[name] for name in kernel.arg_names if name in launched and name not in values})
     pointer_spec = "DS" if use_buffer_ops else "D"
     attrs = {(kernel.arg_names.index(p),): HIPBackend.parse_attr(pointer_spec) for p in ("a_ptr", "b_ptr", "c_ptr")}
     attrs.update({(kernel.arg_names.index(name),): HIPBackend.parse_attr("D")
@@ -148,6 +255,10 @@ def compile_kernel(args) -> tuple[str, dict]:
     options = {"num_warps": args.warps, "num_stages": args.stages, "waves_per_eu": args.waves_per_eu,
                "matrix_instr_nonkdim": args.nonkdim, "kpack": args.kpack}
     source = triton.compiler.ASTSource(kernel, signature, constexprs=constexprs, attrs=attrs)
+    # the block ping-pong schedule is an environment knob, not a compile option: set it for this compile only
+    # (None: Triton's default for the target) and record what it resolved to
+    knobs.amd.use_block_pingpong = {"default": None, "on": True, "off": False}[args.block_pingpong]
+    pingpong = bool(is_pingpong_schedule_enabled(args.target, is_async_copy_enabled(args.target)))
     started = time.perf_counter()
     try:
         compiled = triton.compile(source, target=GPUTarget("hip", args.target, 64), options=options)
@@ -160,8 +271,7 @@ def compile_kernel(args) -> tuple[str, dict]:
     meta["extern_libs"] = [name for name, _ in meta.get("extern_libs") or []]  # paths of this machine: names only
     meta["target"] = {"backend": compiled.metadata.target.backend, "arch": compiled.metadata.target.arch,
                       "warp_size": compiled.metadata.target.warp_size}
-    grid = [-(-m // block_m) * -(-n // block_n), 1, 1]
-    runtime = [name for name in ("a_ptr", "b_ptr", "c_ptr", *INT_ARGS) if signature[name] != "constexpr"]
+    runtime = [name for name in kernel.arg_names if signature[name] != "constexpr"]
     launch = {
         "format": FORMAT,
         "kernel": compiled.metadata.name,
@@ -170,15 +280,16 @@ def compile_kernel(args) -> tuple[str, dict]:
         "grid": grid,
         "workgroup_size": [args.warps * 64, 1, 1],
         "shared_bytes": int(compiled.metadata.shared),  # dynamic LDS the launcher gives each workgroup
+        "source": args.kernel,
         "problem": {"m": m, "n": n, "k": k, "layout": args.layout, "dtype": PROJECT_DTYPE[in_type],
                     "out_dtype": PROJECT_DTYPE[out_type], "strides": strides},
         "runtime_arguments": runtime,  # the kernel's own, in order; then Triton's scratch pointers
-        "values": {name: values[name] for name in INT_ARGS},
+        "values": values,
         "specialization": {"pointers": pointer_spec, **{k: v for k, v in specialised.items() if v}},
         "constexprs": constexprs,
         "options": options,
         "triton": {"version": triton.__version__, "metadata": meta, "compile_seconds": round(seconds, 2),
-                   "use_buffer_ops": use_buffer_ops},
+                   "use_buffer_ops": use_buffer_ops, "block_pingpong": pingpong},
         "command": "python tools/triton_kernels.py " + shlex.join(args.argv),
     }
     return compiled.asm["amdgcn"], launch
@@ -246,6 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--waves-per-eu", type=int, default=0)
     parser.add_argument("--nonkdim", type=int, default=16, choices=(0, 16, 32), help="matrix_instr_nonkdim")
     parser.add_argument("--kpack", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--kernel", choices=KERNELS, default="tutorial",
+                        help="tutorial: Triton's tutorial matmul; rocm-tune-gemm: ROCm/triton's tune_gemm kernel "
+                             "(e5601b2305), no bias, no split-K")
+    parser.add_argument("--num-xcds", type=int, default=8, help="rocm-tune-gemm's NUM_XCDS (8 on an MI300X; 1 "
+                                                                "leaves the workgroup order alone)")
+    parser.add_argument("--block-pingpong", choices=("default", "on", "off"), default="default",
+                        help="Triton's AMD block ping-pong schedule (TRITON_HIP_USE_BLOCK_PINGPONG); default: on for "
+                             "gfx942 (applied where the loop qualifies)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="write into a folder that holds files this tool did "
                                                              "not write (only its own files are replaced)")

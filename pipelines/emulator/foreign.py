@@ -285,7 +285,9 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     kernel = dataclasses.replace(kernel, lds_bytes=lds, workgroup_size=size)
     constexprs = launch.get("constexprs")
     constexprs = constexprs if isinstance(constexprs, dict) else {}
-    block_m, block_n = constexprs.get("BLOCK_M"), constexprs.get("BLOCK_N")
+    # the tutorial's names, or tune_gemm's (and Triton's tutorials')
+    block_m = constexprs.get("BLOCK_M", constexprs.get("BLOCK_SIZE_M"))
+    block_n = constexprs.get("BLOCK_N", constexprs.get("BLOCK_SIZE_N"))
     tile = (block_m, block_n) if isinstance(block_m, int) and isinstance(block_n, int) and min(block_m, block_n) > 0 \
         else None
     compiler = launch.get("triton")
