@@ -341,7 +341,8 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     kernel = dataclasses.replace(kernel, lds_bytes=lds, workgroup_size=size)
     constexprs = launch.get("constexprs")
     constexprs = constexprs if isinstance(constexprs, dict) else {}
-    block_m, block_n = launch.get("tile") if isinstance(launch.get("tile"), list) and len(launch["tile"]) == 2 \
+    stated = launch.get("tile")  # HipKittens states its tile; Triton's is its BLOCK_M and BLOCK_N constexprs
+    block_m, block_n = (stated[0], stated[1]) if isinstance(stated, list) and len(stated) == 2 \
         else (constexprs.get("BLOCK_M"), constexprs.get("BLOCK_N"))
     tile = (block_m, block_n) if isinstance(block_m, int) and isinstance(block_n, int) and min(block_m, block_n) > 0 \
         else None

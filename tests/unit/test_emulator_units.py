@@ -523,7 +523,8 @@ def test_buffer_store_short_writes_the_low_half():
     assert [hex(x) for x in words] == [hex(0xFFFF1234)] * 4
 
 
-@pytest.mark.parametrize("opcode, want", [("global_store_short", 0xFFFF1234), ("global_store_short_d16_hi", 0xFFFFABCD)])
+@pytest.mark.parametrize("opcode, want", [("global_store_short", 0xFFFF1234),
+                                          ("global_store_short_d16_hi", 0xFFFFABCD)])
 def test_global_store_short_writes_one_half_of_the_register(opcode, want):
     """global_store_short stores bits 15:0 of its data register, the _d16_hi form bits 31:16 (HipKittens' bf16 C:
     the top half of each f32, a truncation); each lane writes 2 bytes at its own address, the other two bytes of
