@@ -758,7 +758,7 @@ def _explain_hopper(args) -> int:
 
 
 def cmd_emulate(args) -> int:
-    if not is_foreign(args.folder):  # a foreign kernel folder describes itself in triton.json
+    if not is_foreign(args.folder):  # a foreign kernel folder describes itself (triton.json, hipkittens.json)
         read_report(args.folder / flow.REPORT_FILE)
     result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"),
                           workgroups=args.workgroups)

@@ -943,6 +943,23 @@ MUTANTS = [
            "    lo, hi, write = float_reader(x, ctx), float_reader(y, ctx), vector_writer(dst)",
            "    hi, lo, write = float_reader(x, ctx), float_reader(y, ctx), vector_writer(dst)",
            "v_cvt_pk_bf16_f32 puts S0 in the high half", ("tests/unit/test_emulator_opcodes.py",)),
+    # foreign kernels (HipKittens', results/hipkittens/README.md)
+    Mutant("hk-struct-fields-unwritten", "pipelines/emulator/foreign.py",
+           "    placed += [(field, arg.offset) for arg in foreign.arguments for field in arg.fields]",
+           "    placed += [(field, arg.offset) for arg in foreign.arguments for field in arg.fields[:0]]",
+           "a struct argument's byte fields are never written to the kernarg block",
+           ("tests/unit/test_foreign_hipkittens.py",)),
+    Mutant("hk-struct-overlap-unchecked", "pipelines/emulator/foreign.py",
+           "        if field.offset < end:", "        if field.offset < end and False:",
+           "overlapping byte fields of a struct are accepted", ("tests/unit/test_foreign_hipkittens.py",)),
+    Mutant("hk-store-d16-hi-low-half", "pipelines/emulator/memory.py",
+           "    shift = 2 if high else 0", "    shift = 0",
+           "global_store_short_d16_hi stores the low half", ("tests/unit/test_emulator_units.py",
+                                                             "tests/unit/test_foreign_hipkittens.py")),
+    Mutant("hk-bfe-i64-unsigned", "pipelines/emulator/machine.py",
+           "np.where(negative == 1, field | ~mask, field)", "field",
+           "s_bfe_i64 does not sign-extend", ("tests/unit/test_emulator_opcodes.py",
+                                               "tests/unit/test_emulator_audit.py")),
 ]
 
 

@@ -390,6 +390,9 @@ _UNARY = {  # name -> fn(float32 lanes) -> uint32 lanes
     "v_cvt_i32_f32": _to_i32,
     "v_cvt_u32_f32": _to_u32,
     "v_rcp_f32": _reciprocal,
+    # "D0.f32 = 1.0F / S0.f32; // Can only raise integer DIV_BY_ZERO exception" (CDNA3 ISA, V_RCP_IFLAG_F32): the
+    # same value; LLVM's unsigned division by a run-time value (HipKittens' tile order) starts from it
+    "v_rcp_iflag_f32": _reciprocal,
     "v_rndne_f32": lambda x: _bits(np.rint(x)),  # to the nearest integer, ties to even
     # 2^x: the hardware is accurate to 1 ULP; float64 exp2 rounded once is within that
     "v_exp_f32": lambda x: _bits(np.exp2(x.astype(np.float64)).astype(np.float32)),

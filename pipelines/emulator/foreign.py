@@ -1,9 +1,11 @@
-"""Foreign kernels: a GEMM another compiler built (Triton's AMD backend), run like the project's own.
+"""Foreign kernels: a GEMM another compiler built (Triton's AMD backend, HipKittens), run like the project's own.
 
-A foreign kernel folder holds the compiler's AMDGPU assembly and `triton.json` (written by
-tools/triton_kernels.py), which says how it is launched: grid, workgroup size, dynamic LDS, the problem (M, N, K,
+A foreign kernel folder holds the compiler's AMDGPU assembly and a launch description named for its producer
+(`PRODUCERS`: `triton.json` written by tools/triton_kernels.py, `hipkittens.json` by tools/hipkittens_kernels.py;
+the same fields), which says how it is launched: grid, workgroup size, dynamic LDS, the problem (M, N, K,
 layout, input and output types, the element strides of A, B and C) and every kernel argument in metadata order
-(a, b or c buffer, an integer value, a scratch pointer, or an implicit `hidden_*` argument). `load_foreign` checks
+(a, b or c buffer, an integer value, a scratch pointer, a struct passed by value as byte fields of those kinds,
+or an implicit `hidden_*` argument). `load_foreign` checks
 the file field by field (one sentence for the first fault) and against the listing's own `.amdgpu_metadata`: the
 same arguments at the same offsets, sizes and kinds. `emulate_foreign` lays A and B out at their strides with
 seeded random values exact in the input type, fills C with NaN ("never written"), writes the kernarg block at the
@@ -36,12 +38,29 @@ from .machine import DecodeContext, EmulatorError
 from .memory import FlatMemory
 from .run import BATCH, Dispatch, EmulationResult, LdsAccessStats, _mix, mismatches
 
-FOREIGN_FILE = "triton.json"
-FORMAT = "triton-kernel/1"
+
+
+@dataclass(frozen=True)
+class Producer:
+    """Who writes a foreign folder's launch description: its file, format, tool and the key of its own record."""
+
+    file: str
+    format: str
+    tool: str
+    name: str  # how results name the kernel's compiler
+    record: str  # the key of the producer's record ('version' or 'commit' and 'compiler')
+
+
+PRODUCERS = (Producer("triton.json", "triton-kernel/1", "tools/triton_kernels.py", "Triton", "triton"),
+             Producer("hipkittens.json", "hipkittens-kernel/1", "tools/hipkittens_kernels.py", "HipKittens",
+                      "hipkittens"))
+FOREIGN_FILE, FORMAT = PRODUCERS[0].file, PRODUCERS[0].format  # Triton's, the first producer
 INPUT_TYPES = ("bf16", "f16")
 OUTPUT_TYPES = ("bf16", "f16", "f32")
 LAYOUTS = ("nn", "nt")
-ARGUMENT_KINDS = {"buffer": "global_buffer", "scratch": "global_buffer", "int": "by_value", "hidden": None}
+ARGUMENT_KINDS = {"buffer": "global_buffer", "scratch": "global_buffer", "int": "by_value", "struct": "by_value",
+                  "hidden": None}
+FIELD_KINDS = ("buffer", "int")  # what a struct's byte fields may be
 # The implicit arguments of a code object v5 kernel, as a HIP launch of `grid` workgroups of `size` threads fills
 # them (LLVM AMDGPUUsage, "Code Object V5 Metadata", hidden kernel arguments). Pointers to runtime services a GEMM
 # does not call (hostcall, heap, queues, completion) are null: a kernel that dereferences one reads an unmapped
@@ -76,16 +95,18 @@ class ForeignError(EmulatorError):
 
 @dataclass(frozen=True)
 class Argument:
-    """One kernel argument of triton.json, at the offset the listing's metadata gives it."""
+    """One kernel argument of the launch description, at the offset the listing's metadata gives it; or one byte
+    field of a struct argument, at its offset inside the struct (and no value_kind)."""
 
     name: str
-    kind: str  # 'buffer', 'int', 'scratch' or 'hidden'
+    kind: str  # 'buffer', 'int', 'scratch', 'struct' or 'hidden'
     offset: int
     size: int
     value_kind: str  # the metadata's: global_buffer, by_value, hidden_*
     buffer: str = ""  # 'a', 'b' or 'c' (kind 'buffer')
     value: int = 0  # kind 'int'
     bytes_per_workgroup: int = 0  # kind 'scratch'
+    fields: tuple[Argument, ...] = ()  # kind 'struct': its byte fields; bytes no field names are zero
 
 
 @dataclass(frozen=True)
@@ -96,6 +117,7 @@ class ForeignKernel:
     name: str
     target: str
     compiler: str  # e.g. "Triton 3.9.0"
+    producer: Producer
     grid: tuple[int, int, int]
     workgroup_size: tuple[int, int, int]
     shared_bytes: int  # dynamic LDS the launch gives each workgroup
@@ -103,7 +125,7 @@ class ForeignKernel:
     strides: dict  # 'a', 'b', 'c' -> (row, column) element strides of A (M×K), B (K×N), C (M×N)
     arguments: tuple[Argument, ...]
     kernel: Kernel  # its LDS the static plus the dynamic bytes, its workgroup the launch's
-    tile: tuple[int, int] | None  # BLOCK_M × BLOCK_N where triton.json states them
+    tile: tuple[int, int] | None  # BLOCK_M × BLOCK_N where the description states them
 
     @property
     def workgroups(self) -> int:
@@ -114,7 +136,7 @@ class ForeignKernel:
         target = TARGETS[self.target]
         threads = math.prod(self.workgroup_size)
         allocated = self.kernel.descriptor.get("next_free_vgpr")
-        stats = KernelStats(self.name, FOREIGN_FILE, lds_bytes=self.kernel.lds_bytes, allocated_vgprs=allocated,
+        stats = KernelStats(self.name, self.producer.file, lds_bytes=self.kernel.lds_bytes, allocated_vgprs=allocated,
                             wave_size=self.kernel.wave_size, workgroup_size=threads)
         return {"target": self.target, "problems": [self.problem], "grid": list(self.grid),
                 "occupancy": occupancy(stats, target), "foreign": self.compiler}
@@ -127,8 +149,16 @@ class ForeignKernel:
 
 
 def is_foreign(folder: str | Path) -> bool:
-    """Whether `folder` is a foreign kernel folder (it holds triton.json)."""
-    return (Path(folder) / FOREIGN_FILE).is_file()
+    """Whether `folder` is a foreign kernel folder (it holds a producer's launch description)."""
+    return any((Path(folder) / producer.file).is_file() for producer in PRODUCERS)
+
+
+def _producer(folder: Path) -> Producer:
+    found = [producer for producer in PRODUCERS if (folder / producer.file).is_file()]
+    if len(found) > 1:
+        raise ForeignError(f"{folder} holds both {found[0].file} and {found[1].file}; a foreign kernel folder has "
+                           "one launch description.")
+    return found[0] if found else PRODUCERS[0]  # none: the read of Triton's file names what is missing
 
 
 def _field(table: dict, key: str, kind, where: str, minimum: int | None = None) -> Any:
@@ -176,44 +206,69 @@ def _strides(problem: dict, where: str) -> dict:
     return found
 
 
+def _argument(entry, what: str, kinds: tuple[str, ...], in_struct: bool = False) -> Argument:
+    """One argument (or, `in_struct`, one byte field of a struct argument), checked."""
+    if not isinstance(entry, dict):
+        raise ForeignError(f"{what} is {entry!r:.40}, not an object.")
+    kind = _choice(entry, "kind", kinds, what)
+    argument = Argument(name=_field(entry, "name", str, what), kind=kind,
+                        offset=_field(entry, "offset", int, what, 0), size=_field(entry, "size", int, what, 1),
+                        value_kind="" if in_struct else _field(entry, "value_kind", str, what))
+    if kind == "buffer":
+        argument = dataclasses.replace(argument, buffer=_choice(entry, "buffer", ("a", "b", "c"), what))
+    elif kind == "int":
+        value = _field(entry, "value", int, what)
+        if not -2 ** (8 * argument.size - 1) <= value < 2 ** (8 * argument.size):
+            raise ForeignError(f"{what} ({argument.name}) holds {value}, which does not fit its "
+                               f"{argument.size} bytes.")
+        argument = dataclasses.replace(argument, value=value)
+    elif kind == "scratch":
+        argument = dataclasses.replace(argument, bytes_per_workgroup=_field(entry, "bytes_per_workgroup", int,
+                                                                            what, 0))
+    elif kind == "struct":
+        argument = dataclasses.replace(argument, fields=_struct_fields(entry.get("fields"), argument, what))
+    elif argument.value_kind not in HIDDEN:
+        raise ForeignError(f"{what} is the implicit argument '{argument.value_kind}', which the emulator does "
+                           "not know how to fill.")
+    expected = ARGUMENT_KINDS[kind]
+    if not in_struct and expected is not None and argument.value_kind != expected:
+        raise ForeignError(f"{what} ({argument.name}) is a {kind} argument of value_kind "
+                           f"'{argument.value_kind}', not '{expected}'.")
+    if in_struct and kind == "buffer" and argument.size != 8:
+        raise ForeignError(f"{what} ({argument.name}) is a pointer of {argument.size} bytes, not 8.")
+    return argument
+
+
+def _struct_fields(entries, struct: Argument, what: str) -> tuple[Argument, ...]:
+    """A struct's byte fields: each inside the struct, none overlapping another."""
+    if not isinstance(entries, list) or not entries:
+        raise ForeignError(f"{what} ({struct.name}) is a struct with no list of byte 'fields'.")
+    fields = tuple(_argument(entry, f"field {position} of {what}", FIELD_KINDS, in_struct=True)
+                   for position, entry in enumerate(entries))
+    end = 0
+    for field in sorted(fields, key=lambda f: f.offset):
+        if field.offset < end:
+            raise ForeignError(f"field {field.name} of {what} at byte {field.offset} overlaps the field before it.")
+        end = field.offset + field.size
+        if end > struct.size:
+            raise ForeignError(f"field {field.name} of {what} ends at byte {end}, past the struct's {struct.size}.")
+    return fields
+
+
 def _arguments(entries, where: str) -> tuple[Argument, ...]:
     if not isinstance(entries, list) or not entries:
         raise ForeignError(f"{where} has no list of kernel 'arguments'.")
-    found = []
-    for position, entry in enumerate(entries):
-        what = f"argument {position} of {where}"
-        if not isinstance(entry, dict):
-            raise ForeignError(f"{what} is {entry!r:.40}, not an object.")
-        kind = _choice(entry, "kind", tuple(ARGUMENT_KINDS), what)
-        argument = Argument(name=_field(entry, "name", str, what), kind=kind,
-                            offset=_field(entry, "offset", int, what, 0), size=_field(entry, "size", int, what, 1),
-                            value_kind=_field(entry, "value_kind", str, what))
-        if kind == "buffer":
-            argument = dataclasses.replace(argument, buffer=_choice(entry, "buffer", ("a", "b", "c"), what))
-        elif kind == "int":
-            value = _field(entry, "value", int, what)
-            if not -2 ** (8 * argument.size - 1) <= value < 2 ** (8 * argument.size):
-                raise ForeignError(f"{what} ({argument.name}) holds {value}, which does not fit its "
-                                   f"{argument.size} bytes.")
-            argument = dataclasses.replace(argument, value=value)
-        elif kind == "scratch":
-            argument = dataclasses.replace(argument, bytes_per_workgroup=_field(entry, "bytes_per_workgroup", int,
-                                                                                what, 0))
-        elif argument.value_kind not in HIDDEN:
-            raise ForeignError(f"{what} is the implicit argument '{argument.value_kind}', which the emulator does "
-                               "not know how to fill.")
-        expected = ARGUMENT_KINDS[kind]
-        if expected is not None and argument.value_kind != expected:
-            raise ForeignError(f"{what} ({argument.name}) is a {kind} argument of value_kind "
-                               f"'{argument.value_kind}', not '{expected}'.")
-        found.append(argument)
-    if sorted(a.buffer for a in found if a.kind == "buffer") != ["a", "b", "c"]:
+    found = tuple(_argument(entry, f"argument {position} of {where}", tuple(ARGUMENT_KINDS))
+                  for position, entry in enumerate(entries))
+    buffers = [a.buffer for a in found if a.kind == "buffer"]
+    buffers += [f.buffer for a in found for f in a.fields if f.kind == "buffer"]
+    if sorted(buffers) != ["a", "b", "c"]:
         raise ForeignError(f"{where} does not pass each of the buffers a, b and c exactly once.")
-    return tuple(found)
+    return found
 
 
 def _match_metadata(arguments: tuple[Argument, ...], kernel: Kernel, where: str) -> None:
-    """triton.json's arguments are the listing's metadata `.args`, one for one: offset, size and value_kind."""
+    """The described arguments are the listing's metadata `.args`, one for one: offset, size and value_kind."""
     meta = kernel.args
     if len(meta) != len(arguments):
         raise ForeignError(f"{where} lists {len(arguments)} kernel arguments; the metadata of {kernel.name} lists "
@@ -230,10 +285,11 @@ def _match_metadata(arguments: tuple[Argument, ...], kernel: Kernel, where: str)
 
 
 def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignKernel:
-    """triton.json and the listing it names, checked (one sentence for the first fault); `kernel_text` replaces
-    the listing's text (an edited kernel, e.g. a planted fault)."""
+    """The launch description and the listing it names, checked (one sentence for the first fault);
+    `kernel_text` replaces the listing's text (an edited kernel, e.g. a planted fault)."""
     folder = Path(folder)
-    path = folder / FOREIGN_FILE
+    producer = _producer(folder)
+    path = folder / producer.file
     where = str(path)
     try:
         launch = json.loads(path.read_text())
@@ -243,9 +299,9 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
         raise ForeignError(f"{path} is not JSON: {err.msg} at line {err.lineno}.") from None
     if not isinstance(launch, dict):
         raise ForeignError(f"{path} holds {type(launch).__name__}, not a JSON object.")
-    if launch.get("format") != FORMAT:
-        raise ForeignError(f"{path} is of format {launch.get('format')!r:.40}; the emulator reads {FORMAT!r} (written "
-                           "by tools/triton_kernels.py).")
+    if launch.get("format") != producer.format:
+        raise ForeignError(f"{path} is of format {launch.get('format')!r:.40}; the emulator reads "
+                           f"{producer.format!r} (written by {producer.tool}).")
     name = _field(launch, "kernel", str, where)
     target = _field(launch, "target", str, where)
     emulated = [t.name for t in TARGETS.values() if t.emulated and t.wave_size == 64]
@@ -285,16 +341,19 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     kernel = dataclasses.replace(kernel, lds_bytes=lds, workgroup_size=size)
     constexprs = launch.get("constexprs")
     constexprs = constexprs if isinstance(constexprs, dict) else {}
-    # the tutorial's names, or tune_gemm's (and Triton's tutorials')
-    block_m = constexprs.get("BLOCK_M", constexprs.get("BLOCK_SIZE_M"))
-    block_n = constexprs.get("BLOCK_N", constexprs.get("BLOCK_SIZE_N"))
+    stated = launch.get("tile")  # HipKittens states its tile; Triton's is its BLOCK_M and BLOCK_N constexprs
+    block_m, block_n = (stated[0], stated[1]) if isinstance(stated, list) and len(stated) == 2 \
+        else (constexprs.get("BLOCK_M", constexprs.get("BLOCK_SIZE_M")),  # the tutorial's names, or tune_gemm's
+              constexprs.get("BLOCK_N", constexprs.get("BLOCK_SIZE_N")))
     tile = (block_m, block_n) if isinstance(block_m, int) and isinstance(block_n, int) and min(block_m, block_n) > 0 \
         else None
-    compiler = launch.get("triton")
-    version = compiler.get("version") if isinstance(compiler, dict) else None
-    return ForeignKernel(folder, name, target, f"Triton {version or '(version not stated)'}", grid, size, shared,
+    record = launch.get(producer.record)
+    record = record if isinstance(record, dict) else {}
+    version = record.get("version") or str(record.get("commit") or "")[:8] or None
+    compiler = f"{producer.name} {version or '(version not stated)'}"
+    return ForeignKernel(folder, name, target, compiler, producer, grid, size, shared,
                          dict(shape, layout=layout, dtype=dtype, out_dtype=out_dtype, epilogue={"kind": "none"},
-                              foreign=f"Triton {version or '?'}"),
+                              foreign=f"{producer.name} {version or '?'}"),
                          strides, arguments, kernel, tile)
 
 
@@ -366,7 +425,10 @@ def emulate_foreign(folder: str | Path, seed: int = 0, kernel_text: str | None =
     memory.read(address["c"], c_bytes).view(out_type)[...] = np.float32(np.nan).astype(out_type)
 
     lds_dynamic = foreign.shared_bytes
-    for arg in foreign.arguments:
+    # a struct's fields at the struct's offset plus their own; the bytes between them stay zero
+    placed = [(arg, 0) for arg in foreign.arguments if arg.kind != "struct"]
+    placed += [(field, arg.offset) for arg in foreign.arguments for field in arg.fields]
+    for arg, base in placed:
         if arg.kind == "buffer":
             value = address[arg.buffer]
         elif arg.kind == "scratch":
@@ -375,7 +437,7 @@ def emulate_foreign(folder: str | Path, seed: int = 0, kernel_text: str | None =
             value = arg.value
         else:
             value = HIDDEN[arg.value_kind](foreign.grid, foreign.workgroup_size, lds_dynamic)
-        memory.write(kernarg + arg.offset, np.array([value & ((1 << (8 * arg.size)) - 1)], "<u8")
+        memory.write(kernarg + base + arg.offset, np.array([value & ((1 << (8 * arg.size)) - 1)], "<u8")
                      .view(np.uint8)[:arg.size].copy())
 
     target = TARGETS[foreign.target]

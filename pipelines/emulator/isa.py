@@ -107,6 +107,8 @@ def _split_operands(rest: str) -> tuple[list[str], dict]:
     parts[-1] = tail[0] if tail else ""
     for word in words:
         name, _, value = word.partition(":")
+        if re.fullmatch(r"-?0x[0-9a-fA-F]+", value):  # clang's HIP listings write offsets in hex (offset:0x400)
+            value = str(int(value, 16))
         modifiers[name] = value if value else True
     return [p for p in parts if p], modifiers
 

@@ -314,6 +314,19 @@ def _bfe_i32_scalar(a, b):
     return np.where(width == 0, 0, np.where(width >= 32, shifted, signed))
 
 
+def _bfe_i64_scalar(a, b):
+    """The signed field of the 64-bit S0 at offset S1[5:0] and width S1[22:16] (0: none; 64 or more: all of what
+    the arithmetic shift left), sign-extended from its top bit; as a 64-bit pattern, and SCC = result != 0."""
+    shifted = (np.asarray(a, np.uint64).view(np.int64) >> (b & np.uint64(63)).astype(np.int64)).view(np.uint64)
+    width = (b >> np.uint64(16)) & np.uint64(0x7F)
+    mask = _low_bits(width)
+    field = shifted & mask
+    negative = (field >> np.maximum(width, np.uint64(1)) - np.uint64(1)) & np.uint64(1)
+    value = np.where(width == 0, np.uint64(0), np.where(width >= 64, shifted,
+                                                        np.where(negative == 1, field | ~mask, field)))
+    return value, value != 0
+
+
 def _bfe_u32_scalar(a, b):
     field = (a >> (b & np.uint64(31))) & _low_bits((b >> np.uint64(16)) & np.uint64(0x7F))
     return field, field != 0
@@ -358,6 +371,13 @@ _SOP2 = {  # name -> (bits, fn(a, b) -> (result, scc or None))
     # "tmp.i32 = ((S0.i32 >> S1[4:0].u32) & ((1 << S1[22:16].u32) - 1)); D0.i32 = signext_from_bit(tmp.i32,
     # S1[22:16].u32); SCC = D0.i32 != 0" (CDNA3 ISA, S_BFE_I32)
     "s_bfe_i32": (32, lambda a, b: _nonzero(_bfe_i32_scalar(a, b))),
+    # The two below came with HipKittens' kernel (a 64-bit row pitch from an int: sign-extend, then bytes).
+    # "D0.u64 = (S0.u64 << S1[5 : 0].u32); SCC = D0.u64 != 0ULL" (CDNA3 ISA, S_LSHL_B64)
+    "s_lshl_b64": (64, lambda a, b: ((a << (b & np.uint64(63))) & np.uint64(MASK64),
+                                     ((a << (b & np.uint64(63))) & np.uint64(MASK64)) != 0)),
+    # "tmp.i64 = ((S0.i64 >> S1[5 : 0].u32) & ((1LL << S1[22 : 16].u32) - 1LL)); D0.i64 =
+    # signext_from_bit(tmp.i64, S1[22 : 16].u32); SCC = D0.i64 != 0LL" (CDNA3 ISA, S_BFE_I64)
+    "s_bfe_i64": (64, lambda a, b: _bfe_i64_scalar(a, b)),
 }
 
 
@@ -463,10 +483,17 @@ def _bitcmp(inst, ctx):
     return run
 
 
-@decoder(*(f"s_cmp{k}_{c}_{t}" for k in ("", "k") for c in _SCMP for t in ("u32", "i32")))
+@decoder(*(f"s_cmp{k}_{c}_{t}" for k in ("", "k") for c in _SCMP for t in ("u32", "i32")),
+         "s_cmp_eq_u64", "s_cmp_lg_u64")  # "SCC = S0.u64 == S1.u64" (CDNA3 ISA; only eq and lg exist for 64 bits)
 def _scmp(inst, ctx):
     _, kind, cond, typ = inst.opcode.split("_")
     cmp = _SCMP[cond]
+    if typ == "u64":
+        a, b = scalar_reader(inst.operands[0], 64), scalar_reader(inst.operands[1], 64)
+
+        def run_wide(w):
+            w.scc = cmp(a(w), b(w)).astype(np.uint64)
+        return run_wide
     a = scalar_reader(inst.operands[0])
     if kind == "cmpk":  # the 16-bit literal: "32'I(signext(S1.i16))" for _i32, "32'U(S1.u16)" for _u32 (CDNA4 ISA)
         literal = inst.operands[1] & 0xFFFF

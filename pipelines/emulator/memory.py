@@ -361,10 +361,14 @@ def _buffer(inst, ctx):
 
 
 @decoder("global_load_dwordx4", "global_load_dword", "global_load_b128", "global_load_b32", "global_store_dword",
-         "global_store_dwordx4", "global_store_b32", "global_store_b128")
+         "global_store_dwordx4", "global_store_b32", "global_store_b128",
+         # 16-bit stores of the low or the high half of the data register (HipKittens' bf16 C: an f32's top half)
+         "global_store_short", "global_store_short_d16_hi")
 def _global(inst, ctx):
     kind = "load" if "_load_" in inst.opcode else "store"
-    size = _SIZES[inst.opcode.split("_")[-1]]
+    high = inst.opcode.endswith("_d16_hi")  # "MEM[addr].b16 = VDATA[31 : 16]" (CDNA3 ISA, GLOBAL_STORE_SHORT_D16_HI)
+    size = _SIZES[inst.opcode.removesuffix("_d16_hi").split("_")[-1]]
+    shift = 2 if high else 0
     ops = inst.operands
     data_reg, vaddr, saddr = (ops[0], ops[1], ops[2]) if kind == "load" else (ops[1], ops[0], ops[2])
     offset = int(inst.modifiers.get("offset", 0)) % (1 << 64)  # a signed immediate: -16 wraps the 64-bit address
@@ -381,7 +385,7 @@ def _global(inst, ctx):
         memory = w.workgroup.memory
         targets = memory.index((addrs[:, None] + byte_range[None, :])[w.exec], w.where())
         if kind == "store":
-            memory.data[targets] = _lanes_bytes(w, data_reg.kind, data_reg.index, size)[w.exec]
+            memory.data[targets] = _lanes_bytes(w, data_reg.kind, data_reg.index, size + shift)[w.exec, shift:]
             memory.stored(targets.reshape(-1), w, lambda: np.repeat(np.flatnonzero(w.exec), size))
             if ctx.gfx9:
                 issue(w, w.vm, Pending(lambda w: None))

@@ -356,8 +356,9 @@ class Calibration:
         out) neither fitted nor scored. Returns the facts and every row predicted with them."""
         timings: dict[str, Timing] = {}
         for index, (row, rec) in enumerate(self.recorded):
-            if rec is not None and index not in skip:
-                timings[row.target] = TARGETS[row.target].timing
+            timing = TARGETS[row.target].timing if rec is not None and index not in skip else None
+            if timing is not None:
+                timings[row.target] = timing
         fitting = lambda rows: [r for i, r in enumerate(rows) if i not in skip]  # noqa: E731
         best = self.rows(timings)
         for _ in range(rounds):
@@ -381,6 +382,7 @@ def held_out_report(calibration: Calibration, timings: dict, rows: list[Row], sk
     constants = []
     for name, timing in sorted(timings.items()):
         table_timing = TARGETS[name].timing
+        assert table_timing is not None  # a target with timing facts is the only kind fitted
         for fact in timing.fitted:
             alone = dict(timings, **{name: dataclasses.replace(table_timing, **{fact: getattr(timing, fact)})})
             constants.append({"target": name, "fact": fact, "table": getattr(table_timing, fact),

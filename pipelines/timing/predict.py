@@ -157,7 +157,7 @@ def record(folder: str | Path, seed: int = 0) -> Recording | ProgramRecording:
     the resident workgroups on the emulator, stopping in the K loop's steady state."""
     started = time.perf_counter()
     folder = Path(folder)
-    if is_foreign(folder):  # another compiler's kernel: its triton.json states the grid, LDS and problem
+    if is_foreign(folder):  # another compiler's kernel: its launch description states the grid, LDS, problem
         foreign = load_foreign(folder)
         report = foreign.report()
         return _record_kernel(folder, report, report, _target(report), foreign.kernel, "", foreign.workgroups, seed,

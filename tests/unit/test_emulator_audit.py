@@ -94,6 +94,14 @@ def _bfe_i32_scalar(a, b):
     return d, d != 0
 
 
+def _bfe_i64_scalar(a, b):
+    # "tmp.i64 = ((S0.i64 >> S1[5 : 0].u32) & ((1LL << S1[22 : 16].u32) - 1LL)); D0.i64 = signext_from_bit(tmp.i64,
+    # S1[22 : 16].u32); SCC = D0.i64 != 0LL". A width of 64 or more keeps every bit, as for the 32-bit forms.
+    width, shifted = (b >> 16) & 0x7F, signed(a, 64) >> (b & 63)
+    d = 0 if width == 0 else shifted & M64 if width >= 64 else signed(shifted & ((1 << width) - 1), width) & M64
+    return d, d != 0
+
+
 def _lshl_add(n):
     # "tmp = (64'U(S0.u32) << nU) + 64'U(S1.u32); SCC = tmp >= 0x100000000ULL ? 1'1U : 1'0U; D0.u32 = tmp.u32"
     return lambda a, b: (((a << n) + b) & M32, ((a << n) + b) >= 1 << 32)
@@ -137,6 +145,9 @@ SOP2 = {
     # "D0.i32 = (S0.i32 >> S1[4 : 0].u32); SCC = D0.i32 != 0"
     "s_ashr_i32": (32, lambda a, b: ((signed(a) >> (b & 31)) & M32, (signed(a) >> (b & 31)) != 0)),
     "s_mul_hi_u32": (32, lambda a, b: ((a * b) >> 32, None)),  # "D0.u32 = 32'U((64'U(S0.u32) * 64'U(S1.u32)) >> 32U)"
+    # "D0.u64 = (S0.u64 << S1[5 : 0].u32); SCC = D0.u64 != 0ULL"
+    "s_lshl_b64": (64, lambda a, b: ((a << (b & 63)) & M64, ((a << (b & 63)) & M64) != 0)),
+    "s_bfe_i64": (64, _bfe_i64_scalar),
 }
 
 SOP2_CARRY = {  # name -> reference(a, b, scc) -> (D, SCC)
@@ -181,6 +192,9 @@ def test_sop2(opcode):
     if opcode in ("s_bfe_u32", "s_bfe_i32"):  # widths past 32 as well: S1[22:16] is seven bits
         cases = cases + [(a, off | (width << 16)) for a in SMALL for off in (0, 1, 17, 31, 32)
                          for width in (0, 1, 15, 16, 31, 32, 33, 0x7F)]
+    if opcode == "s_bfe_i64":  # offsets and widths within and past 64 bits, on 64-bit sources
+        cases = cases + [(a, off | (width << 16)) for a in EDGE64 for off in (0, 1, 31, 32, 63, 64)
+                         for width in (0, 1, 31, 32, 33, 63, 64, 0x7F)]
     text = f"{opcode} s[8:9], s[4:5], s[6:7]" if bits == 64 else f"{opcode} s8, s4, s6"
     check_scalar(text, pair_setup(bits, b_bits=32 if "shl" in opcode else bits), lambda c: ref(*c), cases, bits)
 
@@ -267,6 +281,13 @@ def test_scalar_compare(cond, typ):
     view = (lambda x: x) if typ == "u32" else signed
     check_scalar(f"s_cmp_{cond}_{typ} s4, s6", pair_setup(32), lambda c: (c[0], SCMP[cond](view(c[0]), view(c[1]))),
                  PAIRS32, dst=4)
+
+
+@pytest.mark.parametrize("cond", ["eq", "lg"])
+def test_scalar_compare_u64(cond):
+    """"SCC = S0.u64 == S1.u64" / "SCC = S0.u64 <> S1.u64" (only these two exist for 64 bits)."""
+    check_scalar(f"s_cmp_{cond}_u64 s[4:5], s[6:7]", pair_setup(64),
+                 lambda c: (c[0], SCMP[cond](c[0], c[1])), PAIRS64, bits=64, dst=4)
 
 
 @pytest.mark.parametrize("cond", sorted(SCMP))

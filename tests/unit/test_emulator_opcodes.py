@@ -481,6 +481,58 @@ def test_cvt_f16_f32_zeroes_the_high_half_on_gfx9_and_pack_b32_f16():
     assert (wave.v[8] == 0x22221111).all()
 
 
+# What HipKittens' gfx950 GEMM (clang 22) adds: a 64-bit compare of a pointer's low bits with 0, the int row pitch
+# of C widened to 64 bits and scaled to bytes, and LLVM's unsigned division starting from v_rcp_iflag_f32. Expected
+# values worked by hand from the CDNA3 ISA pseudocode.
+
+@pytest.mark.parametrize("low, high, opcode, want", [(0, 0, "s_cmp_eq_u64", 1), (0, 1, "s_cmp_eq_u64", 0),
+                                                     (0, 1, "s_cmp_lg_u64", 1), (5, 0, "s_cmp_lg_u64", 1),
+                                                     (0, 0, "s_cmp_lg_u64", 0)])
+def test_s_cmp_u64_compares_both_words(low, high, opcode, want):
+    """SCC = S0.u64 == S1.u64 (lg: !=); a high word of 1 makes 2^32, which is not 0."""
+    wave = new_wave()
+    wave.s[6], wave.s[7] = low, high
+    run(wave, f"{opcode} s[6:7], 0")
+    assert wave.scc == want
+
+
+def test_s_lshl_b64_shifts_across_the_word_boundary():
+    wave = new_wave()
+    wave.s[0], wave.s[1] = 0x80000001, 0x1  # 2^32 + 2^31 + 1
+    run(wave, "s_lshl_b64 s[2:3], s[0:1], 1")  # 2^33 + 2^32 + 2: low word 2, high word 3
+    assert (wave.s[2], wave.s[3], wave.scc) == (0x2, 0x3, 1)
+    wave.s[1] = 0x80000000
+    wave.s[0] = 0
+    run(wave, "s_lshl_b64 s[2:3], s[0:1], 1")  # the top bit leaves: 0, SCC 0
+    assert (wave.s[2], wave.s[3], wave.scc) == (0, 0, 0)
+    wave.s[0], wave.s[1] = 1, 0
+    run(wave, "s_lshl_b64 s[2:3], s[0:1], 65")  # only S1[5:0] counts: a shift of 1
+    assert (wave.s[2], wave.s[3]) == (2, 0)
+
+
+def test_s_bfe_i64_sign_extends_a_32_bit_field_to_64_bits():
+    """0x200000 is width 32, offset 0: an int widened to a 64-bit offset (HipKittens' C row pitch)."""
+    wave = new_wave()
+    wave.s[12], wave.s[13] = 0xFFFFFFFE, 0x12345678  # low word -2; the high word is not part of the field
+    run(wave, "s_bfe_i64 s[0:1], s[12:13], 0x200000")
+    assert (wave.s[0], wave.s[1], wave.scc) == (0xFFFFFFFE, 0xFFFFFFFF, 1)
+    wave.s[12] = 8192
+    run(wave, "s_bfe_i64 s[0:1], s[12:13], 0x200000")
+    assert (wave.s[0], wave.s[1], wave.scc) == (8192, 0, 1)
+    wave.s[12], wave.s[13] = 0, 0x80000000  # the 4-bit field at bit 60 is 0b1000 = -8; width 0 gives 0
+    run(wave, "s_bfe_i64 s[0:1], s[12:13], 0x4003c")
+    assert (wave.s[0], wave.s[1]) == (0xFFFFFFF8, 0xFFFFFFFF)
+    run(wave, "s_bfe_i64 s[0:1], s[12:13], 0x3c")
+    assert (wave.s[0], wave.s[1], wave.scc) == (0, 0, 0)
+
+
+def test_v_rcp_iflag_f32_is_the_reciprocal():
+    wave = new_wave()
+    wave.v[1][:4] = f32([4.0, 3.0, 0.0, -0.5])
+    run(wave, "v_rcp_iflag_f32_e32 v2, v1")
+    assert list(wave.v[2][:4]) == [0x3E800000, 0x3EAAAAAB, 0x7F800000, 0xC0000000]  # 0.25, 1/3 rounded, inf, -2
+
+
 # ---------------------------------------------------------------------------------------------------- scratch
 
 @pytest.mark.parametrize("arch, store, load", [("gfx1151", "scratch_store_b128", "scratch_load_b128"),

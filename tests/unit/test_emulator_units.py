@@ -521,3 +521,22 @@ def test_buffer_store_short_writes_the_low_half():
     run(wave, "buffer_store_short v1, v0, s[4:7], 0 offen")
     words = memory.read(base, 16).view(np.uint32)
     assert [hex(x) for x in words] == [hex(0xFFFF1234)] * 4
+
+
+@pytest.mark.parametrize("opcode, want", [("global_store_short", 0xFFFF1234),
+                                          ("global_store_short_d16_hi", 0xFFFFABCD)])
+def test_global_store_short_writes_one_half_of_the_register(opcode, want):
+    """global_store_short stores bits 15:0 of its data register, the _d16_hi form bits 31:16 (HipKittens' bf16 C:
+    the top half of each f32, a truncation); each lane writes 2 bytes at its own address, the other two bytes of
+    each dword stay as they were."""
+    wave, _ = buffer_wave(records=1024)
+    memory = wave.workgroup.memory
+    base = int(wave.s[4, 0] | (wave.s[5, 0] << np.uint64(32)))
+    memory.write(base, np.full(256, 0xFFFFFFFF, np.uint32))
+    wave.v[1] = np.uint32(0xABCD1234)
+    addresses = base + np.arange(64, dtype=np.uint64) * 4
+    wave.v[2], wave.v[3] = (addresses & 0xFFFFFFFF).astype(np.uint32), (addresses >> 32).astype(np.uint32)
+    run(wave, f"{opcode} v[2:3], v1, off offset:0x10")  # clang writes the offset in hex: 16 bytes, 4 dwords on
+    words = memory.read(base, 4 * 68).view(np.uint32)
+    assert [hex(x) for x in words[:4]] == [hex(0xFFFFFFFF)] * 4
+    assert [hex(x) for x in words[4:68]] == [hex(want)] * 64

@@ -37,6 +37,8 @@ NEEDS = (
     # Triton's own environment (a ~1 GB wheel, no dependency of the package) and what reads its output folder
     ("triton", r"^\.venv-triton/|^pipelines \S+ out/t(\s|$)"),
     ("gpu", r"--device (cuda|hip)\b|--gpus |hopper_gemm\.py run |^dask |\bdask worker\b|--scheduler tcp://"),
+    # clang 22 with a stand-in ROCm tree and the HipKittens snapshot (root for apt-get, 430 MB of downloads)
+    ("toolchain", r"tools/hipkittens_(toolchain\.sh|kernels\.py)\b"),
 )
 # The flags of `pipelines` commands that name a file or folder the command reads.
 READS = ("--input", "--csv", "--with-spec", "--plan", "--suite")
@@ -111,7 +113,7 @@ def test_commands_are_found_and_classed():
     assert len(commands) >= 40
     assert commands[:2] == ["bash tools/setup_and_compile.sh", "bash tools/test.sh"]
     kinds = {needs(c) for c in commands}
-    assert kinds == {"setup", "gpu", "triton", "here"}
+    assert kinds == {"setup", "gpu", "triton", "toolchain", "here"}
     # the classes on both sides: a GPU flag, a model device, an install
     assert needs("pipelines tune --target sm_80 --shape 8x8x8 --device cuda -o x") == "gpu"
     assert needs("pipelines tune --target gfx950 --shape 8x8x8 --device model -o x") == "here"
@@ -119,6 +121,8 @@ def test_commands_are_found_and_classed():
     assert needs("python3 -m venv .venv-triton && .venv-triton/bin/pip install triton") == "setup"
     assert needs(".venv-triton/bin/python tools/triton_kernels.py -o out/t") == "triton"
     assert needs("pipelines emulate out/t") == "triton" and needs("pipelines emulate out/tw") == "here"
+    assert needs("python tools/hipkittens_kernels.py --shape 8192 -o out/hk") == "toolchain"
+    assert needs("pipelines predict tests/data/hipkittens/gfx950_bf16_nt_8192") == "here"
 
 
 def test_the_extraction_joins_continuations_and_drops_comments():

@@ -1,0 +1,282 @@
+"""Foreign kernels for the emulator and the timing model: HipKittens' fastest MI355X bf16 GEMM, rebuilt for a shape.
+
+    python tools/hipkittens_kernels.py --shape 8192 [--hk-git DIR] [--rocm DIR] [--pybind11-python PY] \\
+        [--clang CLANG] -o DIR [--force]
+
+The kernel is `analysis/bf16_gemm/mi350x/kernel_8192.cpp` of HazyResearch/HipKittens (the source of the published
+8192^3 figure, byte-identical to `kernels/gemm/bf16fp32/mi350x/256_256_64_32_with16x32.cpp`): `micro_tk`, a 256x256
+block tile, K steps of 64, 8 waves, C = A·B^T in bf16 (A M×K and B N×K, both row-major: the project's NT). Its M, N
+and K are `#define`s; the tool replaces them with `--shape` (M=N=K or MxNxK, multiples of 256) and compiles the
+device code with the recipe of tools/hipkittens_toolchain.sh (which prepares the stand-in ROCm tree and pybind11
+this needs): Debian clang-22, `-x hip --offload-arch=gfx950 --cuda-device-only -O3` and the flags of HipKittens'
+Makefile. The kernel takes one 152-byte `micro_globals` by value: three `gl<bf16,-1,-1,-1,-1>` (48 bytes each:
+`T* raw_ptr`, then `runtime_dim` batch, depth, rows, cols of 8 bytes, then an empty `descriptor_dict`;
+include/types/global/gl.cuh and util.cuh) and a `hipStream_t`. The tool appends `static_assert`s of that layout to
+the source, so a HipKittens whose layout moved fails to compile instead of being described wrongly, and checks
+that every kernarg load of the listing reads a described field or hidden argument. DIR gets `kernel.amdgcn` and
+`hipkittens.json`, which `pipelines emulate DIR` and `pipelines predict DIR` read
+(`pipelines/emulator/foreign.py`): the launch (grid (M/256)·(N/256), 512 threads, MAX_SHARED_MEMORY of dynamic
+LDS), the problem with its strides, and the struct as byte fields (pointers a, b, c; the dimensions the
+launcher's `make_gl` gives a 2-D tensor: batch 1, depth 1, rows, cols; the stream null).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pipelines.output import output_folder  # noqa: E402
+from transforms.errors import UserError  # noqa: E402
+
+OUTPUT_KIND = "hipkittens-kernel"  # the kind its output folders record (pipelines.output)
+FORMAT = "hipkittens-kernel/1"  # hipkittens.json's format, which pipelines/emulator/foreign.py checks
+SOURCE = "analysis/bf16_gemm/mi350x/kernel_8192.cpp"
+KERNEL = "_Z8micro_tk13micro_globals"
+TARGET = "gfx950"
+BLOCK = 256  # BLOCK_SIZE of the source: each workgroup's tile of C is BLOCK×BLOCK
+THREADS = 512  # NUM_THREADS: 8 waves of 64
+MAX_SHARED_MEMORY = 160000  # include/common/util.cuh; the launch's dynamic LDS (dynamic_shared_memory())
+FLAGS = ("-x", "hip", f"--offload-arch={TARGET}", "--cuda-device-only", "-DKITTENS_CDNA4",
+         "-DHIP_ENABLE_WARP_SYNC_BUILTINS", "-ffast-math", "-std=c++20", "-w", "-O3",
+         # two work-arounds for HIP 6.3 headers under clang 22 (tools/hipkittens_toolchain.sh says why)
+         "-D__AMDGCN_WAVEFRONT_SIZE=64", "-Wno-invalid-constexpr")
+# gl<T, -1, -1, -1, -1> (include/types/global/gl.cuh): its members in declaration order, 8-byte aligned; the empty
+# descriptor_dict takes one byte and pads the struct to 48.
+GL_FIELDS = (("raw_ptr", 0, 8), ("batch_internal", 8, 8), ("depth_internal", 16, 8), ("rows_internal", 24, 8),
+             ("cols_internal", 32, 8), ("tma_descs", 40, 1))
+GL_BYTES = 48
+GLOBALS = (("a", "_gl_A", 0), ("b", "_gl_B", 48), ("c", "_gl_C", 96))  # micro_globals: a, b, c, then the stream
+STREAM_OFFSET, GLOBALS_BYTES = 144, 152
+DEFAULTS = {"hk_git": "/work/.mirror/HazyResearch+HipKittens/repo", "rocm": "/tmp/hkbuild/rocm",
+            "pybind11_python": "/tmp/hkbuild/venv/bin/python", "clang": "/usr/lib/llvm-22/bin/clang++"}
+
+
+class ToolError(UserError, ValueError):
+    """A flag, a source or a compiled kernel this tool cannot use; one sentence."""
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """`N` (M=N=K) or `MxNxK`, each a positive multiple of the 256-wide block tile."""
+    parts = text.lower().split("x")
+    if len(parts) not in (1, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ToolError(f"--shape {text} is not N or MxNxK with positive whole numbers.")
+    m, n, k = (int(parts[0]),) * 3 if len(parts) == 1 else (int(p) for p in parts)
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        if value % BLOCK:
+            raise ToolError(f"--shape {text} has {name} = {value}, not a multiple of the kernel's {BLOCK}-wide tile.")
+    return m, n, k
+
+
+def tile_order(m: int, n: int) -> list[tuple[int, int]]:
+    """(pid_m, pid_n) of each workgroup id, as the kernel computes them: HipKittens' `chiplet_transform_chunked`
+    (8 XCDs, chunks of 64) and then the grouped order with WGM = 8 (kernel_8192.cpp)."""
+    xcds, chunk, wgm = 8, 64, 8
+    groups, pid_m_count, pid_n_count = (m // BLOCK) * (n // BLOCK), m // BLOCK, n // BLOCK
+    order = []
+    for wgid in range(groups):
+        block = xcds * chunk
+        limit = groups // block * block
+        if wgid <= limit:  # the source leaves only ids above the last whole block unchanged
+            local = wgid // xcds
+            wgid = local // chunk * block + wgid % xcds * chunk + local % chunk
+        in_group = wgm * pid_n_count
+        first_m = wgid // in_group * wgm
+        size_m = min(pid_m_count - first_m, wgm)
+        order.append((first_m + wgid % in_group % size_m, wgid % in_group // size_m))
+    return order
+
+
+def layout_asserts() -> str:
+    """static_asserts of the struct layout this tool describes, appended to the source before it compiles."""
+    lines = ["", "// appended by tools/hipkittens_kernels.py: the kernarg layout hipkittens.json describes",
+             "#include <cstddef>",
+             f"static_assert(sizeof(micro_globals) == {GLOBALS_BYTES}, \"micro_globals moved\");",
+             f"static_assert(offsetof(micro_globals, stream) == {STREAM_OFFSET}, \"micro_globals moved\");"]
+    for name, alias, offset in GLOBALS:
+        lines.append(f"static_assert(offsetof(micro_globals, {name}) == {offset}, \"micro_globals moved\");")
+        lines.append(f"static_assert(sizeof({alias}) == {GL_BYTES}, \"gl moved\");")
+        for field, at, _ in GL_FIELDS:
+            lines.append(f"static_assert(offsetof({alias}, {field}) == {at}, \"gl moved\");")
+    return "\n".join(lines) + "\n"
+
+
+def kernel_source(original: str, m: int, n: int, k: int) -> str:
+    """kernel_8192.cpp with its three #defines set to the shape, and the layout asserts appended."""
+    found = re.findall(r"^#define ([MNK]) \d+$", original, re.M)
+    if sorted(found) != ["K", "M", "N"]:
+        raise ToolError(f"{SOURCE} does not define M, N and K once each as this tool expects (found {found}).")
+    text = original
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        text = re.sub(rf"^#define {name} \d+$", f"#define {name} {value}", text, flags=re.M)
+    return text + layout_asserts()
+
+
+def _git(hk_git: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", f"--git-dir={hk_git}", *args], capture_output=True)
+    if done.returncode:
+        raise ToolError(f"git {' '.join(args)} failed in {hk_git}: {done.stderr.decode().strip()[:200]}.")
+    return done.stdout
+
+
+def metadata_args(amdgcn: str) -> list[dict]:
+    """The `.args` of the listing's one kernel entry: each {'offset', 'size', 'value_kind'}."""
+    found = re.search(r"\.args:\n(.*?)\n    \.\w", amdgcn, re.S)
+    if not found:
+        raise ToolError("the listing has no .args in its .amdgpu_metadata.")
+    args = []
+    for item in re.split(r"\n\s+- ", "\n" + found[1])[1:]:
+        fields = dict(re.findall(r"\.(\w+):\s+(\S+)", item))
+        args.append({"offset": int(fields["offset"]), "size": int(fields["size"]), "value_kind": fields["value_kind"]})
+    return args
+
+
+def kernarg_loads(amdgcn: str) -> list[tuple[int, int]]:
+    """(offset, bytes) of every scalar load from the kernarg pointer (s[0:1], the only user SGPRs it asks for)."""
+    width = {"": 4, "x2": 8, "x4": 16, "x8": 32, "x16": 64}
+    return sorted({(int(offset, 0), width[size]) for size, offset in
+                   re.findall(r"s_load_dword(x\d+)?\s+s\[?\d+(?::\d+)?\]?,\s*s\[0:1\],\s*(0x[0-9a-f]+|\d+)", amdgcn)})
+
+
+def struct_fields(m: int, n: int, k: int) -> list[dict]:
+    """The 152 bytes of `micro_globals` as fields: each gl's pointer and its four dimensions (`make_gl` of a 2-D
+    tensor: batch 1, depth 1, rows, cols), then the stream (null). The kernel reads only the pointers and cols,
+    the row pitch: A's is K, B's (N×K) K, C's N."""
+    rows_cols = {"a": (m, k), "b": (n, k), "c": (m, n)}
+    fields = []
+    for name, _, offset in GLOBALS:
+        rows, cols = rows_cols[name]
+        fields.append({"name": f"{name}.raw_ptr", "kind": "buffer", "buffer": name, "offset": offset, "size": 8})
+        for field, value in (("batch", 1), ("depth", 1), ("rows", rows), ("cols", cols)):
+            at = next(at for f, at, _ in GL_FIELDS if f == f"{field}_internal")
+            fields.append({"name": f"{name}.{field}", "kind": "int", "offset": offset + at, "size": 8, "value": value})
+    fields.append({"name": "stream", "kind": "int", "offset": STREAM_OFFSET, "size": 8, "value": 0})
+    return fields
+
+
+def arguments(amdgcn: str, m: int, n: int, k: int) -> list[dict]:
+    """Every kernel argument in metadata order: the struct (as byte fields), then the implicit hidden_* ones."""
+    meta = metadata_args(amdgcn)
+    first = meta[0] if meta else {}
+    if (first.get("offset"), first.get("size"), first.get("value_kind")) != (0, GLOBALS_BYTES, "by_value"):
+        raise ToolError(f"the kernel's first argument is {first}, not the {GLOBALS_BYTES}-byte micro_globals by value.")
+    described = [dict(first, name="g", kind="struct", fields=struct_fields(m, n, k))]
+    for arg in meta[1:]:
+        if not arg["value_kind"].startswith("hidden_"):
+            raise ToolError(f"the kernel takes a second explicit argument ({arg}); this tool knows only micro_globals.")
+        described.append(dict(arg, name=arg["value_kind"], kind="hidden"))
+    # every kernarg byte the listing loads is a described field or hidden argument, read from its start
+    starts = {f["offset"]: f["size"] for f in described[0]["fields"]}
+    starts.update({a["offset"]: a["size"] for a in described[1:]})
+    for offset, size in kernarg_loads(amdgcn):
+        covered, at = 0, offset
+        while at in starts and covered < size:
+            covered, at = covered + starts[at], at + starts[at]
+        if covered < size:  # consecutive described fields must make up the load
+            raise ToolError(f"the kernel loads {size} kernarg bytes at offset {offset}, which are not whole fields "
+                            "this tool describes.")
+    return described
+
+
+def compile_kernel(args) -> tuple[str, dict]:
+    """The listing for the shape and its launch description (hipkittens.json)."""
+    m, n, k = args.shape
+    for flag, path in (("--hk-git", args.hk_git), ("--rocm", args.rocm), ("--pybind11-python", args.pybind11_python),
+                       ("--clang", args.clang)):
+        if not path.exists():
+            raise ToolError(f"{flag} {path} does not exist; tools/hipkittens_toolchain.sh prepares it.")
+    commit = _git(args.hk_git, "rev-parse", "HEAD").decode().strip()
+    original = _git(args.hk_git, "show", f"HEAD:{SOURCE}").decode()
+    includes = subprocess.run([str(args.pybind11_python), "-m", "pybind11", "--includes"], capture_output=True,
+                              text=True)
+    if includes.returncode:
+        raise ToolError(f"{args.pybind11_python} -m pybind11 --includes failed; tools/hipkittens_toolchain.sh "
+                        "installs pybind11.")
+    version = subprocess.run([str(args.clang), "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    with tempfile.TemporaryDirectory(prefix="hipkittens-") as scratch:
+        scratch = Path(scratch)
+        tarfile.open(fileobj=io.BytesIO(_git(args.hk_git, "archive", "HEAD", "include"))).extractall(scratch)
+        source = scratch / "kernel.cpp"
+        source.write_text(kernel_source(original, m, n, k))
+        command = [str(args.clang), *FLAGS, f"--rocm-path={args.rocm}", f"-I{scratch / 'include'}",
+                   f"-I{args.rocm / 'include' / 'hip'}", *includes.stdout.split(), "-S", str(source),
+                   "-o", str(scratch / "kernel.s")]
+        started = time.perf_counter()
+        done = subprocess.run(["nice", "-n", "10", *command], capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        if done.returncode:
+            errors = [line for line in done.stderr.splitlines() if "error:" in line] or ["(no error line)"]
+            raise ToolError(f"clang could not compile the kernel: {errors[0].strip()[:300]}")
+        amdgcn = (scratch / "kernel.s").read_text()
+    if f"{KERNEL}:" not in amdgcn:
+        raise ToolError(f"the listing holds no kernel {KERNEL}.")
+    order = tile_order(m, n)
+    if sorted(order) != [(i, j) for i in range(m // BLOCK) for j in range(n // BLOCK)]:
+        raise ToolError(f"the kernel's tile order for {m}x{n} is not a permutation of its tiles.")
+    launch = {
+        "format": FORMAT,
+        "kernel": KERNEL,
+        "target": TARGET,
+        "amdgcn": "kernel.amdgcn",
+        "grid": [len(order), 1, 1],  # micro_globals::grid(): (N/BLOCK)·(M/BLOCK), 1-D
+        "workgroup_size": [THREADS, 1, 1],
+        "shared_bytes": MAX_SHARED_MEMORY,
+        "tile": [BLOCK, BLOCK],
+        "problem": {"m": m, "n": n, "k": k, "layout": "nt", "dtype": "bf16", "out_dtype": "bf16",
+                    "strides": {"a": [k, 1], "b": [1, k], "c": [n, 1]}},
+        "arguments": arguments(amdgcn, m, n, k),
+        "kernarg_loads": [list(load) for load in kernarg_loads(amdgcn)],
+        "hipkittens": {"commit": commit, "source": SOURCE, "defines": {"M": m, "N": n, "K": k},
+                       "compiler": version, "flags": list(FLAGS), "compile_seconds": round(seconds, 1)},
+        "command": "python tools/hipkittens_kernels.py " + shlex.join(args.argv),
+    }
+    return amdgcn, launch
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="hipkittens_kernels.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shape", required=True, help="N (M=N=K) or MxNxK, multiples of 256")
+    parser.add_argument("--hk-git", type=Path, default=Path(DEFAULTS["hk_git"]),
+                        help="bare git dir of HazyResearch/HipKittens")
+    parser.add_argument("--rocm", type=Path, default=Path(DEFAULTS["rocm"]),
+                        help="the stand-in ROCm tree tools/hipkittens_toolchain.sh makes")
+    parser.add_argument("--pybind11-python", type=Path, default=Path(DEFAULTS["pybind11_python"]),
+                        help="a Python with pybind11 (its headers; the source includes them)")
+    parser.add_argument("--clang", type=Path, default=Path(DEFAULTS["clang"]))
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--force", action="store_true", help="write into a folder that holds files this tool did "
+                                                             "not write (only its own files are replaced)")
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        args.shape = parse_shape(args.shape)
+        amdgcn, launch = compile_kernel(args)
+        with output_folder(args.output, OUTPUT_KIND, args.force) as out:
+            (out / "kernel.amdgcn").write_text(amdgcn)
+            (out / "hipkittens.json").write_text(json.dumps(launch, indent=1) + "\n")
+    except UserError as err:
+        print(f"hipkittens_kernels.py: error: {err}", file=sys.stderr)
+        return 2
+    m, n, k = args.shape
+    print(f"{args.output}: {KERNEL} for {TARGET}, {m}x{n}x{k} nt bf16 -> bf16, grid {launch['grid'][0]}, "
+          f"{THREADS} threads, {MAX_SHARED_MEMORY} B LDS, kernarg loads at "
+          f"{', '.join(str(o) for o, _ in launch['kernarg_loads'])} "
+          f"(HipKittens {launch['hipkittens']['commit'][:8]}, {launch['hipkittens']['compiler']}, compiled in "
+          f"{launch['hipkittens']['compile_seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
