@@ -189,3 +189,39 @@ def test_inspect_reports_each_kernels_hopper_instructions_cluster_and_registers(
         assert row["ptxas"] == ({"ok": True, "registers": 168, "spill_bytes": 0, "notes": []} if shutil.which("ptxas")
                                 else None)
         assert row["sass"] == ({"hgmma": 8, "registers": 168} if shutil.which("cuobjdump") else None)
+
+
+# cuTensorMapEncodeTiled's parameters in cuda.h's order (CUDA 12): the oracle for the call's positional arguments.
+ENCODE_PARAMETERS = ("tensorMap", "tensorDataType", "tensorRank", "globalAddress", "globalDim", "globalStrides",
+                     "boxDim", "elementStrides", "interleave", "swizzle", "l2Promotion", "oobFill")
+# cuda.h's enums: CU_TENSOR_MAP_INTERLEAVE_NONE 0; CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B 0..3;
+# CU_TENSOR_MAP_L2_PROMOTION_L2_256B 3; CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE 0; CU_TENSOR_MAP_DATA_TYPE_FLOAT16 6,
+# BFLOAT16 9.
+CUDA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+@pytest.mark.parametrize("swizzle", [128, 64, 32])
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_the_encoder_passes_each_value_as_the_parameter_cuda_h_names(monkeypatch, swizzle, dtype):
+    """A stand-in driver records the call; each positional argument is read back by cuda.h's parameter name."""
+    import pipelines.tensormap as tensormap
+
+    calls = []
+
+    class Driver:
+        @staticmethod
+        def cuTensorMapEncodeTiled(*args):
+            calls.append(dict(zip(ENCODE_PARAMETERS, args)))
+            return 0
+
+    monkeypatch.setattr(tensormap, "_driver", lambda: Driver)
+    spec = dict(tensor_maps(Gemm(256, 512, 192, dtype, "nt"), HopperSchedule())[0], swizzle=swizzle)
+    tensormap.encode(spec)
+    (call,) = calls
+    assert len(call) == len(ENCODE_PARAMETERS)
+    assert call["interleave"].value == 0 and call["swizzle"].value == CUDA_SWIZZLE[swizzle]
+    assert call["l2Promotion"].value == 3 and call["oobFill"].value == 0
+    assert call["tensorDataType"].value == {"f16": 6, "bf16": 9}[dtype]
+    assert call["tensorRank"].value == len(spec["dims"]) and call["globalAddress"].value == 1 << 32
+    assert list(call["globalDim"]) == list(spec["dims"]) and list(call["boxDim"]) == list(spec["box"])
+    assert list(call["globalStrides"]) == [spec["stride"]] and list(call["elementStrides"]) == [1] * len(spec["dims"])
