@@ -16,7 +16,8 @@ pytest.importorskip("distributed")  # the test extra installs dask.distributed
 
 from pipelines import cluster  # noqa: E402
 from pipelines.cli import main  # noqa: E402
-from pipelines.cluster import ClusterError, ClusterSpec, Task, checked_row, open_cluster, run_tasks  # noqa: E402
+from pipelines.cluster import (ClusterError, ClusterSpec, Task, checked_row, cluster_spec, open_cluster,  # noqa: E402
+                              run_tasks, unpack)
 
 SEARCH = ["tune", "--target", "gfx942", "--shape", "512x512x512", "--dtype", "f16", "--device", "model",
           "--limit", "8"]
@@ -214,3 +215,30 @@ def test_the_dashboard_link_is_printed_only_where_the_dashboard_is_served(bokeh,
     monkeypatch.setattr(cluster, "_has_dashboard", lambda: bokeh)
     cluster._announce(Client())
     assert ("dashboard http://127.0.0.1:8787/status" in capsys.readouterr().err) == bokeh
+
+
+@pytest.mark.parametrize("port, accepted", [(0, False), (1, True), (8786, True), (65535, True), (65536, False)])
+def test_the_scheduler_port_is_1_to_65535_at_both_ends(port, accepted):
+    """TCP ports run from 1 to 65535; port 0 asks the system for any free port, which no client can name."""
+    if accepted:
+        assert cluster_spec(f"tcp://10.0.0.5:{port}", 0, 0, ["local-task"]).scheduler == f"tcp://10.0.0.5:{port}"
+    else:
+        with pytest.raises(ClusterError, match="not a scheduler address"):
+            cluster_spec(f"tcp://10.0.0.5:{port}", 0, 0, ["local-task"])
+
+
+@pytest.mark.parametrize("name", ["../case-2/x.json", "../casefile", "../case-2", "/abs/x"])
+def test_a_file_in_a_sibling_folder_is_outside_even_when_its_name_extends_the_case_folders(tmp_path, name):
+    """`case` and `case-2` (or `casefile`) share a prefix of their path strings, not a folder: unpacking into
+    `case` refuses every name that resolves outside it, and writes nothing."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    with pytest.raises(ClusterError, match="outside the case folder"):
+        unpack({"inside.json": b"1", name: b"2"}, folder)
+    assert list(tmp_path.rglob("*")) == [folder]
+
+
+def test_unpack_writes_what_lies_inside_the_case_folder(tmp_path):
+    folder = tmp_path / "case"
+    unpack({"a.json": b"1", "sub/b.bin": b"22"}, folder)
+    assert (folder / "a.json").read_bytes() == b"1" and (folder / "sub" / "b.bin").read_bytes() == b"22"
