@@ -242,3 +242,14 @@ def test_unpack_writes_what_lies_inside_the_case_folder(tmp_path):
     folder = tmp_path / "case"
     unpack({"a.json": b"1", "sub/b.bin": b"22"}, folder)
     assert (folder / "a.json").read_bytes() == b"1" and (folder / "sub" / "b.bin").read_bytes() == b"22"
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("where", ["tflops", "nested"])
+def test_a_row_with_a_number_that_is_not_finite_is_refused(value, where):
+    """results.jsonl holds JSON numbers: infinities and NaN are refused wherever they sit in a worker's row."""
+    row = {"id": "a", "status": "ok", "tflops": 1.5, "problem": {"m": 1}}
+    bad = dict(row, tflops=value) if where == "tflops" else dict(row, problem={"m": 1, "t": [0.5, value]})
+    with pytest.raises(ClusterError, match="not plain"):
+        checked_row(bad, {"a"})
+    assert checked_row(dict(row, tflops=1e308), {"a"})["tflops"] == 1e308  # the largest finite float is a number
