@@ -317,7 +317,8 @@ def test_a_searched_model_takes_the_predicted_best_where_it_beats_the_default(tm
     assert [r["used"] for r in searched] == [True] + [False] * (len(searched) - 1)
     assert all((out / r["plan"] / "results.jsonl").is_file() for r in searched if r["candidates"])
     for r in searched:  # oracle: the predicted candidates are the plan's ok rows other than IREE's default
-        rows = [json.loads(line) for line in (out / r["plan"] / "results.jsonl").read_text().splitlines() if line]
+        results = out / r["plan"] / "results.jsonl"
+        rows = [json.loads(line) for line in results.read_text().splitlines() if line] if results.is_file() else []
         assert r["candidates"] == sum(row["status"] == "ok" and row["pipeline"] != "default" for row in rows), r
     schedules = {r["contraction"]: r["schedule"] for r in summary["dispatches"] if r["contraction"]}
     assert schedules[searched[0]["contraction"]] == searched[0]["best"]
