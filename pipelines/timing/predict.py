@@ -353,20 +353,36 @@ def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool,
     if timeline is not None:
         timeline_png(cu, kernel.name, target.name, timeline, force)
     cu_cycles = cu.cycles
+    load = cu.mma_utilization  # the matrix pipes' busy fraction that sets the clock (`engine_clock_mhz`)
     if windowed:
         work = {m.opcode: math.prod(mma_shape(m.name)) for m in target.mma.values()}
         mark_work = [[work.get(kernel.instructions[pcs[i]].opcode, 0) for i in m]
                      for m, (pcs, _) in zip(marks, [w for group in traces for w in group])]
         cu_cycles = _extrapolate(cu, mark_work, configured, problem, rec.workgroups, len(traces))
+        # Over the whole loop, not the window (whose prologue idles the pipes): the loop's matrix work on the CU
+        # against what its pipes do at full rate in those clocks.
+        loop_work = problem["k"] * _output_tile(configured, problem, rec.workgroups) * len(traces)
+        load = _loop_load(target, problem, loop_work, cu_cycles, load)
     rounds = -(-per_cu // resident)
     fills = round_fills(rec.workgroups, target.compute_units, resident)
     assert len(fills) == rounds
-    compute_us = sum(cu_cycles / engine_clock_mhz(timing, cu.mma_utilization, fill) for fill in fills)
+    compute_us = sum(cu_cycles / engine_clock_mhz(timing, load, fill) for fill in fills)
     clock_mhz = rounds * cu_cycles / compute_us if compute_us else timing.clock_mhz
     hbm_us = hbm_bytes / timing.hbm_bytes_per_s * 1e6
     micro = max(compute_us, hbm_us) + timing.launch_us
     return _Replayed(kernel.name, rec.workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, hbm_bytes, micro,
                      cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves), clock_mhz)
+
+
+def _loop_load(target, problem: dict, work: float, cycles: int, otherwise: float) -> float:
+    """The matrix pipes' busy fraction over `cycles` CU clocks that issue `work` (M×N×K) of matrix work: the
+    target's peak (FLOP/s at its clock, over its CUs, 2 FLOP a multiply-add) gives the full rate. `otherwise` where
+    the target states no peak for the type."""
+    peak = target.peak(problem["dtype"])
+    if not peak or cycles <= 0:
+        return otherwise
+    per_clock = peak * 1e12 / (2 * target.timing.clock_mhz * 1e6 * target.compute_units)
+    return min(1.0, work / (cycles * per_clock))
 
 
 def round_fills(workgroups: int, units: int, resident: int) -> list[float]:

@@ -92,3 +92,16 @@ def test_one_more_workgroup_never_takes_less_time(workgroups, units, resident, b
     clocks = timing(2400, matrix)
     assert (compute_us(workgroups + 1, units, resident, busy, clocks)
             >= compute_us(workgroups, units, resident, busy, clocks) * (1 - 1e-12))
+
+
+def test_the_loop_load_is_the_loops_matrix_work_against_the_pipes_full_rate():
+    """gfx942: 1307.4 TFLOP/s at 2100 MHz over 304 CUs is 1024 multiply-adds a clock a CU (2048 FLOP/clk/CU, the
+    MI300X data sheet's figure); 1024 × 1000 of work in 2000 clocks keeps the pipes half busy."""
+    from pipelines.timing.predict import _loop_load
+
+    gfx942 = TARGETS["gfx942"]
+    problem = {"dtype": "bf16"}
+    assert _loop_load(gfx942, problem, 1024 * 1000, 2000, 0.0) == pytest.approx(0.5, rel=1e-3)
+    assert _loop_load(gfx942, problem, 1024 * 4000, 2000, 0.0) == 1.0  # more than the pipes can do: clamped
+    assert _loop_load(gfx942, problem, 0, 2000, 0.3) == 0.0
+    assert _loop_load(gfx942, problem, 1024, 0, 0.3) == 0.3  # no clocks to judge by: the window's
