@@ -323,3 +323,22 @@ def test_a_searched_model_takes_the_predicted_best_where_it_beats_the_default(tm
     schedules = {r["contraction"]: r["schedule"] for r in summary["dispatches"] if r["contraction"]}
     assert schedules[searched[0]["contraction"]] == searched[0]["best"]
     assert {schedules[r["contraction"]] for r in searched[1:] if r["candidates"]} == {"IREE default heuristic"}
+
+
+def test_each_contraction_keeps_its_first_dispatchs_gemm(monkeypatch):
+    """Two dispatches of one contraction with different epilogues (bias-gelu first, none second) and another
+    contraction between them: the schedule is chosen for the first dispatch's GEMM, as documented, in first-seen
+    order."""
+    from transforms.problem import Epilogue, Gemm
+
+    from pipelines import model_input
+
+    first = Gemm(256, 512, 128, "bf16", "nt", epilogue=Epilogue("bias-gelu"))
+    other = Gemm(128, 128, 64, "bf16", "nn")
+    second = first.with_(epilogue=Epilogue())
+    monkeypatch.setattr(model_input, "parse_module", lambda text, where: object())
+    monkeypatch.setattr(model_input, "horizontally_fused", lambda module: [])
+    monkeypatch.setattr(model_input, "contraction_ops", lambda module: [object()])
+    monkeypatch.setattr(model_input, "gemms_from_mlir",
+                        lambda module, where, skipped: [("d0", first), ("d1", other), ("d2", second)])
+    assert model_input.contractions_at_flow("flow", "m") == [first, other]

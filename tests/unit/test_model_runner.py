@@ -80,3 +80,13 @@ def test_a_file_the_runner_did_not_write_is_kept(compiled, tmp_path, capsys):
     assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
                               "--rounds", "1", "-o", str(mine), f"a={compiled / 'block.vmfb'}"]) == 2
     assert mine.read_text() == "mine\n" and "pass --force" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("calls", [2, 4])
+def test_launches_that_are_not_whole_calls_are_refused_even_when_the_blocks_agree(calls):
+    """`calls` calls of [a, b] and one launch more: the equal blocks of len // calls launches would hide the extra
+    one and return a slice shifted by it, so the count itself must be a multiple of the calls."""
+    launches = [{"kernel": k, "us": float(i)} for i, k in enumerate(["a", "b"] * calls + ["a"])]
+    with pytest.raises(RunError, match="not"):
+        model_runner.last_call(launches, calls)
+    assert [x["kernel"] for x in model_runner.last_call(launches[:-1], calls)] == ["a", "b"]
