@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from pipelines.targets import TARGETS, Timing
 from pipelines.timing.predict import engine_clock_mhz, round_fills
+from test_timing_oracles import dealt_fills as dealt  # the oracle: deal the workgroups one at a time
 
 BASE = TARGETS["gfx950"].timing
 
@@ -51,19 +52,6 @@ def test_the_sourced_gfx942_clock_reproduces_the_measured_median():
 def test_a_heavier_load_never_raises_the_clock(a, b, fill):
     low, high = sorted((a, b))
     assert engine_clock_mhz(timing(), high, fill) <= engine_clock_mhz(timing(), low, fill)
-
-
-def dealt(workgroups: int, units: int, resident: int) -> list[float]:
-    """Deal the workgroups one at a time; each round every unit runs up to `resident` of what it has left."""
-    left = [0] * units
-    for index in range(workgroups):
-        left[index % units] += 1
-    fills = []
-    while any(left):
-        running = [min(resident, n) for n in left]
-        fills.append(sum(running) / (units * resident))
-        left = [n - r for n, r in zip(left, running)]
-    return fills
 
 
 @pytest.mark.parametrize("units", [1, 7, 256])
