@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipelines.output import output_folder  # noqa: E402
+from tools.triton_kernels import metadata_args  # noqa: E402  (LLVM's .args; imports triton only to compile)
 from transforms.errors import UserError  # noqa: E402
 
 OUTPUT_KIND = "hipkittens-kernel"  # the kind its output folders record (pipelines.output)
@@ -128,18 +129,6 @@ def _git(hk_git: Path, *args: str) -> bytes:
     if done.returncode:
         raise ToolError(f"git {' '.join(args)} failed in {hk_git}: {done.stderr.decode().strip()[:200]}.")
     return done.stdout
-
-
-def metadata_args(amdgcn: str) -> list[dict]:
-    """The `.args` of the listing's one kernel entry: each {'offset', 'size', 'value_kind'}."""
-    found = re.search(r"\.args:\n(.*?)\n    \.\w", amdgcn, re.S)
-    if not found:
-        raise ToolError("the listing has no .args in its .amdgpu_metadata.")
-    args = []
-    for item in re.split(r"\n\s+- ", "\n" + found[1])[1:]:
-        fields = dict(re.findall(r"\.(\w+):\s+(\S+)", item))
-        args.append({"offset": int(fields["offset"]), "size": int(fields["size"]), "value_kind": fields["value_kind"]})
-    return args
 
 
 def kernarg_loads(amdgcn: str) -> list[tuple[int, int]]:

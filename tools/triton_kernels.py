@@ -296,10 +296,11 @@ def compile_kernel(args) -> tuple[str, dict]:
 
 
 def metadata_args(amdgcn: str) -> list[dict]:
-    """The `.args` of the listing's one kernel entry: each {'offset', 'size', 'value_kind'}."""
+    """The `.args` of the listing's one kernel entry: each {'offset', 'size', 'value_kind'} (LLVM's AMDGPU listing,
+    whoever compiled it: tools/hipkittens_kernels.py reads its listings with this too)."""
     found = re.search(r"\.args:\n(.*?)\n    \.\w", amdgcn, re.S)
     if not found:
-        raise ToolError("Triton's amdgcn has no .args in its .amdgpu_metadata.")
+        raise ToolError("the listing has no .args in its .amdgpu_metadata.")
     args = []
     for item in re.split(r"\n\s+- ", "\n" + found[1])[1:]:
         fields = dict(re.findall(r"\.(\w+):\s+(\S+)", item))
