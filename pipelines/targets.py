@@ -99,6 +99,9 @@ class Timing:
     # power limit, and power management lowers the clock (`pipelines.timing.predict.engine_clock_mhz`). None: the
     # clock stays at clock_mhz whatever the load.
     matrix_clock_mhz: float | None = None
+    # The memory-side cache (MALL, AMD's Infinity Cache) the whole chip shares in front of DRAM; None: the DRAM
+    # traffic model (`pipelines.timing.traffic`) is not used and a dispatch moves A, B and C once.
+    mall_bytes: int | None = None
     simds: int = 4  # SIMDs per compute unit as `compute_units` counts them (RDNA3.5: 2 per CU, 4 per WGP)
     fitted: tuple[str, ...] = ()  # fields set by calibration, not taken from a source
     sources: tuple[str, ...] = ()
@@ -323,7 +326,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         # fitted rows, 9 % held out, every row within 17 % (1800, the MI355X IREE fit gfx942 borrowed before,
         # put them at 115 %).
         timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
+                      mall_bytes=256 << 20,
                       **dict(_CDNA_TIMING, matrix_clock_mhz=1150, vmem_latency=250), sources=_CDNA_SOURCES + (
+                          "AMD CDNA 3 white paper: 256 MB AMD Infinity Cache (MALL) shared by the XCDs",
+                          "Modular's MAX docs, chiplet_transform_chunked: MI300X/MI355X deal workgroups to their 8 "
+                          "XCDs round-robin (WG0 to XCD0, WG1 to XCD1, ...), each XCD with its own L2",
                           "AMD MI300 architecture page (ROCm docs): 2048 FLOP/clk/CU 16-bit, 1307.4 TFLOP/s, so "
                           "2100 MHz; 5.3 TB/s; 4 MB L2 per XCD",
                           "AMD ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (MI300X bf16 GEMM: median 1207 "
@@ -357,7 +364,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         # published) is predicted 89.6 us (-8 %; -29 % at a constant 2400 MHz); the IREE rows in
         # results/calibration/. Not in `fitted`: calibrate does not refit it on IREE rows.
         timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
+                      mall_bytes=256 << 20,
                       **dict(_CDNA_TIMING, matrix_clock_mhz=1723), sources=_CDNA_SOURCES + (
+                          "MI355X: 256 MB Infinity Cache (stas00/ml-engineering's accelerator cache table, citing "
+                          "ROCm's MI350 documentation); workgroups dealt to the XCDs round-robin as on MI300X",
                           "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "
                           "doubled read bandwidth; 2400 MHz (Hot Chips 2025, MI355X)",
                           "HipKittens mi355x_bf16_gemm.json @ f09e9685 (8192^3 bf16: 682.7 us), for the fitted "
@@ -396,10 +406,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,
                       mma_read_extra=4, lds_latency=20, smem_latency=20, vmem_latency=320, vmem_bytes_per_clk=64,
                       branch_latency=32, barrier_latency=32, hbm_bytes_per_s=256e9, l2_bytes_per_xcd=2 << 20,
-                      launch_us=4.0, simds=2, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
+                      mall_bytes=32 << 20, launch_us=4.0, simds=2, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
                           "LLVM AMDGPU SISchedule.td (GFX11SpeedModel)",
                           "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU)",
                           "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2",
+                          "Chips and Cheese, 'Strix Halo's Memory Subsystem' (2025-10-31): one 2 MB GPU L2 and a 32 "
+                          "MB Infinity Cache (MALL) as the GPU's last level",
                           "2 SIMD32 per CU: 40 CUs × 2 × 256 FLOP/clk (a 32-clock 16x16x16 WMMA) × 2.9 GHz = 59.4 "
                           "TFLOP/s, the published peak")),
         ukernel_mma={2: "WMMAR3_F32_16x16x16_{T}"},

@@ -7,7 +7,9 @@ over the chip.
    the bank passes of each LDS access; the CU model (`cu`) replays them together: `cu_cycles` for one round.
 3. The busiest CU gets ceil(workgroups / CUs) of the dispatch's workgroups, `resident` at a time, in rounds
    (tile quantization: a partial round costs a whole one); the kernel is the larger of the rounds' time and the
-   time HBM needs to move A, B and C once, plus the launch overhead.
+   time DRAM needs for its bytes, plus the launch overhead. The bytes are the A and B panels the L2s and the MALL
+   do not keep between the workgroups that reuse them, plus C once (`traffic`: row-major launch order, XCD split);
+   A, B and C once where the order or the caches are not known.
 Long K loops are not replayed whole: the recorded waves stop after WINDOW passes over the K loop's back-edge and
 the rest of the loop is extrapolated at the CU's matrix throughput in the window (`_extrapolate`).
 A split-K program (`report.json`'s `split_k`: dispatch 0 writes S partial products P[s,m,n], dispatch 1 sums
@@ -15,8 +17,8 @@ them) is two such kernels in a row: each dispatch is recorded (its first residen
 not run) and replayed as above against its own HBM bytes (A + B read and S·M·N f32 written; S·M·N f32 read and
 M·N f32 written) plus its own launch, and the program's time is their sum (`Prediction.dispatches`).
 What this first version leaves out, and says in `assumptions`: every workgroup is taken to run like the first
-ones; L2 and MALL hit rates are folded into the fitted VMEM latency and bandwidth; the XCD split and the
-workgroup order do not change the time.
+ones; the latency of L2 and MALL hits is folded into the fitted VMEM latency and bandwidth; the caches' own
+bandwidths do not limit the time.
 """
 
 from __future__ import annotations
@@ -37,15 +39,20 @@ from transforms.schedule import element_bytes, mma_shape
 
 from .cu import CuModel
 from .ops import INTERNAL, Op, TimingError, classify
+from .traffic import panel_traffic
 
 # The steady-state window: recording waves stop after this many passes over the K loop's back-edge; the CU's matrix
 # throughput in the window's second half stands for the rest of the loop (`_extrapolate`).
 WINDOW = 16
 END = Op("s_endpgm (end of the recorded window)", "end", INTERNAL, 0, 0)
-ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hits folded into the fitted VMEM "
-               "latency and bandwidth", "XCD split and workgroup order not modelled",
+ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hit latency folded into the fitted "
+               "VMEM latency and bandwidth", "DRAM bytes from the row-major launch order, the XCD split and the "
+               "L2/MALL sizes (whole panels; the caches' own bandwidths not modelled)",
                "a long K loop runs at the rate of the recorded window's last iterations; the C stores after the loop "
                "are not costed when the window ends first")
+# Words of a configured IR whose workgroups do not launch in row-major order (IREE's XCD-aware transpose): their
+# DRAM traffic is not modelled, so they move A, B and C once.
+REORDERED = ("conditional_transpose", "reorder_workgroups")
 STALLS = ("issue", "dependency", "vmcnt", "lgkmcnt", "barrier", "delay")
 
 
@@ -271,8 +278,7 @@ def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None
     if isinstance(rec, ProgramRecording):
         return _replay_program(rec, target, timeline, force, started)
     problem = rec.report["problems"][0]
-    part = _replay_dispatch(rec, target, timeline, force, problem,
-                            rec.hbm_bytes if rec.hbm_bytes is not None else _hbm_bytes(problem))
+    part = _replay_dispatch(rec, target, timeline, force, problem, dispatch_bytes(rec, target, problem))
     timing = target.timing
     micro = part.microseconds
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
@@ -298,8 +304,7 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
     """Each dispatch replayed against its own HBM bytes and launch; the program's time is their sum."""
     problem = rec.report["problems"][0]
     parts = [_replay_dispatch(part, target, timeline if i == 0 else None, force, part.problem or problem,
-                              part.hbm_bytes if part.hbm_bytes is not None else _hbm_bytes(problem))
-             for i, part in enumerate(rec.parts)]
+                              dispatch_bytes(part, target, problem)) for i, part in enumerate(rec.parts)]
     launch_us = target.timing.launch_us
     micro = sum(p.microseconds for p in parts)
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
@@ -501,6 +506,23 @@ def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
     """Elements of C one workgroup computes: the configured workgroup tile's M×N, else M×N over the workgroups."""
     tile = output_tile(configured)
     return tile[0] * tile[1] if tile else problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
+
+
+def dispatch_bytes(rec: Recording, target, problem: dict) -> int:
+    """The DRAM bytes a dispatch moves: its own where the recording states them (a split-K program's dispatch, a
+    foreign kernel), else the panels the caches do not keep (`traffic.panel_traffic`) for a kernel launched in
+    IREE's row-major order (workgroup x over the last tiled loop, N) on a target whose MALL is known, else A, B and
+    C once."""
+    if rec.hbm_bytes is not None:
+        return rec.hbm_bytes
+    tile = output_tile(rec.configured) if rec.configured else None
+    timing = target.timing
+    if tile is None or timing.mall_bytes is None or any(word in rec.configured for word in REORDERED):
+        return _hbm_bytes(problem)
+    slots = max(1, target.compute_units // max(1, target.xcds)) * rec.resident
+    return panel_traffic(problem["m"], problem["n"], problem["k"], problem.get("batch") or 1,
+                         element_bytes(problem["dtype"]), 4, tile[0], tile[1], max(1, target.xcds), slots,
+                         timing.l2_bytes_per_xcd, timing.mall_bytes).dram_bytes
 
 
 def _hbm_bytes(problem: dict) -> int:

@@ -1,0 +1,139 @@
+"""The DRAM traffic model (`pipelines.timing.traffic`) on launches small enough to count by hand, and its use by
+`predict` (`dispatch_bytes`)."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from pipelines.targets import TARGETS
+from pipelines.timing.predict import dispatch_bytes
+from pipelines.timing.traffic import panel_traffic
+
+HUGE = 1 << 50  # a cache nothing leaves
+TINY = 1  # a cache nothing survives in: any reuse after another panel comes in misses
+
+
+def _least(m, n, k, e=2, batch=1):
+    return batch * ((m + n) * k * e + m * n * 4)
+
+
+@pytest.mark.parametrize("m,n,k,tm,tn", [(256, 256, 64, 128, 128), (300, 200, 48, 128, 64), (64, 1000, 32, 64, 128)])
+def test_caches_that_hold_everything_move_a_b_and_c_once(m, n, k, tm, tn):
+    t = panel_traffic(m, n, k, 1, 2, 4, tm, tn, 1, 1, HUGE, HUGE)
+    assert t.dram_bytes == t.least_bytes == _least(m, n, k)
+
+
+def test_one_round_shares_every_panel_whatever_the_caches():
+    # 3x4 tiles in one round of 12 slots: each A and B panel is fetched once, in step, even by caches of one byte
+    t = panel_traffic(384, 512, 64, 1, 2, 4, 128, 128, 1, 12, TINY, TINY)
+    assert t.rounds == 1
+    assert t.dram_bytes == _least(384, 512, 64)
+
+
+def test_caches_that_keep_nothing_fetch_both_panels_of_every_tile():
+    # one workgroup at a time: tile (i, j) reads A panel i and B panel j; between two uses of a panel another
+    # panel came in, so nothing survives: (tiles) x (tm + tn) x K x 2 bytes, plus C
+    m, n, k, tm, tn = 384, 256, 32, 128, 64
+    t = panel_traffic(m, n, k, 1, 2, 4, tm, tn, 1, 1, TINY, TINY)
+    tiles = (m // tm) * (n // tn)
+    assert t.rounds == tiles
+    assert t.dram_bytes == tiles * (tm + tn) * k * 2 + m * n * 4
+
+
+def test_edge_tiles_read_only_the_rows_and_columns_inside_the_problem():
+    # 130 x 70 in 128 x 64 tiles, nothing kept: the edge panels are 2 rows and 6 columns of K
+    k = 16
+    t = panel_traffic(130, 70, k, 1, 2, 4, 128, 64, 1, 1, TINY, TINY)
+    a = [128 * k * 2, 2 * k * 2]
+    b = [64 * k * 2, 6 * k * 2]
+    assert t.dram_bytes == sum(ai + bj for ai in a for bj in b) + 130 * 70 * 4
+
+
+def test_a_panel_survives_the_bytes_taken_in_since_its_last_use_with_probability_exp_minus_d_over_c():
+    # one row of two tiles, one at a time, L2 the size of a B panel, MALL holds everything:
+    # tile 0 takes A (miss) then B0 (miss); tile 1 finds A after B0's bytes came in: exp(-1) of A is kept
+    k, tm, tn = 64, 128, 64
+    a, b = tm * k * 2, tn * k * 2
+    t = panel_traffic(tm, 2 * tn, k, 1, 2, 4, tm, tn, 1, 1, b, HUGE)
+    assert t.l2_miss_bytes == round(a + b + (1 - math.exp(-1)) * a + b)
+    assert t.dram_bytes == _least(tm, 2 * tn, k)  # the MALL had A: DRAM saw it once
+
+
+def test_xcds_that_miss_one_panel_in_the_same_round_fetch_it_from_dram_once():
+    # one row of two tiles on 2 XCDs: both L2s miss A panel 0 in round 0, the MALL fetches it once
+    k = 32
+    t = panel_traffic(128, 256, k, 1, 2, 4, 128, 128, 2, 1, TINY, HUGE)
+    a = b = 128 * k * 2
+    assert t.l2_miss_bytes == 2 * a + 2 * b
+    assert t.dram_bytes == a + 2 * b + 128 * 256 * 4
+
+
+def test_workgroups_are_dealt_to_the_xcds_round_robin():
+    # 1 x 4 tiles on 2 XCDs of one slot, L2s keep everything, MALL nothing: XCD 0 runs tiles 0 and 2, XCD 1 tiles
+    # 1 and 3; each XCD's L2 misses A once and its own two B panels
+    k = 16
+    t = panel_traffic(64, 256, k, 1, 2, 4, 64, 64, 2, 1, HUGE, TINY)
+    p = 64 * k * 2
+    assert t.rounds == 2
+    assert t.l2_miss_bytes == 2 * p + 4 * p
+
+
+def test_a_batch_never_shares_panels_across_its_matrices():
+    one = panel_traffic(256, 256, 64, 1, 2, 4, 128, 128, 1, 4, HUGE, HUGE)
+    three = panel_traffic(256, 256, 64, 3, 2, 4, 128, 128, 1, 4, HUGE, HUGE)
+    assert three.dram_bytes == 3 * one.dram_bytes == _least(256, 256, 64, batch=3)
+
+
+@pytest.mark.parametrize("xcds,slots", [(1, 1), (1, 7), (8, 2), (8, 8)])
+def test_traffic_lies_between_the_least_and_every_tile_alone_and_larger_caches_never_add(xcds, slots):
+    m, n, k, tm, tn = 2048, 1536, 256, 128, 128
+    tiles = (m // tm) * (n // tn)
+    most = tiles * (tm + tn) * k * 2 + m * n * 4
+    previous = None
+    for cache in (TINY, 1 << 16, 1 << 20, 4 << 20, 64 << 20, HUGE):
+        t = panel_traffic(m, n, k, 1, 2, 4, tm, tn, xcds, slots, cache, cache)
+        assert t.least_bytes <= t.dram_bytes <= most
+        assert previous is None or t.dram_bytes <= previous
+        previous = t.dram_bytes
+    assert previous == _least(m, n, k)
+
+
+@pytest.mark.parametrize("bad", [dict(tile_m=0), dict(slots=0), dict(xcds=0), dict(k=0), dict(mall_bytes=0)])
+def test_sizes_that_are_not_positive_are_refused(bad):
+    args = dict(m=128, n=128, k=64, batch=1, element=2, out_element=4, tile_m=64, tile_n=64, xcds=1, slots=1,
+                l2_bytes=1 << 20, mall_bytes=1 << 20)
+    with pytest.raises(ValueError, match="positive"):
+        panel_traffic(**dict(args, **bad))
+
+
+def _rec(configured, resident=2, hbm_bytes=None):
+    return SimpleNamespace(configured=configured, resident=resident, hbm_bytes=hbm_bytes)
+
+
+PROBLEM = dict(m=4096, n=4096, k=4096, dtype="f16", layout="nt", batch=None)
+
+
+def test_predict_counts_the_panels_a_row_major_launch_reuses_on_gfx1151():
+    # 128x64 tiles, 40 CUs x 2 resident = 80 slots on gfx1151's one L2 (2 MB) and 32 MB MALL
+    timing = TARGETS["gfx1151"].timing
+    got = dispatch_bytes(_rec("lowering_config<{workgroup = [128, 64, 0]}>"), TARGETS["gfx1151"], PROBLEM)
+    assert got == panel_traffic(4096, 4096, 4096, 1, 2, 4, 128, 64, 1, 80, timing.l2_bytes_per_xcd,
+                                timing.mall_bytes).dram_bytes
+    assert got > _least(4096, 4096, 4096)
+
+
+def test_predict_splits_the_slots_over_gfx950s_xcds():
+    timing = TARGETS["gfx950"].timing
+    got = dispatch_bytes(_rec("workgroup = [256, 256, 0]", resident=1), TARGETS["gfx950"], PROBLEM)
+    assert got == panel_traffic(4096, 4096, 4096, 1, 2, 4, 256, 256, 8, 32, timing.l2_bytes_per_xcd,
+                                timing.mall_bytes).dram_bytes
+
+
+@pytest.mark.parametrize("configured", ["no tile here", "workgroup = [256, 256, 0] conditional_transpose<8, 32>"])
+def test_an_unknown_tile_or_launch_order_moves_a_b_and_c_once(configured):
+    assert dispatch_bytes(_rec(configured), TARGETS["gfx950"], PROBLEM) == _least(4096, 4096, 4096)
+
+
+def test_a_dispatch_that_states_its_own_bytes_keeps_them():
+    assert dispatch_bytes(_rec("workgroup = [128, 64, 0]", hbm_bytes=12345), TARGETS["gfx1151"], PROBLEM) == 12345
