@@ -34,6 +34,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1138,7 +1139,16 @@ def markdown(outcomes: list[Outcome], command: str, commit: str, when: str, seco
     return "\n".join(lines) + "\n"
 
 
+def restore_sigint() -> None:
+    """Run in the background (`... &`), this process starts with SIGINT ignored, and its test processes would
+    inherit that: the tests that interrupt a compile would then fail whatever the mutant, a false kill. A signal
+    with a handler (not ignored) goes back to its default in the children at exec."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    restore_sigint()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="ID", help="run these mutants only (nothing is written)")
     parser.add_argument("--list", action="store_true", help="print the table and exit")
