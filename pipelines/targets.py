@@ -102,6 +102,9 @@ class Timing:
     # The memory-side cache (MALL, AMD's Infinity Cache) the whole chip shares in front of DRAM; None: the DRAM
     # traffic model (`pipelines.timing.traffic`) is not used and a dispatch moves A, B and C once.
     mall_bytes: int | None = None
+    # Bytes per second the chip's L2s together take from the MALL and DRAM behind them (what the L2s miss,
+    # `pipelines.timing.traffic`); None: not a limit in the model.
+    fabric_bytes_per_s: float | None = None
     simds: int = 4  # SIMDs per compute unit as `compute_units` counts them (RDNA3.5: 2 per CU, 4 per WGP)
     fitted: tuple[str, ...] = ()  # fields set by calibration, not taken from a source
     sources: tuple[str, ...] = ()
@@ -326,9 +329,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         # fitted rows, 9 % held out, every row within 17 % (1800, the MI355X IREE fit gfx942 borrowed before,
         # put them at 115 %).
         timing=Timing(clock_mhz=2100, mma_read_extra=12, hbm_bytes_per_s=5.3e12, l2_bytes_per_xcd=4 << 20,
-                      mall_bytes=256 << 20,
+                      mall_bytes=256 << 20, fabric_bytes_per_s=17.2e12,
                       **dict(_CDNA_TIMING, matrix_clock_mhz=1150, vmem_latency=250), sources=_CDNA_SOURCES + (
-                          "AMD CDNA 3 white paper: 256 MB AMD Infinity Cache (MALL) shared by the XCDs",
+                          "AMD CDNA 3 white paper: 256 MB AMD Infinity Cache (MALL) shared by the XCDs; each XCD's "
+                          "L2 reaches the Infinity Fabric over 16 channels of 64 B a clock, 17.2 TB/s for the 8 "
+                          "at 2.1 GHz, the MALL's peak",
                           "Modular's MAX docs, chiplet_transform_chunked: MI300X/MI355X deal workgroups to their 8 "
                           "XCDs round-robin (WG0 to XCD0, WG1 to XCD1, ...), each XCD with its own L2",
                           "AMD MI300 architecture page (ROCm docs): 2048 FLOP/clk/CU 16-bit, 1307.4 TFLOP/s, so "
@@ -363,9 +368,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         # 1828 MHz at that load, so 1723 MHz with every pipe busy. Held out: HipKittens' 4096^3 (97.3 us
         # published) is predicted 89.6 us (-8 %; -29 % at a constant 2400 MHz); the IREE rows in
         # results/calibration/. Not in `fitted`: calibrate does not refit it on IREE rows.
+        # fabric_bytes_per_s: no published figure for CDNA4 (gfx942's 17.2 TB/s to start); fitted with the other
+        # `fitted` facts on the shipped MI355X rows (`calibrate --fit`).
         timing=Timing(clock_mhz=2400, mma_read_extra=16, hbm_bytes_per_s=8.0e12, l2_bytes_per_xcd=4 << 20,
-                      mall_bytes=256 << 20,
-                      **dict(_CDNA_TIMING, matrix_clock_mhz=1723), sources=_CDNA_SOURCES + (
+                      mall_bytes=256 << 20, fabric_bytes_per_s=17.2e12,
+                      **dict(_CDNA_TIMING, matrix_clock_mhz=1723,
+                             fitted=_CDNA_TIMING["fitted"] + ("fabric_bytes_per_s",)), sources=_CDNA_SOURCES + (
                           "MI355X: 256 MB Infinity Cache (stas00/ml-engineering's accelerator cache table, citing "
                           "ROCm's MI350 documentation); workgroups dealt to the XCDs round-robin as on MI300X",
                           "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "

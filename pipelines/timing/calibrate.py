@@ -425,7 +425,8 @@ def gather(pool: ProcessPoolExecutor, workers: int, function, *arguments) -> lis
 # The values coordinate descent tries for each fitted fact.
 FIT_GRID = {"vmem_latency": (300, 500, 800, 1200, 1800, 2600, 3600), "vmem_bytes_per_clk": (8, 16, 32, 64, 128),
             "barrier_latency": (16, 32, 64, 128, 256), "launch_us": (2.0, 4.0, 6.0, 8.0),
-            "matrix_clock_mhz": (1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400)}  # for a target that fits it
+            "matrix_clock_mhz": (1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400),  # for a target that fits it
+            "fabric_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 14e12, 17.2e12, 24e12)}
 
 
 def _score(rows: list[Row]) -> tuple[float, int]:

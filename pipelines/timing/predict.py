@@ -83,6 +83,10 @@ class Prediction:
     dispatches: tuple[dict, ...] = ()
     # The engine clock the compute ran at (`engine_clock_mhz`; a program's: weighted by each dispatch's compute).
     clock_mhz: float | None = None
+    fabric_us: float = 0.0  # the time the L2s' misses need through the fabric (`Timing.fabric_bytes_per_s`)
+
+    def _fabric(self) -> str:
+        return f"L2 misses {self.fabric_us:.1f} us, " if self.fabric_us else ""
 
     def as_dict(self) -> dict:
         row = dict(asdict(self), predicted=True)
@@ -102,7 +106,7 @@ class Prediction:
             f"  {self.microseconds:.1f} us, {self.tflops:.1f} TFLOP/s{peak}; bound by {self.bound}",
             f"  {self.workgroups} workgroups, {self.resident} per CU at once, {self.rounds} round(s) of "
             f"{self.cu_cycles} clocks; compute {self.compute_us:.1f} us{self._at()}, HBM {self.hbm_us:.1f} us, "
-            f"launch {self.launch_us:.1f} us" if not self.dispatches else
+            f"{self._fabric()}launch {self.launch_us:.1f} us" if not self.dispatches else
             f"  {len(self.dispatches)} dispatches one after the other, summed: {self.workgroups} workgroups, "
             f"compute {self.compute_us:.1f} us{self._at()}, HBM {self.hbm_us:.1f} us, launch {self.launch_us:.1f} us",
             f"  matrix pipes busy {100 * self.mma_busy:.0f} % of SIMD clocks; wave clocks: {stalls}",
@@ -257,8 +261,11 @@ class _Replayed:
     stall_clocks: dict
     instructions: int
     clock_mhz: float  # the engine clock under this dispatch's matrix load
+    fabric_us: float = 0.0  # the L2s' misses through the fabric to the MALL and DRAM
 
     def bound(self, stalls: dict) -> str:
+        if self.fabric_us > max(self.compute_us, self.hbm_us):
+            return "L2-to-MALL bandwidth"
         return "HBM bandwidth" if self.hbm_us > self.compute_us else (
             "matrix pipes" if self.mma_busy >= 0.5 else
             f"{max((k for k in stalls if k != 'issue'), key=lambda k: stalls[k], default='issue')} stalls")
@@ -278,7 +285,7 @@ def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None
     if isinstance(rec, ProgramRecording):
         return _replay_program(rec, target, timeline, force, started)
     problem = rec.report["problems"][0]
-    part = _replay_dispatch(rec, target, timeline, force, problem, dispatch_bytes(rec, target, problem))
+    part = _replay_dispatch(rec, target, timeline, force, problem, *dispatch_traffic(rec, target, problem))
     timing = target.timing
     micro = part.microseconds
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
@@ -288,7 +295,8 @@ def replay(rec: Recording | ProgramRecording, target=None, timeline: Path | None
     return Prediction(part.kernel, target.name, problem, micro, tflops, tflops / peak if peak else None,
                       part.bound(stalls), part.workgroups, part.resident, part.rounds, part.cu_cycles,
                       part.compute_us, part.hbm_us, timing.launch_us, part.mma_busy, stalls, part.instructions,
-                      rec.seconds + time.perf_counter() - started, clock_mhz=part.clock_mhz)
+                      rec.seconds + time.perf_counter() - started, clock_mhz=part.clock_mhz,
+                      fabric_us=part.fabric_us)
 
 
 def _check_peak(target, problem: dict, tflops: float, kernel: str) -> float | None:
@@ -304,7 +312,7 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
     """Each dispatch replayed against its own HBM bytes and launch; the program's time is their sum."""
     problem = rec.report["problems"][0]
     parts = [_replay_dispatch(part, target, timeline if i == 0 else None, force, part.problem or problem,
-                              dispatch_bytes(part, target, problem)) for i, part in enumerate(rec.parts)]
+                              *dispatch_traffic(part, target, problem)) for i, part in enumerate(rec.parts)]
     launch_us = target.timing.launch_us
     micro = sum(p.microseconds for p in parts)
     flops = 2 * problem["m"] * problem["n"] * problem["k"] * (problem.get("batch") or 1)
@@ -321,6 +329,7 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
                         "bound": p.bound(_fractions(p.stall_clocks)), "workgroups": p.workgroups,
                         "resident": p.resident, "rounds": p.rounds, "cu_cycles": p.cu_cycles,
                         "compute_us": p.compute_us, "hbm_us": p.hbm_us, "hbm_bytes": p.hbm_bytes,
+                        "fabric_us": p.fabric_us,
                         "launch_us": launch_us, "mma_busy": p.mma_busy, "clock_mhz": p.clock_mhz,
                         "stalls": _fractions(p.stall_clocks),
                         "instructions": p.instructions} for r, p in zip(rec.parts, parts))
@@ -333,12 +342,14 @@ def _replay_program(rec: ProgramRecording, target, timeline: Path | None, force:
                       rec.seconds + time.perf_counter() - started,
                       ASSUMPTIONS + ("the dispatches of a program run one after the other, each with its own "
                                      "launch; each moves its own bytes through HBM once",), dispatches,
-                      sum(p.clock_mhz * p.compute_us for p in parts) / compute_us if compute_us else None)
+                      sum(p.clock_mhz * p.compute_us for p in parts) / compute_us if compute_us else None,
+                      sum(p.fabric_us for p in parts))
 
 
 def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool, problem: dict,
-                     hbm_bytes: int) -> _Replayed:
-    """One kernel's recording replayed: a round on one CU, spread over the chip, against `hbm_bytes`."""
+                     hbm_bytes: int, l2_miss_bytes: int | None = None) -> _Replayed:
+    """One kernel's recording replayed: a round on one CU, spread over the chip, against `hbm_bytes` of DRAM and
+    `l2_miss_bytes` through the L2s' fabric (None: not known, no limit)."""
     timing, kernel, configured, edge = target.timing, rec.kernel, rec.configured, rec.edge
     ops = [classify(inst, target) for inst in kernel.instructions]
     traces, per_cu, resident = rec.traces, rec.per_cu, rec.resident
@@ -374,9 +385,11 @@ def _replay_dispatch(rec: Recording, target, timeline: Path | None, force: bool,
     compute_us = sum(cu_cycles / engine_clock_mhz(timing, load, fill) for fill in fills)
     clock_mhz = rounds * cu_cycles / compute_us if compute_us else timing.clock_mhz
     hbm_us = hbm_bytes / timing.hbm_bytes_per_s * 1e6
-    micro = max(compute_us, hbm_us) + timing.launch_us
+    fabric_us = (l2_miss_bytes / timing.fabric_bytes_per_s * 1e6
+                 if l2_miss_bytes is not None and timing.fabric_bytes_per_s else 0.0)
+    micro = max(compute_us, hbm_us, fabric_us) + timing.launch_us
     return _Replayed(kernel.name, rec.workgroups, resident, rounds, cu_cycles, compute_us, hbm_us, hbm_bytes, micro,
-                     cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves), clock_mhz)
+                     cu.mma_utilization, dict(cu.stalls), sum(len(w) for w in waves), clock_mhz, fabric_us)
 
 
 def _loop_load(target, problem: dict, work: float, cycles: int, otherwise: float) -> float:
@@ -508,21 +521,28 @@ def _output_tile(configured: str, problem: dict, workgroups: int) -> float:
     return tile[0] * tile[1] if tile else problem["m"] * problem["n"] * (problem.get("batch") or 1) / workgroups
 
 
-def dispatch_bytes(rec: Recording, target, problem: dict) -> int:
-    """The DRAM bytes a dispatch moves: its own where the recording states them (a split-K program's dispatch, a
-    foreign kernel), else the panels the caches do not keep (`traffic.panel_traffic`) for a kernel launched in
-    IREE's row-major order (workgroup x over the last tiled loop, N) on a target whose MALL is known, else A, B and
-    C once."""
+def dispatch_traffic(rec: Recording, target, problem: dict) -> tuple[int, int | None]:
+    """(DRAM bytes, bytes the L2s miss) of a dispatch: its own DRAM bytes where the recording states them (a
+    split-K program's dispatch, a foreign kernel; L2 misses unknown), else the panels the caches do not keep
+    (`traffic.panel_traffic`) for a kernel launched in IREE's row-major order (workgroup x over the last tiled
+    loop, N) on a target whose MALL is known, else A, B and C once (L2 misses unknown). Workgroups are taken to
+    read their panels one after another in launch order (one slot a round): those that share a panel drift apart
+    in K, so sharing in step is not assumed."""
     if rec.hbm_bytes is not None:
-        return rec.hbm_bytes
+        return rec.hbm_bytes, None
     tile = output_tile(rec.configured) if rec.configured else None
     timing = target.timing
     if tile is None or timing.mall_bytes is None or any(word in rec.configured for word in REORDERED):
-        return _hbm_bytes(problem)
-    slots = max(1, target.compute_units // max(1, target.xcds)) * rec.resident
-    return panel_traffic(problem["m"], problem["n"], problem["k"], problem.get("batch") or 1,
-                         element_bytes(problem["dtype"]), 4, tile[0], tile[1], max(1, target.xcds), slots,
-                         timing.l2_bytes_per_xcd, timing.mall_bytes).dram_bytes
+        return _hbm_bytes(problem), None
+    traffic = panel_traffic(problem["m"], problem["n"], problem["k"], problem.get("batch") or 1,
+                            element_bytes(problem["dtype"]), 4, tile[0], tile[1], max(1, target.xcds), 1,
+                            timing.l2_bytes_per_xcd, timing.mall_bytes)
+    return traffic.dram_bytes, traffic.l2_miss_bytes
+
+
+def dispatch_bytes(rec: Recording, target, problem: dict) -> int:
+    """The DRAM bytes of a dispatch (`dispatch_traffic`)."""
+    return dispatch_traffic(rec, target, problem)[0]
 
 
 def _hbm_bytes(problem: dict) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class _Cache:
         return missed
 
 
+@lru_cache(maxsize=1024)  # a calibration fit replays each kernel under many timing facts; the bytes stay the same
 def panel_traffic(m: int, n: int, k: int, batch: int, element: int, out_element: int, tile_m: int, tile_n: int,
                   xcds: int, slots: int, l2_bytes: int, mall_bytes: int) -> Traffic:
     """DRAM bytes of a row-major launch of ceil(m/tile_m) × ceil(n/tile_n) tiles per batch (see the module)."""

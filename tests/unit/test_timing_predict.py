@@ -24,11 +24,32 @@ def test_prediction_is_marked_and_consistent(compiled, capsys):
     assert cli.main(["predict", str(compiled / "1024"), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["predicted"] is True and row["target"] == "gfx942"
-    assert row["microseconds"] == pytest.approx(max(row["compute_us"], row["hbm_us"]) + row["launch_us"])
+    assert row["microseconds"] == pytest.approx(max(row["compute_us"], row["hbm_us"], row["fabric_us"])
+                                                + row["launch_us"])
     assert 0 < row["mma_busy"] <= 1 and sum(row["stalls"].values()) == pytest.approx(1)
     assert row["workgroups"] == 1 and row["rounds"] == 1
     assert cli.main(["predict", str(compiled / "1024")]) == 0
     assert "PREDICTED, not measured" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fabric", [1e6, None])
+def test_the_l2s_misses_bound_a_kernel_whose_fabric_is_slow(compiled, monkeypatch, fabric):
+    """One 256x256 workgroup (gfx942 `tuned`) reads A's and B's panels once: (256 + 256) x 1024 x 2 bytes miss the
+    L2; at 1 MB/s through the fabric that is the whole time. Without a fabric figure it is no limit."""
+    import dataclasses
+
+    from pipelines.targets import TARGETS
+    from pipelines.timing import predict as module
+
+    slow = dataclasses.replace(TARGETS["gfx942"], timing=dataclasses.replace(
+        TARGETS["gfx942"].timing, fabric_bytes_per_s=fabric))
+    monkeypatch.setitem(module.TARGETS, "gfx942", slow)
+    p = predict(compiled / "1024")
+    if fabric is None:
+        assert p.fabric_us == 0.0 and p.bound != "L2-to-MALL bandwidth"
+        return
+    assert p.fabric_us == pytest.approx((256 + 256) * 1024 * 2 / fabric * 1e6)
+    assert p.bound == "L2-to-MALL bandwidth" and p.microseconds == pytest.approx(p.fabric_us + p.launch_us)
 
 
 def test_twice_the_k_loop_takes_longer(compiled):

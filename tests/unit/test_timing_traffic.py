@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from pipelines.targets import TARGETS
-from pipelines.timing.predict import dispatch_bytes
+from pipelines.timing.predict import dispatch_bytes, dispatch_traffic
 from pipelines.timing.traffic import panel_traffic
 
 HUGE = 1 << 50  # a cache nothing leaves
@@ -115,25 +115,27 @@ PROBLEM = dict(m=4096, n=4096, k=4096, dtype="f16", layout="nt", batch=None)
 
 
 def test_predict_counts_the_panels_a_row_major_launch_reuses_on_gfx1151():
-    # 128x64 tiles, 40 CUs x 2 resident = 80 slots on gfx1151's one L2 (2 MB) and 32 MB MALL
+    # 128x64 tiles read one workgroup after another (no sharing in step) on gfx1151's one 2 MB L2 and 32 MB MALL
     timing = TARGETS["gfx1151"].timing
-    got = dispatch_bytes(_rec("lowering_config<{workgroup = [128, 64, 0]}>"), TARGETS["gfx1151"], PROBLEM)
-    assert got == panel_traffic(4096, 4096, 4096, 1, 2, 4, 128, 64, 1, 80, timing.l2_bytes_per_xcd,
-                                timing.mall_bytes).dram_bytes
-    assert got > _least(4096, 4096, 4096)
+    rec = _rec("lowering_config<{workgroup = [128, 64, 0]}>")
+    got = dispatch_traffic(rec, TARGETS["gfx1151"], PROBLEM)
+    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 128, 64, 1, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    assert got == (want.dram_bytes, want.l2_miss_bytes) and dispatch_bytes(rec, TARGETS["gfx1151"], PROBLEM) == got[0]
+    assert got[0] > _least(4096, 4096, 4096)
 
 
-def test_predict_splits_the_slots_over_gfx950s_xcds():
+def test_predict_deals_the_workgroups_to_gfx950s_xcds():
     timing = TARGETS["gfx950"].timing
-    got = dispatch_bytes(_rec("workgroup = [256, 256, 0]", resident=1), TARGETS["gfx950"], PROBLEM)
-    assert got == panel_traffic(4096, 4096, 4096, 1, 2, 4, 256, 256, 8, 32, timing.l2_bytes_per_xcd,
-                                timing.mall_bytes).dram_bytes
+    got = dispatch_traffic(_rec("workgroup = [256, 256, 0]", resident=1), TARGETS["gfx950"], PROBLEM)
+    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 256, 256, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    assert got == (want.dram_bytes, want.l2_miss_bytes)
 
 
 @pytest.mark.parametrize("configured", ["no tile here", "workgroup = [256, 256, 0] conditional_transpose<8, 32>"])
 def test_an_unknown_tile_or_launch_order_moves_a_b_and_c_once(configured):
-    assert dispatch_bytes(_rec(configured), TARGETS["gfx950"], PROBLEM) == _least(4096, 4096, 4096)
+    assert dispatch_traffic(_rec(configured), TARGETS["gfx950"], PROBLEM) == (_least(4096, 4096, 4096), None)
 
 
 def test_a_dispatch_that_states_its_own_bytes_keeps_them():
-    assert dispatch_bytes(_rec("workgroup = [128, 64, 0]", hbm_bytes=12345), TARGETS["gfx1151"], PROBLEM) == 12345
+    rec = _rec("workgroup = [128, 64, 0]", hbm_bytes=12345)
+    assert dispatch_traffic(rec, TARGETS["gfx1151"], PROBLEM) == (12345, None)
