@@ -107,3 +107,27 @@ def test_tune_ranks_candidates_on_the_model(tmp_path, capsys):
     assert len(entries) == 1 and json.loads(next(iter(entries)))[4] == "model"  # the device: the timing model
     assert cli.main(argv) == 0  # served from the cache
     assert json.loads(capsys.readouterr().out) == summary
+
+
+def _case(root, name, isa="s_endpgm", problem=None, dump=True):
+    folder = root / name
+    (folder / "dump").mkdir(parents=True)
+    if dump:
+        (folder / "dump" / "k.rocmasm").write_text(isa)
+        (folder / "dump" / "configured_k.mlir").write_text("workgroup = [128, 128, 0]")
+    problem = problem or {"m": 256, "n": 256, "k": 512, "dtype": "bf16", "layout": "nt"}
+    (folder / "report.json").write_text(json.dumps({"target": "gfx942", "problems": [problem]}))
+    return folder
+
+
+def test_one_kernel_to_the_model_is_one_isa_configured_ir_and_problem(tmp_path):
+    """Cases that share a prediction (`kernel_key`) must share the ISA, the configured IR and the problem: the
+    same kernel on another problem runs another grid and moves other bytes."""
+    from pipelines.timing.device import kernel_key
+
+    base = kernel_key(_case(tmp_path, "a"))
+    assert base is not None and kernel_key(_case(tmp_path, "same")) == base
+    other = {"m": 512, "n": 256, "k": 512, "dtype": "bf16", "layout": "nt"}
+    assert kernel_key(_case(tmp_path, "problem", problem=other)) != base
+    assert kernel_key(_case(tmp_path, "isa", isa="s_nop 0\ns_endpgm")) != base
+    assert kernel_key(_case(tmp_path, "nodump", dump=False)) is None
