@@ -50,9 +50,27 @@ ASSUMPTIONS = ("every workgroup runs like the first resident ones", "L2/MALL hit
                "L2/MALL sizes (whole panels; the caches' own bandwidths not modelled)",
                "a long K loop runs at the rate of the recorded window's last iterations; the C stores after the loop "
                "are not costed when the window ends first")
-# Words of a configured IR whose workgroups do not launch in row-major order (IREE's XCD-aware transpose): their
-# DRAM traffic is not modelled, so they move A, B and C once.
-REORDERED = ("conditional_transpose", "reorder_workgroups")
+# Words of a configured IR whose workgroups launch in an order the traffic model does not know: they move A, B and
+# C once. IREE's XCD-aware conditional transpose is known (`launch_order`).
+REORDERED = ("reorder_workgroups",)
+_TRANSPOSE = re.compile(r"conditional_transpose<(\d+), (\d+)>")
+
+
+def launch_order(configured: str, m: int, n: int, tile_m: int, tile_n: int) -> str:
+    """"row" (workgroup x over N tiles, IREE's default) or "column" (x over M tiles): IREE's
+    `conditional_transpose<XCDs, CUs>` launches column-major when that loads fewer distinct tiles a round, by its
+    rule (ConditionalTransposeAttr in IREE's GPU dialect): with T = XCDs x CUs and, along a dimension of t tiles,
+    x = min(t, T) and loads = ceil(T / x) + x, M's loads must be under 4/5 of N's (rounded down)."""
+    match = _TRANSPOSE.search(configured)
+    if not match:
+        return "row"
+    total = int(match[1]) * int(match[2])
+
+    def loads(size: int, tile: int) -> int:
+        x = min(-(-size // tile), total)
+        return -(-total // x) + x
+
+    return "column" if loads(m, tile_m) < loads(n, tile_n) * 4 // 5 else "row"
 STALLS = ("issue", "dependency", "vmcnt", "lgkmcnt", "barrier", "delay")
 
 
@@ -525,7 +543,8 @@ def dispatch_traffic(rec: Recording, target, problem: dict) -> tuple[int, int | 
     """(DRAM bytes, bytes the L2s miss) of a dispatch: its own DRAM bytes where the recording states them (a
     split-K program's dispatch, a foreign kernel; L2 misses unknown), else the panels the caches do not keep
     (`traffic.panel_traffic`) for a kernel launched in IREE's row-major order (workgroup x over the last tiled
-    loop, N) on a target whose MALL is known, else A, B and C once (L2 misses unknown). Workgroups are taken to
+    loop, N) or its conditional transpose (`launch_order`) on a target whose MALL is known, else A, B and C once
+    (L2 misses unknown). Workgroups are taken to
     read their panels one after another in launch order (one slot a round): those that share a panel drift apart
     in K, so sharing in step is not assumed."""
     if rec.hbm_bytes is not None:
@@ -534,9 +553,11 @@ def dispatch_traffic(rec: Recording, target, problem: dict) -> tuple[int, int | 
     timing = target.timing
     if tile is None or timing.mall_bytes is None or any(word in rec.configured for word in REORDERED):
         return _hbm_bytes(problem), None
-    traffic = panel_traffic(problem["m"], problem["n"], problem["k"], problem.get("batch") or 1,
-                            element_bytes(problem["dtype"]), 4, tile[0], tile[1], max(1, target.xcds), 1,
-                            timing.l2_bytes_per_xcd, timing.mall_bytes)
+    m, n, tile_m, tile_n = problem["m"], problem["n"], tile[0], tile[1]
+    if launch_order(rec.configured, m, n, tile_m, tile_n) == "column":  # the transposed problem, launched row-major
+        m, n, tile_m, tile_n = n, m, tile_n, tile_m
+    traffic = panel_traffic(m, n, problem["k"], problem.get("batch") or 1, element_bytes(problem["dtype"]), 4,
+                            tile_m, tile_n, max(1, target.xcds), 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
     return traffic.dram_bytes, traffic.l2_miss_bytes
 
 

@@ -131,7 +131,7 @@ def test_predict_deals_the_workgroups_to_gfx950s_xcds():
     assert got == (want.dram_bytes, want.l2_miss_bytes)
 
 
-@pytest.mark.parametrize("configured", ["no tile here", "workgroup = [256, 256, 0] conditional_transpose<8, 32>"])
+@pytest.mark.parametrize("configured", ["no tile here", "workgroup = [256, 256, 0] reorder_workgroups_strategy = 1"])
 def test_an_unknown_tile_or_launch_order_moves_a_b_and_c_once(configured):
     assert dispatch_traffic(_rec(configured), TARGETS["gfx950"], PROBLEM) == (_least(4096, 4096, 4096), None)
 
@@ -139,3 +139,28 @@ def test_an_unknown_tile_or_launch_order_moves_a_b_and_c_once(configured):
 def test_a_dispatch_that_states_its_own_bytes_keeps_them():
     rec = _rec("workgroup = [128, 64, 0]", hbm_bytes=12345)
     assert dispatch_traffic(rec, TARGETS["gfx1151"], PROBLEM) == (12345, None)
+
+
+@pytest.mark.parametrize("m,n,tile,order", [
+    (150000, 1134, 128, "row"),      # M: 1172 tiles -> 1 + 256 = 257 loads; N: 9 tiles -> 29 + 9 = 38
+    (2048, 65536, 128, "column"),    # M: 16 tiles -> 16 + 16 = 32 loads; N: 512 tiles -> 1 + 256 = 257
+    (4096, 4096, 256, "row"),        # equal loads: 32 is not under 4/5 of 32
+    (2560, 5120, 128, "column"),     # M: 20 tiles -> 13 + 20 = 33; N: 40 tiles -> 7 + 40 = 47, 4/5 of it 37
+    (2560, 4096, 128, "row"),        # M: 33; N: 32 tiles -> 8 + 32 = 40, 4/5 of it 32: 33 is not under
+])
+def test_irees_conditional_transpose_launches_column_major_when_m_loads_fewer_tiles(m, n, tile, order):
+    from pipelines.timing.predict import launch_order
+
+    configured = "workgroup = [%d, %d, 0] #iree_gpu.conditional_transpose<8, 32>" % (tile, tile)
+    assert launch_order(configured, m, n, tile, tile) == order
+    assert launch_order("workgroup = [128, 128, 0]", m, n, tile, tile) == "row"
+
+
+def test_a_column_major_launch_moves_what_the_transposed_problem_moves_row_major():
+    timing = TARGETS["gfx950"].timing
+    problem = dict(PROBLEM, m=2048, n=65536, k=512)
+    got = dispatch_traffic(_rec("workgroup = [128, 128, 0] conditional_transpose<8, 32>"), TARGETS["gfx950"], problem)
+    want = panel_traffic(65536, 2048, 512, 1, 2, 4, 128, 128, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    assert got == (want.dram_bytes, want.l2_miss_bytes)
+    row = panel_traffic(2048, 65536, 512, 1, 2, 4, 128, 128, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    assert row.l2_miss_bytes != want.l2_miss_bytes  # the order matters, so the test can tell them apart
