@@ -656,3 +656,22 @@ def test_model_runner_never_writes_over_what_it_reads(target, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"-o {files[target]} is the input" in err, err
     assert digest(tmp_path) == before
+
+
+def test_a_users_plan_file_beside_a_report_of_pipelines_is_replaced_with_force_never_resumed(tmp_path):
+    """A folder that holds a report pipelines wrote under a manifest without a kind (as manifests were before
+    kinds) and a user's results.jsonl: bench with --force takes the folder, but the user's rows are not the plan's;
+    they go, and the manifest lists the plan's files from then on."""
+    from pipelines.output import work_folder
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / MANIFEST).write_text(json.dumps({"written_by": "amd-gemm-pipelines",
+                                               "outputs": {"report": ["results.md"]}}))
+    (folder / "results.md").write_text("# a report\n")
+    (folder / "results.jsonl").write_text('{"id": "the user\'s row"}\n')
+    work_folder(folder, "bench", force=True)
+    assert not (folder / "results.jsonl").exists()  # not resumed from as if the tool had written it
+    listed = json.loads((folder / MANIFEST).read_text())["outputs"]
+    assert "results.jsonl" in listed["plan"] and listed["report"] == ["results.md"]
+    assert (folder / "results.md").read_text() == "# a report\n"
