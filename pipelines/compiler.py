@@ -75,6 +75,21 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
             and re.search(rf'func\.func @"?{re.escape(function)}_[\w$]+', body)]
 
 
+def run_patiently(command, **kwargs) -> subprocess.CompletedProcess:
+    """`subprocess.run(command, **kwargs)` for an iree-compile: one that runs past COMPILE_TIMEOUT_S is killed and
+    run again, COMPILE_ATTEMPTS times in all (an iree-compile has hung on a futex with no CPU, once in thousands of
+    runs); the last timeout is raised."""
+    for attempt in range(1, COMPILE_ATTEMPTS + 1):
+        try:
+            return subprocess.run(command, timeout=COMPILE_TIMEOUT_S, **kwargs)
+        except subprocess.TimeoutExpired:
+            if attempt == COMPILE_ATTEMPTS:
+                raise
+            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {command[1] if len(command) > 1 else ''}; "
+                             "compiling once more.\n")
+    raise AssertionError("unreachable")
+
+
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,
                      print_pass_ir: bool = False, extra_flags: tuple[str, ...] = (),
                      library: Path | None = None, moved_to: tuple[Path, Path] | None = None) -> Compiled:
@@ -84,15 +99,11 @@ def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | No
     vmfb, dump = folder / "gemm.vmfb", folder / DUMP_DIR
     command = (iree_compile_path(), str(source), *compile_flags(target, spec, print_pass_ir, library), *extra_flags,
                f"--iree-hal-dump-executable-files-to={dump}", "-o", str(vmfb))
-    for attempt in range(1, COMPILE_ATTEMPTS + 1):
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-            break
-        except subprocess.TimeoutExpired:
-            if attempt == COMPILE_ATTEMPTS:
-                raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}, "
-                                   f"{COMPILE_ATTEMPTS} times.") from None
-            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {source}; compiling once more.\n")
+    try:
+        done = run_patiently(command, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}, "
+                           f"{COMPILE_ATTEMPTS} times.") from None
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         first = (errors or done.stderr.strip().splitlines() or ["no message"])[0]

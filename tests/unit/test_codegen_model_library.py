@@ -2,14 +2,13 @@
 dispatches of other GEMMs, and those whose contraction feeds a fused consumer, keep IREE's configuration."""
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from iree.compiler import ir
 
 from pipelines.inspect import ptx_kernels
-from pipelines.compiler import iree_compile_path
+from pipelines.compiler import iree_compile_path, run_patiently
 from transforms import codegen_script
 from transforms.problem import Epilogue, Gemm
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
@@ -29,10 +28,10 @@ def _library(kernels) -> str:
 def dump(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("model_library")
     (folder / "library.mlir").write_text(_library(KERNELS))
-    subprocess.run([iree_compile_path(), str(PROGRAM), "--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80",
-                    f"--iree-codegen-transform-dialect-library={folder / 'library.mlir'}@__kernel_config",
-                    f"--iree-hal-dump-executable-files-to={folder / 'dump'}", "-o", str(folder / "out.vmfb")],
-                   check=True, capture_output=True)
+    run_patiently([iree_compile_path(), str(PROGRAM), "--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80",
+                   f"--iree-codegen-transform-dialect-library={folder / 'library.mlir'}@__kernel_config",
+                   f"--iree-hal-dump-executable-files-to={folder / 'dump'}", "-o", str(folder / "out.vmfb")],
+                  check=True, capture_output=True)
     return folder / "dump"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.compiler import iree_compile_path
+from pipelines.compiler import iree_compile_path, run_patiently
 from pipelines.tensormap import TensorMapError, encode
 from transforms.hopper import (SM_COUNT, HopperError, HopperSchedule, check_ptx, grid_size, program, tensor_maps,
                                tile_grid)
@@ -88,9 +88,9 @@ def _ptx(tmp_path, gemm, schedule):
     source = tmp_path / "hopper.mlir"
     source.write_text(program(gemm, schedule))
     dump = tmp_path / "dump"
-    done = subprocess.run([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
-                           f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "h.vmfb")],
-                          capture_output=True, text=True)
+    done = run_patiently([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
+                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "h.vmfb")],
+                         capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return next(dump.glob("*.ptx")).read_text()
 

@@ -80,7 +80,7 @@ def test_tune_model_schedules_every_contraction_and_changes_nothing_else(tmp_pat
 def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(tmp_path):
     """The spec tune-model writes is taken by iree-compile alone, also with IREE's own default tuning specs on:
     every contraction dispatch carries the spec's marker."""
-    from pipelines.compiler import iree_compile_path
+    from pipelines.compiler import iree_compile_path, run_patiently
 
     model = block(tmp_path / "block.onnx")
     out = tmp_path / "out"
@@ -90,9 +90,9 @@ def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(
                    check=True)
     for extra in ([], ["--iree-codegen-enable-default-tuning-specs"]):
         dump = tmp_path / f"dump{len(extra)}"
-        subprocess.run([iree_compile_path(), str(imported), "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942",
-                        f"--iree-codegen-tuning-spec-path={out / 'spec.mlir'}", *extra,
-                        f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "m.vmfb")], check=True)
+        run_patiently([iree_compile_path(), str(imported), "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942",
+                       f"--iree-codegen-tuning-spec-path={out / 'spec.mlir'}", *extra,
+                       f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "m.vmfb")], check=True)
         marked = [p for p in dump.glob("configured_*.mlir") if "__tuning_spec_applied__" in p.read_text()]
         assert len(marked) == len(DISTINCT), (extra, marked)
 
@@ -195,14 +195,14 @@ def test_a_changed_dispatch_that_is_no_contraction_is_an_error(tmp_path):
 def test_horizontally_fused_projections_are_reported_not_dropped(tmp_path):
     """With IREE's horizontal fusion the three projections sharing X become one multi-result linalg.generic: not a
     contraction a schedule describes, so it is listed as skipped (left to IREE), by its dispatch."""
-    from pipelines.compiler import iree_compile_path
+    from pipelines.compiler import iree_compile_path, run_patiently
     from pipelines.model_input import contractions_at_flow, read_model
 
     source = tmp_path / "block.mlir"
     source.write_text(read_model(block(tmp_path / "block.onnx")))
-    flow = subprocess.run([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
-                           "--iree-cuda-target=sm_80", "--iree-dispatch-creation-enable-fuse-horizontal-contractions",
-                           "--compile-to=flow", "-o", "-"], capture_output=True, text=True, check=True).stdout
+    flow = run_patiently([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
+                          "--iree-cuda-target=sm_80", "--iree-dispatch-creation-enable-fuse-horizontal-contractions",
+                          "--compile-to=flow", "-o", "-"], capture_output=True, text=True, check=True).stdout
     skipped = []
     gemms = contractions_at_flow(flow, "block", skipped)
     assert len(skipped) == 1 and "horizontal_multi_contract" in skipped[0] and "3 contractions" in skipped[0]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pipelines import model_runner
-from pipelines.compiler import iree_compile_path
+from pipelines.compiler import iree_compile_path, run_patiently
 from pipelines.runner import RunError
 from tools import transformer_block
 
@@ -24,9 +24,9 @@ def compiled(tmp_path_factory):
     model = transformer_block.build(folder / "block.onnx", ROWS, WIDTH, MLP, weights="inputs")
     subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o",
                     str(folder / "block.mlir")], check=True)
-    subprocess.run([iree_compile_path(), str(folder / "block.mlir"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    "-o", str(folder / "block.vmfb")], check=True)
+    run_patiently([iree_compile_path(), str(folder / "block.mlir"), "--iree-hal-target-device=local",
+                   "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                   "-o", str(folder / "block.vmfb")], check=True)
     transformer_block.write_data(folder / "data", ROWS, WIDTH, MLP)
     return folder
 
