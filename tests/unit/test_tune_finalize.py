@@ -168,3 +168,20 @@ def test_row_marked_ok_but_incorrect_is_not_chosen(tmp_path):
         ("candidate", schedule(256), {"tflops": 300.0, "correct": False}),
     ])
     assert finalize(GEMM, GFX942, plan, tmp_path / "cache.json")["tflops"] == 100.0
+
+
+def test_the_searched_pipeline_is_served_the_latest_measured_winner_never_a_prediction(tmp_path):
+    """`cached` without a device (what `searched` asks) skips the timing model's entries, even one written after
+    the measured one: a predicted schedule was never checked on a GPU."""
+    from pipelines.tune_cache import MODEL, cache_key
+
+    cache = tmp_path / "cache.json"
+    measured = {"schedule": {"tile": "measured"}}
+    predicted = {"schedule": {"tile": "predicted"}}
+    entries = {cache_key(GEMM, GFX942, Search(device="nvidia")): measured,
+               cache_key(GEMM, GFX942, Search(device=MODEL)): predicted}  # written last
+    cache.write_text(json.dumps(entries))
+    assert cached(GEMM, GFX942, cache) == measured
+    cache.write_text(json.dumps({cache_key(GEMM, GFX942, Search(device=MODEL)): predicted}))
+    assert cached(GEMM, GFX942, cache) is None
+    assert cached(GEMM, GFX942, cache, Search(device=MODEL)) == predicted  # asked for by name, it answers
