@@ -85,8 +85,8 @@ def run_patiently(command, **kwargs) -> subprocess.CompletedProcess:
         except subprocess.TimeoutExpired:
             if attempt == COMPILE_ATTEMPTS:
                 raise
-            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {command[1] if len(command) > 1 else ''}; "
-                             "compiling once more.\n")
+            source = command[1] if len(command) > 1 else ""
+            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {source}; compiling once more.\n")
     raise AssertionError("unreachable")
 
 

@@ -421,7 +421,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,
                       mma_read_extra=4, lds_latency=20, smem_latency=20, vmem_latency=320, vmem_bytes_per_clk=64,
                       branch_latency=32, barrier_latency=32, hbm_bytes_per_s=256e9, l2_bytes_per_xcd=2 << 20,
-                      mall_bytes=32 << 20, launch_us=4.0, simds=2, fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
+                      mall_bytes=32 << 20, launch_us=4.0, simds=2,
+                      fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
                           "LLVM AMDGPU SISchedule.td (GFX11SpeedModel)",
                           "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU)",
                           "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2",

@@ -40,7 +40,8 @@ class _Cache:
     """One cache's reuse clock: the bytes it has taken in, and that count at each panel's last use."""
 
     def __init__(self, capacity: int):
-        self.capacity, self.clock, self.last = capacity, 0.0, {}
+        self.capacity, self.clock = capacity, 0.0
+        self.last: dict = {}
 
     def take(self, key, size: float) -> float:
         """The bytes of `size` that miss: all of them on a first use, else those that did not survive the bytes
