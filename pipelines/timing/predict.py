@@ -561,11 +561,6 @@ def dispatch_traffic(rec: Recording, target, problem: dict) -> tuple[int, int | 
     return traffic.dram_bytes, traffic.l2_miss_bytes
 
 
-def dispatch_bytes(rec: Recording, target, problem: dict) -> int:
-    """The DRAM bytes of a dispatch (`dispatch_traffic`)."""
-    return dispatch_traffic(rec, target, problem)[0]
-
-
 def _hbm_bytes(problem: dict) -> int:
     """A and B read once and C (f32) written once: the least traffic the problem has."""
     element = element_bytes(problem["dtype"])

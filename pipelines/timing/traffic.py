@@ -18,7 +18,10 @@ workgroups at once (its CUs × the workgroups one CU holds), so its ids go in ro
 So DRAM moves A and B once where the caches hold the panels the launch order reuses, and up to once per reuse
 where they do not (e.g. B's panels on a chip whose caches hold a row of tiles' panels but not all of B). Not
 modelled: partial panels (a panel's bytes share one fate), the MALL's and L2's own bandwidths, write-back traffic
-beyond C, and launch orders other than row-major.
+beyond C, and launch orders other than row-major (a column-major launch is the transposed problem's row-major one).
+
+`pipelines.timing.predict` passes one slot: workgroups that share a panel drift apart in K on the GPU, so it
+assumes no sharing in step and each workgroup's panels take their turn through the caches.
 """
 
 from __future__ import annotations
