@@ -329,11 +329,13 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
                          copy: int) -> list[ir.Value]:
     """The two-stage K loop (`PingPong8(lds_stages=2).program`, gfx950): both stages are filled first; each K step
     reads B and the upper A half of its stage (phase 1), runs both MFMA clusters at raised priority with the lower
-    A half read between them (phase 2), and refills that stage with
-    the tile two steps on by direct-to-LDS copies (phase 3), waiting for its B half (the other group reads it next)
-    while its A half stays in flight. Each group copies its own 128 rows of A and of B: a wave's copy fills
-    `rows` whole LDS rows, lane after lane, so the XOR swizzle is applied to the column each lane fetches (XOR is
-    its own inverse). Returns the upper and lower accumulators."""
+    A half read between them (phase 2), and refills that stage with the tile two steps on by direct-to-LDS copies
+    (phase 3), which stay in flight under the next step's MFMAs and are waited for before that step's phase-2
+    barrier. The copies are async (`gather_to_lds async`), so LLVM leaves their waits to these counted ones
+    instead of waiting for every copy before each LDS read (it cannot tell the two stages apart). Each group
+    copies its own 128 rows of A and of B: a wave's copy fills `rows` whole LDS rows, lane after lane, so the XOR
+    swizzle is applied to the column each lane fetches (XOR is its own inverse). Returns the upper and lower
+    accumulators."""
     k_tile = schedule.tile[2]
     chunks = k_tile // copy  # 16-byte pieces per LDS row
     rows = 64 // chunks  # LDS rows one wave's copy fills
@@ -343,16 +345,16 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
     acc_type = ir.VectorType.get([4, 4, 1, 4], ir.F32Type.get())
 
     def refill(k_base: ir.Value, stage: ir.Value) -> None:
-        for op in ("b", "a"):  # B first: the wait after a refill leaves the A copies in flight
+        for op in ("b", "a"):
             for p in range(copies):
                 first = b.add(b.mul(group, 128), b.mul(b.add(b.c(p * 4), wave), rows))
                 row = b.add(first, row_in_copy)
                 amdgpu.GatherToLDSOp(sources[op], [row, b.add(k_base, column(row, b.mul(slot, copy)))], lds[op],
-                                     [stage, first, b.c(0)], ir.VectorType.get([copy], element))
+                                     [stage, first, b.c(0)], ir.VectorType.get([copy], element), async_=True)
 
-    def step(accs: list[ir.Value], k: ir.Value, refill_wait: int | None) -> list[ir.Value]:
-        """One K step on the stage holding K offset `k`; `refill_wait`: the load count to wait for after the
-        refill of that stage with K offset k + 2 tiles (None: no refill; 0 then waits for every copy)."""
+    def step(accs: list[ir.Value], k: ir.Value, refills: bool) -> list[ir.Value]:
+        """One K step on the stage holding K offset `k`; with `refills`, that stage then takes the tile K offset
+        k + 2 tiles on, whose copies stay in flight until the next step's MFMAs are done."""
         stage = b.stage_of(k, k_tile)
         current = fragments(stage, "ub")  # phase 1: B (shared: refilled by the other group next) and upper A
         b.barrier()
@@ -362,12 +364,14 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
         lower = fragments(stage, "l")
         accs = [upper, cluster(accs[1], [(None, low, bt) for (_, low, _), (_, _, bt) in zip(lower, current)], 1)]
         b.priority(0)
+        # The previous step's copies land here, before phase 2's barrier: with the groups one barrier apart, the
+        # other group's reads of that stage (two steps after its refill) start after the barrier this one pairs
+        # with. Nothing is in flight on the first step (the prologue waited), and this step's copies come after.
+        amdgpu.MemoryCounterWaitOp(load=0)
         b.barrier()
-        if refill_wait is not None and refill_wait > 0:  # phase 3
+        if refills:  # phase 3
             refill(b.add(k, b.c(2 * k_tile)), stage)
-        if refill_wait is not None:
-            amdgpu.MemoryCounterWaitOp(load=refill_wait)
-        # A bare s_barrier: a workgroup-fenced barrier would wait for every copy in flight (vmcnt(0)), A's too.
+        # A bare s_barrier: the copies just issued are waited for by count, a step later.
         rocdl.SBarrierOp()
         fence()
         return accs
@@ -380,9 +384,9 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
     last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
     loop = scf.ForOp(b.c(0), last_refill, b.c(k_tile), [zeros, zeros])
     with ir.InsertionPoint(loop.body):
-        scf.YieldOp(step(list(loop.inner_iter_args), loop.induction_variable, copies))
-    accs = step(list(loop.results), last_refill, 0)  # the last two steps refill nothing
-    accs = step(accs, arith.AddIOp(last_refill, b.c(k_tile)).result, None)
+        scf.YieldOp(step(list(loop.inner_iter_args), loop.induction_variable, True))
+    accs = step(list(loop.results), last_refill, False)  # the last two steps refill nothing
+    accs = step(accs, arith.AddIOp(last_refill, b.c(k_tile)).result, False)
     conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
     return accs
 

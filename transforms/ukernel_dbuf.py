@@ -198,7 +198,8 @@ class _Tiles:
                 tile = b.add(b.mul(self.dma_wave, per_wave), b.c(i))
                 source_row = b.add(b.mul(tile, FRAGMENT), self.dma_row)
                 amdgpu.GatherToLDSOp(self.sources[op], [source_row, b.add(k_base, column)], lds[op],
-                                     [stage, tile, b.c(0), b.c(0)], ir.VectorType.get([self.copy], self.element))
+                                     [stage, tile, b.c(0), b.c(0)], ir.VectorType.get([self.copy], self.element),
+                                     async_=True)
 
     def set_lanes(self, wave_m: ir.Value, wave_n: ir.Value, lane_group: ir.Value, lane_row: ir.Value) -> None:
         self.wave_m, self.wave_n, self.lane_group, self.lane_row = wave_m, wave_n, lane_group, lane_row
@@ -323,8 +324,8 @@ def _write_result(t: _Tiles, out: ir.Value, piece: tuple, m_tiles: ir.Value | No
 
 def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout: str, name: str) -> None:
     """Emit `util.func private @<name>` at the current insertion point. Without `register_prefetch` (gfx950) the
-    next tile goes straight into LDS with direct-to-LDS loads (`amdgpu.gather_to_lds`), retired by a load-counter
-    wait before the step's barrier."""
+    next tile goes straight into LDS with direct-to-LDS loads (`amdgpu.gather_to_lds`, async: LLVM adds no wait
+    for them of its own), retired by a load-counter wait before the step's barrier."""
     threads = schedule.waves * schedule.wave_size
     k_tile = schedule.tile[2]
     entry, b = _function(name, schedule, dtype, layout)

@@ -139,17 +139,18 @@ class PingPong8(_TiledSchedule):
                 else:  # a single read: nothing to split
                     p.mma(mfma, a_of(s), *both_b(s))
                 p.setprio(0)
+                if i + 1 < k_steps:
+                    # The previous step's refill (the stage the next step reads) lands after this step's MFMAs,
+                    # before this barrier: the other group, one barrier apart, reads it after the barrier this
+                    # one pairs with.
+                    p.wait_writes(a_of((i + 1) % 2), own_b((i + 1) % 2))
                 p.barrier()
                 p.phase = f"step {i} load"
                 if i + 2 < k_steps:
-                    # Refill the stage just read, for step i + 2. The shared B half must land in this phase (the
-                    # lagging group reads it two phases on); the private A half may stay in flight until the
-                    # next load phase, so the wait leaves A's loads outstanding.
+                    # Refill the stage just read, for step i + 2: the copies stay in flight through the next
+                    # step's reads and MFMAs.
                     p.load(own_b(s), b_half)
                     p.load(a_of(s), a_half)
-                    p.wait_writes(own_b(s))
-                if i + 1 < k_steps:
-                    p.wait_writes(a_of((i + 1) % 2), own_b((i + 1) % 2))
                 p.barrier()
             p.phase = "epilogue"
             for _ in range(self.stagger if g == 0 else 0):

@@ -16,9 +16,9 @@ PROGRAMS = {name: SCHEDULES[name]().program(3) for name in sorted(SCHEDULES)}
 PROGRAMS["dbuf_gfx1151"] = dbuf_schedule("bf16", 32, 16).program(3)
 PROGRAMS["producer_consumer_gfx942"] = pc_schedule("bf16", 16, 32).program(3)
 
-# Waits with slack: pingpong8's leading group (group 0) runs a phase ahead, so its own prologue wait and its
-# refill wait are not what keeps the lagging group from reading early (the lagging group's waits are).
-SLACK = {"pingpong8": {(0, "prologue", "wait_vm"), (0, "step 0 load", "wait_vm")}}
+# Waits with slack: none. (Before the copies became async and their waits moved after the next step's MFMAs,
+# pingpong8's leading group had two: its prologue wait and its refill wait.)
+SLACK: dict[str, set] = {}
 
 
 def loosened_by_one(program: Program) -> dict[tuple[int, str, str], Program]:
@@ -46,16 +46,28 @@ def test_every_wait_loosened_by_one_is_a_hazard(name):
     assert unnoticed == SLACK.get(name, set())
 
 
-def test_nonzero_wait_loosened_by_one_races():
-    """pingpong8's lagging group refills A while shared B must land: vmcnt(4) leaves exactly A's 4 loads; 5 lets
-    one B load race with the other group's reads."""
-    program = PingPong8().program(3)
-    ops = program.groups[1]
-    index = next(i for i, op in enumerate(ops) if op.kind == "wait_vm" and op.phase == "step 0 load")
-    assert ops[index].value == 4
-    check(program.with_group(1, ops[:index] + (replace(ops[index], value=3),) + ops[index + 1:]))  # tighter: fine
-    with pytest.raises(Hazard, match="LDS race on B"):
-        check(program.with_group(1, ops[:index] + (replace(ops[index], value=5),) + ops[index + 1:]))
+def _wait_after_its_barrier(program: Program, group: int, phase: str) -> Program:
+    """`program` with `group`'s vmcnt wait of `phase` moved past the barrier that follows it."""
+    ops = list(program.groups[group])
+    index = next(i for i, op in enumerate(ops) if op.kind == "wait_vm" and op.phase == phase)
+    after = next(j for j in range(index + 1, len(ops)) if ops[j].kind == "barrier")
+    ops.insert(after, ops.pop(index))
+    return program.with_group(group, tuple(ops))
+
+
+def test_a_refill_lands_before_the_next_steps_phase_2_barrier():
+    """pingpong8 waits for step 0's refill (vmcnt(0): nothing newer is in flight yet) after step 1's MFMAs, before
+    the barrier that ends that phase. The lagging group has no slack there: one barrier later, the leading group's
+    step-2 read of the refilled stage races with its copies. The leading group has one barrier to spare (the
+    lagging group reads a barrier later)."""
+    program = PingPong8().program(5)
+    waits = [(op.phase, op.value) for op in program.groups[1] if op.kind == "wait_vm"]
+    assert waits == [("prologue", 0), ("step 1 mfma", 0), ("step 2 mfma", 0), ("step 3 mfma", 0)]
+    check(program)
+    with pytest.raises(Hazard, match=r"LDS race on B1\.0 .*group 0 reads B1\.0 \(step 2 read.*group 1 writes "
+                                     r"B1\.0 \(step 0 load"):
+        check(_wait_after_its_barrier(program, 1, "step 1 mfma"))
+    check(_wait_after_its_barrier(program, 0, "step 1 mfma"))
 
 
 def test_mfma_after_a_wait_that_leaves_one_read_in_flight():
