@@ -222,6 +222,7 @@ def compile_kernel(args) -> tuple[str, dict]:
         "workgroup_size": [THREADS, 1, 1],
         "shared_bytes": MAX_SHARED_MEMORY,
         "tile": [BLOCK, BLOCK],
+        "order": [list(tile) for tile in order],  # (tile row, tile column) of each workgroup id
         "problem": {"m": m, "n": n, "k": k, "layout": "nt", "dtype": "bf16", "out_dtype": "bf16",
                     "strides": {"a": [k, 1], "b": [1, k], "c": [n, 1]}},
         "arguments": arguments(amdgcn, m, n, k),

@@ -126,6 +126,8 @@ class ForeignKernel:
     arguments: tuple[Argument, ...]
     kernel: Kernel  # its LDS the static plus the dynamic bytes, its workgroup the launch's
     tile: tuple[int, int] | None  # BLOCK_M × BLOCK_N where the description states them
+    # (tile row, tile column) each workgroup id computes, where the description states the kernel's own mapping
+    order: tuple[tuple[int, int], ...] | None = None
 
     @property
     def workgroups(self) -> int:
@@ -347,6 +349,7 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
               constexprs.get("BLOCK_N", constexprs.get("BLOCK_SIZE_N")))
     tile = (block_m, block_n) if isinstance(block_m, int) and isinstance(block_n, int) and min(block_m, block_n) > 0 \
         else None
+    order = _order(launch.get("order"), tile, shape, math.prod(grid), where)
     record = launch.get(producer.record)
     record = record if isinstance(record, dict) else {}
     version = record.get("version") or str(record.get("commit") or "")[:8] or None
@@ -354,7 +357,25 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     return ForeignKernel(folder, name, target, compiler, producer, grid, size, shared,
                          dict(shape, layout=layout, dtype=dtype, out_dtype=out_dtype, epilogue={"kind": "none"},
                               foreign=f"{producer.name} {version or '?'}"),
-                         strides, arguments, kernel, tile)
+                         strides, arguments, kernel, tile, order)
+
+
+def _order(stated, tile: tuple[int, int] | None, shape: dict, workgroups: int,
+           where: str) -> tuple[tuple[int, int], ...] | None:
+    """The description's `order` (optional): [tile row, tile column] per workgroup id, each tile once."""
+    if stated is None:
+        return None
+    if tile is None:
+        raise ForeignError(f"{where} states an order of tiles but not the tile.")
+    rows, cols = -(-shape["m"] // tile[0]), -(-shape["n"] // tile[1])
+    if not isinstance(stated, list) or len(stated) != workgroups or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in p)
+            for p in stated):
+        raise ForeignError(f"{where}'s order is not one [tile row, tile column] pair per workgroup ({workgroups}).")
+    order = tuple((p[0], p[1]) for p in stated)
+    if sorted(order) != [(i, j) for i in range(rows) for j in range(cols)]:
+        raise ForeignError(f"{where}'s order does not name each tile of the {rows}x{cols} grid once.")
+    return order
 
 
 def _storage(rows: int, cols: int, stride: tuple[int, int]) -> int:

@@ -18,10 +18,10 @@ workgroups at once (its CUs × the workgroups one CU holds), so its ids go in ro
 So DRAM moves A and B once where the caches hold the panels the launch order reuses, and up to once per reuse
 where they do not (e.g. B's panels on a chip whose caches hold a row of tiles' panels but not all of B). Not
 modelled: partial panels (a panel's bytes share one fate), the MALL's and L2's own bandwidths, write-back traffic
-beyond C, and launch orders other than row-major (a column-major launch is the transposed problem's row-major one).
+beyond C. Launch orders other than row-major: a column-major launch is the transposed problem's row-major one, and a
+kernel that maps its workgroup ids to tiles itself states the mapping (`order_traffic`).
 
-`pipelines.timing.predict` passes one slot: workgroups that share a panel drift apart in K on the GPU, so it
-assumes no sharing in step and each workgroup's panels take their turn through the caches.
+`pipelines.timing.predict` passes the workgroups an XCD runs at once as its slots (`dispatch_traffic` says why).
 """
 
 from __future__ import annotations
@@ -64,11 +64,35 @@ def panel_traffic(m: int, n: int, k: int, batch: int, element: int, out_element:
     if min(m, n, k, batch, element, out_element, tile_m, tile_n, xcds, slots, l2_bytes, mall_bytes) < 1:
         raise ValueError("panel_traffic needs positive sizes, tiles, XCDs, slots and caches")
     grid_m, grid_n = -(-m // tile_m), -(-n // tile_n)
-    total = batch * grid_m * grid_n
+    order = tuple((b, i, j) for b in range(batch) for i in range(grid_m) for j in range(grid_n))
+    return _traffic(order, m, n, k, batch, element, out_element, tile_m, tile_n, xcds, slots, l2_bytes, mall_bytes)
+
+
+@lru_cache(maxsize=64)
+def order_traffic(order: tuple[tuple[int, int], ...], m: int, n: int, k: int, element: int, out_element: int,
+                  tile_m: int, tile_n: int, xcds: int, slots: int, l2_bytes: int, mall_bytes: int) -> Traffic:
+    """DRAM bytes of a launch whose workgroup id w computes the tile order[w] = (tile row, tile column): a kernel
+    that maps its own ids to tiles (HipKittens' XCD-chunked, grouped order). Ids are dealt to the XCDs as in
+    `panel_traffic`; `order` must hold every tile of the ceil(m/tile_m) × ceil(n/tile_n) grid once."""
+    if min(m, n, k, element, out_element, tile_m, tile_n, xcds, slots, l2_bytes, mall_bytes) < 1:
+        raise ValueError("order_traffic needs positive sizes, tiles, XCDs, slots and caches")
+    grid_m, grid_n = -(-m // tile_m), -(-n // tile_n)
+    if sorted(order) != [(i, j) for i in range(grid_m) for j in range(grid_n)]:
+        raise ValueError(f"order_traffic needs each tile of the {grid_m}x{grid_n} grid once")
+    return _traffic(tuple((0, i, j) for i, j in order), m, n, k, 1, element, out_element, tile_m, tile_n, xcds,
+                    slots, l2_bytes, mall_bytes)
+
+
+def _traffic(order: tuple[tuple[int, int, int], ...], m: int, n: int, k: int, batch: int, element: int,
+             out_element: int, tile_m: int, tile_n: int, xcds: int, slots: int, l2_bytes: int,
+             mall_bytes: int) -> Traffic:
+    """The caches' replay of `order` ((batch, tile row, tile column) of each workgroup id)."""
+    grid_m, grid_n = -(-m // tile_m), -(-n // tile_n)
     a_rows = [min(tile_m, m - i * tile_m) * k * element for i in range(grid_m)]
     b_cols = [min(tile_n, n - j * tile_n) * k * element for j in range(grid_n)]
     l2s = [_Cache(l2_bytes) for _ in range(xcds)]
     mall = _Cache(mall_bytes)
+    total = len(order)
     per_xcd = -(-total // xcds)
     rounds = -(-per_xcd // slots)
     l2_miss = dram = 0.0
@@ -81,8 +105,7 @@ def panel_traffic(m: int, n: int, k: int, batch: int, element: int, out_element:
                 wg = x + j * xcds
                 if wg >= total:
                     break
-                b, rest = divmod(wg, grid_m * grid_n)
-                i, jn = divmod(rest, grid_n)
+                b, i, jn = order[wg]
                 panels[("a", b, i)] = a_rows[i]
                 panels[("b", b, jn)] = b_cols[jn]
             for key, size in panels.items():

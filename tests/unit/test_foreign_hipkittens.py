@@ -201,6 +201,19 @@ def test_the_tile_order_is_a_permutation(m, n):
     assert sorted(order) == [(i, j) for i in range(m // 256) for j in range(n // 256)]
 
 
+def test_the_committed_order_is_the_tools_and_predict_replays_it():
+    """Each committed description states the tile of each workgroup id as the tool computes it, and predict's
+    traffic is that order's (HipKittens' ids are not row-major: 8192^3 gives workgroup 1 the tile (0, 8))."""
+    from pipelines.timing.predict import record
+    hk = tool()
+    for folder in (SMALL, DATA / "gfx950_bf16_nt_4096", LARGE):
+        p = launch(folder)["problem"]
+        assert [tuple(t) for t in launch(folder)["order"]] == hk.tile_order(p["m"], p["n"])
+    assert launch(LARGE)["order"][1] == [0, 8]
+    rec = record(SMALL)
+    assert rec.tile_order == ((256, 256), ((0, 0), (0, 1)))
+
+
 @pytest.mark.parametrize("shape, message", [("300", "not a multiple of the kernel's 256-wide tile"),
                                             ("256x256", "is not N or MxNxK"), ("0", "is not N or MxNxK"),
                                             ("256x512x384", "K = 384")])
@@ -261,6 +274,11 @@ BAD = [
     ("a shifted hidden argument", _set("arguments.1.offset", 156), "the kernel's metadata has offset 152"),
     ("another kernel name", _set("kernel", "micro_tk"), "not micro_tk"),
     ("more LDS than the chip", _set("shared_bytes", 163841), "of LDS per workgroup"),
+    ("an order of another length", _set("order", [[0, 0]]), "not one [tile row, tile column] pair per workgroup (2)"),
+    ("an order that repeats a tile", _set("order", [[0, 0], [0, 0]]), "does not name each tile of the 1x2 grid once"),
+    ("an order past the grid", _set("order", [[0, 0], [1, 0]]), "does not name each tile of the 1x2 grid once"),
+    ("an order of strings", _set("order", [["0", "0"], [0, 1]]), "not one [tile row, tile column] pair"),
+    ("an order without a tile", _set("tile", KeyError), "states an order of tiles but not the tile"),
 ]
 
 

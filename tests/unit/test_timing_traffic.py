@@ -8,7 +8,7 @@ import pytest
 
 from pipelines.targets import TARGETS
 from pipelines.timing.predict import dispatch_traffic
-from pipelines.timing.traffic import panel_traffic
+from pipelines.timing.traffic import order_traffic, panel_traffic
 
 HUGE = 1 << 50  # a cache nothing leaves
 TINY = 1  # a cache nothing survives in: any reuse after another panel comes in misses
@@ -107,27 +107,29 @@ def test_sizes_that_are_not_positive_are_refused(bad):
         panel_traffic(**dict(args, **bad))
 
 
-def _rec(configured, resident=2, hbm_bytes=None):
-    return SimpleNamespace(configured=configured, resident=resident, hbm_bytes=hbm_bytes)
+def _rec(configured, resident=2, hbm_bytes=None, tile_order=None):
+    return SimpleNamespace(configured=configured, resident=resident, hbm_bytes=hbm_bytes, tile_order=tile_order)
 
 
 PROBLEM = dict(m=4096, n=4096, k=4096, dtype="f16", layout="nt", batch=None)
 
 
 def test_predict_counts_the_panels_a_row_major_launch_reuses_on_gfx1151():
-    # 128x64 tiles read one workgroup after another (no sharing in step) on gfx1151's one 2 MB L2 and 32 MB MALL
+    # 128x64 tiles on gfx1151's one 2 MB L2 and 32 MB MALL, its 40 CUs running 2 workgroups each at once: 80
+    # workgroups a round read their panels in step
     timing = TARGETS["gfx1151"].timing
     rec = _rec("lowering_config<{workgroup = [128, 64, 0]}>")
     got = dispatch_traffic(rec, TARGETS["gfx1151"], PROBLEM)
-    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 128, 64, 1, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 128, 64, 1, 80, timing.l2_bytes_per_xcd, timing.mall_bytes)
     assert got == (want.dram_bytes, want.l2_miss_bytes)
     assert got[0] > _least(4096, 4096, 4096)
 
 
 def test_predict_deals_the_workgroups_to_gfx950s_xcds():
     timing = TARGETS["gfx950"].timing
+    # 8 XCDs of 32 CUs, one 256x256 workgroup each at once: 32 a round on each XCD
     got = dispatch_traffic(_rec("workgroup = [256, 256, 0]", resident=1), TARGETS["gfx950"], PROBLEM)
-    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 256, 256, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    want = panel_traffic(4096, 4096, 4096, 1, 2, 4, 256, 256, 8, 32, timing.l2_bytes_per_xcd, timing.mall_bytes)
     assert got == (want.dram_bytes, want.l2_miss_bytes)
 
 
@@ -156,11 +158,67 @@ def test_irees_conditional_transpose_launches_column_major_when_m_loads_fewer_ti
     assert launch_order("workgroup = [128, 128, 0]", m, n, tile, tile) == "row"
 
 
-def test_a_column_major_launch_moves_what_the_transposed_problem_moves_row_major():
+@pytest.mark.parametrize("tile_m, tile_n", [(128, 128), (128, 256)])
+def test_a_column_major_launch_moves_what_the_transposed_problem_moves_row_major(tile_m, tile_n):
+    """The transposed problem (N x M) with the transposed tile (tile_n x tile_m), launched row-major; 2 resident
+    workgroups on each of an XCD's 32 CUs read in step (64 slots)."""
+    from pipelines.timing.predict import launch_order
+
     timing = TARGETS["gfx950"].timing
     problem = dict(PROBLEM, m=2048, n=65536, k=512)
-    got = dispatch_traffic(_rec("workgroup = [128, 128, 0] conditional_transpose<8, 32>"), TARGETS["gfx950"], problem)
-    want = panel_traffic(65536, 2048, 512, 1, 2, 4, 128, 128, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    configured = f"workgroup = [{tile_m}, {tile_n}, 0] conditional_transpose<8, 32>"
+    assert launch_order(configured, 2048, 65536, tile_m, tile_n) == "column"
+    got = dispatch_traffic(_rec(configured), TARGETS["gfx950"], problem)
+    want = panel_traffic(65536, 2048, 512, 1, 2, 4, tile_n, tile_m, 8, 64, timing.l2_bytes_per_xcd,
+                         timing.mall_bytes)
     assert got == (want.dram_bytes, want.l2_miss_bytes)
-    row = panel_traffic(2048, 65536, 512, 1, 2, 4, 128, 128, 8, 1, timing.l2_bytes_per_xcd, timing.mall_bytes)
+    row = panel_traffic(2048, 65536, 512, 1, 2, 4, tile_m, tile_n, 8, 64, timing.l2_bytes_per_xcd,
+                        timing.mall_bytes)
     assert row.l2_miss_bytes != want.l2_miss_bytes  # the order matters, so the test can tell them apart
+    if tile_m != tile_n:  # and so does which tile side goes with which problem side
+        swapped = panel_traffic(65536, 2048, 512, 1, 2, 4, tile_m, tile_n, 8, 64, timing.l2_bytes_per_xcd,
+                                timing.mall_bytes)
+        assert (swapped.dram_bytes, swapped.l2_miss_bytes) != got
+
+
+# ---------------------------------------------------------------------------------------- a kernel's own order
+
+@pytest.mark.parametrize("m, n, tile_m, tile_n, slots", [(1024, 768, 128, 128, 1), (1024, 768, 128, 256, 3),
+                                                         (640, 1280, 128, 64, 5)])
+def test_the_row_major_order_stated_is_panel_traffic(m, n, tile_m, tile_n, slots):
+    timing = TARGETS["gfx950"].timing
+    grid_n = -(-n // tile_n)
+    order = tuple((i, j) for i in range(-(-m // tile_m)) for j in range(grid_n))
+    caches = (timing.l2_bytes_per_xcd // 64, timing.mall_bytes // 64)  # small enough to forget some panels
+    assert order_traffic(order, m, n, 4096, 2, 4, tile_m, tile_n, 8, slots, *caches) == \
+        panel_traffic(m, n, 4096, 1, 2, 4, tile_m, tile_n, 8, slots, *caches)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_caches_that_keep_everything_each_xcd_misses_its_own_panels_once(seed):
+    """An independent count: with caches far larger than the problem, an XCD's L2 misses each distinct panel its
+    workgroups read once, and DRAM serves each panel of the problem once (plus C), whatever the order."""
+    import random
+    m, n, k, tile, xcds = 768, 1024, 64, 128, 4
+    tiles = [(i, j) for i in range(m // tile) for j in range(n // tile)]
+    order = tuple(random.Random(seed).sample(tiles, len(tiles)))
+    panel = tile * k * 2
+    got = order_traffic(order, m, n, k, 2, 4, tile, tile, xcds, 2, 1 << 50, 1 << 50)
+    per_xcd = [{("a", i) for i, _ in order[x::xcds]} | {("b", j) for _, j in order[x::xcds]} for x in range(xcds)]
+    assert got.l2_miss_bytes == sum(len(p) for p in per_xcd) * panel
+    assert got.dram_bytes == (m // tile + n // tile) * panel + m * n * 4 == got.least_bytes
+
+
+def test_a_grouped_order_misses_less_than_row_major_on_small_l2s():
+    """Eight tile rows by eight tile columns a round (HipKittens' WGM = 8 grouping) share their panels where a
+    row-major round of 64 spans one tile row and 64 columns: fewer bytes miss the L2s."""
+    rows = cols = 64
+    grouped = tuple((g * 8 + w % 8, w // 8 % cols) for g in range(rows // 8) for w in range(8 * cols))
+    row_major = tuple((i, j) for i in range(rows) for j in range(cols))
+    args = (8192, 8192, 8192, 2, 2, 128, 128, 1, 64, 4 << 20, 256 << 20)
+    assert order_traffic(grouped, *args).l2_miss_bytes < order_traffic(row_major, *args).l2_miss_bytes
+
+
+def test_an_order_that_is_not_the_grid_is_refused():
+    with pytest.raises(ValueError, match="each tile of the 2x2 grid once"):
+        order_traffic(((0, 0), (0, 1), (1, 0), (1, 0)), 256, 256, 64, 2, 4, 128, 128, 1, 1, 1 << 20, 1 << 20)
