@@ -99,6 +99,30 @@ def test_the_fit_never_scores_the_held_out_rows():
     assert all(abs(r.error) < 1e-12 for i, r in enumerate(rows) if i not in held)
 
 
+class _Pulling(_Stand):
+    """Held-out rows that a fit looking at them would fit too: their prediction is measured × vmem_latency / 500."""
+
+    HELD = 500
+
+    def rows(self, timings: dict | None = None) -> list[Row]:
+        latency = (timings or {}).get("gfx950", TARGETS["gfx950"].timing).vmem_latency
+        return [dataclasses.replace(base, predicted_us=base.measured_us * latency /
+                                    (self.HELD if i in self.held else self.TRUE))
+                for i, (base, _) in enumerate(self.recorded)]
+
+
+def test_held_out_rows_that_would_pull_the_fit_do_not():
+    """Most shapes held out, and a fact (VMEM latency 500) that fits them exactly: the fit still finds the fitted
+    rows' 1200, which it would not if it scored the held-out rows too."""
+    fields = _fields(6)
+    held = held_out(fields, 0.67)
+    assert len(held) > len(fields) / 2
+    timings, _ = _Pulling(fields, held).fit(skip=frozenset(held))
+    assert timings["gfx950"].vmem_latency == _Stand.TRUE
+    everything, _ = _Pulling(fields, held).fit()  # the counter-check: scoring every row finds the held rows' 500
+    assert everything["gfx950"].vmem_latency == _Pulling.HELD
+
+
 def test_the_report_judges_only_the_held_out_rows():
     fields = _fields(6)
     held = held_out(fields, 0.5)
