@@ -6,6 +6,7 @@ predictions are a known function of the timing facts."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import statistics
 
 import pytest
@@ -215,3 +216,31 @@ def test_the_shipped_held_out_rows_parse_and_share_no_shape_with_the_fitted_rows
     shape = lambda r: (int(r["M"]), int(r["N"]), int(r["K"]), r["layout"].upper())  # noqa: E731
     assert len(held) >= 80 and not {shape(r) for r in held} & {shape(r) for r in fitted}
     assert all(r["quote"].strip() for r in held)
+
+
+def test_a_holdout_file_holds_out_its_own_rows_and_only_them(tmp_path, capsys, monkeypatch):
+    """`--holdout FILE`: the rows the fit skips and the report judges are the file's (appended after --csv's), none
+    of --csv's. The calibration is a stand-in that fits and reports like the real one without compiling."""
+    csv, held = tmp_path / "rows.csv", tmp_path / "held.csv"
+    fitted, kept = _fields(3), [dict(f, M=str(1000 + int(f["M"]))) for f in _fields(2)]
+    for path, rows in ((csv, fitted), (held, kept)):
+        path.write_text(HEAD + "\n" + "\n".join(",".join(f.values()) for f in rows) + "\n")
+    seen = {}
+
+    class _FromFile(_Stand):
+        def __init__(self, fields, workers=None, folder=None):
+            super().__init__(fields, {i for i, f in enumerate(fields) if int(f["M"]) > 1000})
+            self.workers = calibrate.Workers(1, "one stand-in worker")
+
+        def fit(self, rounds=2, skip=frozenset()):
+            seen["skip"] = skip
+            return super().fit(rounds, skip)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(cli, "Calibration", _FromFile)
+    assert cli.main(["calibrate", "--csv", str(csv), "--holdout", str(held), "--json"]) == 0
+    assert seen["skip"] == frozenset(range(len(fitted), len(fitted) + len(kept)))
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(r["m"] for r in report["rows"]) == sorted(int(f["M"]) for f in kept)
