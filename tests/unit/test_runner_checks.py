@@ -2,7 +2,10 @@
 by just more than the tolerance is a wrong result, just less is correct; the float64 reference follows each
 operand layout on non-square shapes; TFLOP/s come from the median time."""
 
+import json
+import subprocess
 from dataclasses import asdict
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -102,3 +105,18 @@ def test_error_is_relative_to_the_largest_result(measured):
     row = measured(gemm, 1.5 * runner.relative_tolerance(64))
     assert row["status"] == "wrong-result"
     assert row["max_rel_error"] == pytest.approx(1.5 * runner.relative_tolerance(64), rel=1e-2)
+
+
+def test_a_benchmark_of_a_repeated_dispatch_is_divided_into_gemms(monkeypatch, tmp_path):
+    """iree-benchmark-module times one call of the function, which runs the dispatch `repeat` times: 300 µs a
+    call of 3 repeats is 0.1 ms a GEMM, whatever unit the tool reports in; the aggregate rows are not timings."""
+    def report(unit, value):
+        benchmarks = [{"run_type": "iteration", "real_time": value, "time_unit": unit}] * 2 + [
+            {"run_type": "aggregate", "aggregate_name": "mean", "real_time": 99 * value, "time_unit": unit}]
+        return SimpleNamespace(returncode=0, stdout=json.dumps({"benchmarks": benchmarks}), stderr="")
+
+    for unit, value in (("us", 300.0), ("ns", 300000.0), ("ms", 0.3)):
+        monkeypatch.setattr(subprocess, "run", lambda *a, report=report(unit, value), **k: report)
+        got = runner.time_iree({"function": "f", "repeat": 3}, tmp_path / "m.vmfb", "local-task",
+                               SimpleNamespace(files=[]), repetitions=2)
+        assert got == pytest.approx([0.1, 0.1]), (unit, got)
