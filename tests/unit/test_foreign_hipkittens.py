@@ -337,3 +337,26 @@ def test_the_matrix_clock_fitted_at_8192_holds_at_4096(name, within):
     published = PUBLISHED_US[name]
     assert abs(prediction.microseconds - published) / published <= within, prediction.summary()
     assert prediction.clock_mhz is not None and prediction.clock_mhz < 2400
+
+
+@pytest.mark.parametrize("value, fits", [(2 ** 64 - 1, True), (2 ** 64, False), (-2 ** 63, True),
+                                         (-2 ** 63 - 1, False)])
+def test_an_int_field_holds_exactly_what_its_bytes_hold(tmp_path, value, fits):
+    """The 8-byte stream field at both ends of what 8 bytes hold (unsigned top, signed bottom): one past either
+    end is refused, never wrapped."""
+    from pipelines.emulator.foreign import ForeignError, load_foreign
+
+    folder = copy_of(SMALL, tmp_path, lambda described: field(described, "stream").update(value=value))
+    if fits:
+        load_foreign(folder)
+    else:
+        with pytest.raises(ForeignError, match=f"holds {value}, which does not fit its 8 bytes"):
+            load_foreign(folder)
+
+
+def test_the_tool_describes_b_as_n_rows_of_k_for_a_shape_with_n_not_k():
+    """NT: B is N×K row-major, so its gl has N rows of K columns (A: M×K, C: M×N); the committed kernels have
+    N = K, where a swap would not show."""
+    described = tool().arguments((SMALL / "kernel.amdgcn").read_text(), 256, 512, 768)
+    dims = {f["name"]: f["value"] for f in described[0]["fields"] if f["name"].endswith((".rows", ".cols"))}
+    assert dims == {"a.rows": 256, "a.cols": 768, "b.rows": 512, "b.cols": 768, "c.rows": 256, "c.cols": 512}
