@@ -23,6 +23,7 @@ from pathlib import Path
 from iree.compiler import version as iree_version
 
 from transforms.errors import UserError
+from transforms.kernels import Kernel, kernel_label
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule, ScheduleError
 from transforms.split_k import SplitK
@@ -53,6 +54,9 @@ class Refused:
 
     def describe(self) -> str:
         return f"refused: {self.reason}"
+
+
+CasePlan = Schedule | SplitK | Kernel | Refused | None  # what a case compiles: a plan, IREE's default or a refusal
 
 
 def load_suite(name: str) -> list[dict]:
@@ -91,13 +95,22 @@ def git_commit() -> str | None:
         return None
 
 
-def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: Schedule | SplitK | None, repeat: int) -> str:
+def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: CasePlan,
+            repeat: int) -> str:
     key = json.dumps([target.name, asdict(gemm), pipeline, asdict(schedule) if schedule else None, repeat,
                       iree_version.VERSION], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | SplitK | Refused | None]], plan: Path,
+def _describe(plan: CasePlan) -> str:
+    if plan is None:
+        return "IREE default heuristic"
+    if isinstance(plan, (Schedule, SplitK, Refused)):
+        return plan.describe()
+    return f"{kernel_label(plan)} (generated warp-group kernel)"
+
+
+def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan: Path,
                force: bool = False, keep: Sequence[str] = (), client=None, kind: str | None = None,
                units: ComputeUnits | None = None) -> Path:
     """Compile `(gemm, pipeline name, schedule)` cases into `plan`; existing compiled cases are reused, refused
@@ -120,7 +133,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, Schedule | Split
         sys.stderr.write(f"\rcompiling {index}/{len(cases)} {label[:70]:70s}")
         folder = plan / "cases" / ident
         entry = {"id": ident, "label": label, "problem": asdict(gemm), "pipeline": pipeline,
-                 "schedule": schedule.describe() if schedule else "IREE default heuristic",
+                 "schedule": _describe(schedule),
                  "schedule_fields": asdict(schedule) if schedule else None, "target": target.name,
                  "flops": gemm.flops, "repeat": repeat, "function": "gemm",
                  "input_shapes": [list(s) for s in input_shapes(gemm)],
@@ -221,8 +234,8 @@ def _prune_dump(dump: Path, keep: Sequence[str]) -> None:
 
 
 def suite_cases(target: Target, problems: list[dict], dtypes: list[str], pipelines: Sequence[str],
-                units: ComputeUnits | None = None) -> list[tuple[Gemm, str, Schedule | SplitK | Refused | None]]:
-    cases = []
+                units: ComputeUnits | None = None) -> list[tuple[Gemm, str, CasePlan]]:
+    cases: list[tuple[Gemm, str, CasePlan]] = []
     for spec in problems:
         batch, m, n, k = parse_shape(spec["shape"])
         for dtype in dtypes:

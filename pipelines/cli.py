@@ -40,7 +40,8 @@ from .emulator.foreign import is_foreign
 from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
-from .named import PIPELINES, get_pipeline, pipelines_for, plan_for, why_default, with_splits
+from .named import PIPELINES, get_pipeline, model_choice, pipelines_for, plan_for, plan_job, schedule_for, \
+    why_default, with_splits
 from .output import FILE_MARK, PLAN_FILES, admit_file, admit_folder, owned, work_folder, write_file
 from .report import REPORT_FILES, write_reports
 from .cluster import ClusterSpec, cluster_spec, open_cluster
@@ -222,9 +223,9 @@ def _gemm(args) -> Gemm:
 
 def _schedule(args, gemm: Gemm, target) -> Schedule | None:
     pipeline = get_pipeline(args.pipeline or "default")
-    base = pipeline.choose(gemm, target)
     if not _schedule_flags_given(args):
-        return base
+        return schedule_for(pipeline.name, gemm, target)
+    base = pipeline.choose(gemm, target)  # flags override the pipeline's own schedule, not the model's choice
     if base is None and (args.tile is None or args.mma is None):
         raise UsageError("schedule flags without a named pipeline need at least --tile and --mma.")
     tile = base.tile if base else Tile((0, 0), 0, (2, 2), "")
@@ -320,6 +321,10 @@ def _scheduled_job(args) -> flow.Job:
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
+    choice = None if _schedule_flags_given(args) else model_choice(named.name, gemm, target)
+    if choice is not None:
+        job = plan_job(target, pipeline, gemm, choice.chosen.plan)
+        return dataclasses.replace(job, choice=choice)
     if named.split is not None and not _schedule_flags_given(args):
         split, why = named.split(gemm, target, None)  # compile has no device: the target table's compute units
         if split is not None:
@@ -835,8 +840,23 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _describe_choice(choice: dict) -> str:
+    lines = [f"  chose {choice['chosen']}: {choice['why']}"]
+    if choice["rows"]:
+        lines.append("    PREDICTED by the timing model, not measured:")
+    for row in choice["rows"]:
+        time_ = f"{row['microseconds']:10.1f} us" if row["microseconds"] is not None else f"{'-':>13}"
+        mark = "  <- chosen" if row["name"] == choice["chosen"] else ""
+        lines.append(f"      {row['name']:<24}{time_}  {row['note']}{mark}")
+    if choice.get("cached"):
+        lines.append(f"    (predictions read from {choice['cached']}, not made now)")
+    return "\n".join(lines)
+
+
 def render_report(report: dict) -> str:
     lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
+    if report.get("choice"):
+        lines.append(_describe_choice(report["choice"]))
     for problem, summary in zip(report["problems"], report["schedule_summary"]):
         shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
         lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "

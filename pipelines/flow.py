@@ -78,6 +78,7 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "iree_compiler": iree_version.VERSION,
         "command": " ".join(command),
         **route.report_extra(job),
+        **({"choice": job.choice.as_dict()} if job.choice is not None else {}),
     }
 
 

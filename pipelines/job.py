@@ -3,6 +3,7 @@ routes (`pipelines.routes`) and the driver (`pipelines.flow`) pass along."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from transforms import schedule as sched
@@ -20,6 +21,44 @@ class ModelPlan:
 
     library: tuple[tuple[Gemm, sched.Schedule], ...]
     consumer_sizes: tuple[int, ...] = ()  # elements of each consumer split out of a library contraction
+
+
+DEFAULT_OPTION = "default"  # the option that leaves a problem to IREE's heuristic
+
+
+@dataclass(frozen=True)
+class Option:
+    """One thing a pipeline that chooses by the timing model may run (`pipelines.pick`)."""
+
+    name: str  # "default", the rule's name ("tile ladder", "split-K rule", "tuned schedule") or a kernel's
+    plan: sched.Schedule | SplitK | PingPong8 | DoubleBuffered | ProducerConsumer | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One option's PREDICTED time."""
+
+    name: str
+    microseconds: float | None  # PREDICTED; None: it did not compile and verify, or the model could not predict it
+    note: str  # what bounds it, or why there is no prediction
+
+
+@dataclass(frozen=True)
+class Pick:
+    """What a pipeline chose by the timing model, and why."""
+
+    pipeline: str
+    target: str
+    gemm: Gemm
+    chosen: Option
+    rows: tuple[Row, ...]  # () where nothing was predicted
+    error: float | None
+    why: str
+    cached: str = ""  # where the rows came from when they were not predicted now
+
+    def as_dict(self) -> dict:
+        return {"pipeline": self.pipeline, "chosen": self.chosen.name, "why": self.why, "error": self.error,
+                "rows": [dataclasses.asdict(r) for r in self.rows], "predicted": True, "cached": self.cached}
 
 
 @dataclass(frozen=True)
@@ -41,6 +80,7 @@ class Job:
     split_reason: str = ""
     compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
     model: ModelPlan | None = None  # a model through the codegen library and compilation_info (routes.model)
+    choice: Pick | None = None  # the timing model's choice that gave this job its plan (`pipelines.pick`)
 
 
 @dataclass(frozen=True)

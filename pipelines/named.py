@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from transforms.problem import Gemm
@@ -32,10 +33,12 @@ from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, Staging, Swizzle,
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
 
 from transforms import codegen_script
+from transforms.kernels import Kernel
 from transforms.split_k import SplitError, SplitK, Streaming, check_split, partial_gemm, split_from_dict
 from transforms.schedule import ScheduleError, check as check_schedule
 
-from .job import Job
+from .job import Job, Option, Pick
+from .pick import pick
 from .routes import codegen_route
 from .targets import ComputeUnits, Target, TargetError, dtype_family
 from .tune_cache import Search, TuneError, cached, tune_cache
@@ -56,6 +59,9 @@ class Pipeline:
     ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled (targets with `iree_ukernels`), verified used
     # why `choose` gave None (the problem left to IREE's heuristic), as a clause for messages (`why_default`)
     why_default: Callable[[Gemm, Target], str] = lambda gemm, target: "it is IREE's own heuristic"
+    # On a target with a timing model, the model chooses between IREE's default, this pipeline's own plan (`choose`,
+    # or the split plan) and the generated warp-group kernels (`pipelines.pick`); elsewhere the plan stands.
+    by_model: bool = False
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -437,9 +443,13 @@ def why_default(name: str, gemm: Gemm, target: Target) -> str:
 
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("default", "IREE 3.13's own heuristic (no tuning spec)", lambda gemm, target: None),
-    Pipeline("tuned", "one hand-picked schedule per target and input type", _tuned, why_default=_tuned_why_default),
+    Pipeline("tuned", "one hand-picked schedule per target and input type (AMD: a warp-group kernel instead where "
+                      "the timing model predicts it faster by more than its error)", _tuned,
+             why_default=_tuned_why_default, by_model=True),
     Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
-                     "units idle", _auto, split=split_plan, why_default=_auto_why_default),
+                     "units idle (AMD: the fastest of that, IREE's default and the warp-group kernels by the timing "
+                     "model, IREE's default unless another beats it by more than the model's error)", _auto,
+             split=split_plan, why_default=_auto_why_default, by_model=True),
     Pipeline("searched", "the best schedule (or split-K plan) `pipelines tune` measured for this exact problem",
              _searched, split=_searched_split, why_default=_searched_why_default),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
@@ -454,9 +464,10 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
 )}
 
 
-def plan_for(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> Schedule | SplitK | None:
-    """What pipeline `name` does with `gemm`: a split-K plan where its rule splits (for `units`, the device's
-    compute units where known, else the target's), else its schedule (or None)."""
+def rule_plan(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> Schedule | SplitK | None:
+    """What pipeline `name`'s own rule does with `gemm`, before any choice by the timing model: a split-K plan where
+    its rule splits (for `units`, the device's compute units where known, else the target's), else its schedule (or
+    None)."""
     pipeline = get_pipeline(name)
     if pipeline.split is not None:
         split, _ = pipeline.split(gemm, target, units)
@@ -465,10 +476,48 @@ def plan_for(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None =
     return pipeline.choose(gemm, target)
 
 
-def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | None,
+def _rule_name(name: str, plan: Schedule | SplitK | None) -> str:
+    if isinstance(plan, SplitK):
+        return "split-K rule"
+    return "tuned schedule" if name == "tuned" else "tile ladder"
+
+
+@lru_cache(maxsize=256)
+def model_choice(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None,
+                 kernels: bool = True) -> Pick | None:
+    """The timing model's choice for pipeline `name` (`pipelines.pick`), None where the pipeline does not choose by
+    the model on `target`. `kernels=False`: schedules only (a contraction inside a user's program)."""
+    if not get_pipeline(name).by_model or target.timing is None:
+        return None
+    plan = rule_plan(name, gemm, target, units) if kernels else get_pipeline(name).choose(gemm, target)
+    return pick(name, gemm, target, Option(_rule_name(name, plan), plan),
+                lambda option: plan_job(target, name, gemm, option.plan, units), units, kernels)
+
+
+def plan_for(name: str, gemm: Gemm, target: Target,
+             units: ComputeUnits | None = None) -> Schedule | SplitK | Kernel | None:
+    """What pipeline `name` does with `gemm`: the timing model's choice where the pipeline chooses by it on `target`
+    (`model_choice`), else its own rule (`rule_plan`)."""
+    choice = model_choice(name, gemm, target, units)
+    return choice.chosen.plan if choice is not None else rule_plan(name, gemm, target, units)
+
+
+def schedule_for(name: str, gemm: Gemm, target: Target) -> Schedule | None:
+    """The schedule pipeline `name` gives a contraction of a larger program (no kernel, no split): the timing model's
+    choice between its schedule and IREE's default where it chooses by the model, else its schedule."""
+    choice = model_choice(name, gemm, target, None, False)
+    if choice is None:
+        return get_pipeline(name).choose(gemm, target)
+    assert choice.chosen.plan is None or isinstance(choice.chosen.plan, Schedule)
+    return choice.chosen.plan
+
+
+def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | Kernel | None,
              units: ComputeUnits | None = None) -> Job:
     """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it; a split-K plan of a
     pipeline's rule carries the rule's reason for `units` (None: the target's compute units)."""
+    if plan is not None and not isinstance(plan, (Schedule, SplitK)):  # a generated warp-group kernel
+        return Job(target, pipeline, (gemm,), (None,), ukernel=plan)
     if isinstance(plan, SplitK):
         rule = PIPELINES[pipeline].split if pipeline in PIPELINES else None
         chosen, why = rule(gemm, target, units) if rule is not None else (None, "")

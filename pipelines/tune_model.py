@@ -33,7 +33,7 @@ from .compiler import DUMP_DIR
 from .job import Job, contraction_key
 from .model_input import (ModelError, dispatch_launches, read_model,
                           schedulable_contractions, spec_reads_dispatches, to_linalg)
-from .named import get_pipeline
+from .named import get_pipeline, schedule_for
 from .output import output_folder
 from .routes import codegen_route, route_for
 from .routes.model import library_sequence, plan_library
@@ -91,7 +91,7 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                 return None
             if found.get(key, {}).get("candidates"):
                 return found[key]["schedule"]
-            return on_ops.choose(key, target)
+            return schedule_for(on_ops.name, key, target)
 
         schedules = tuple(choice(g) for g in gemms)
         tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))

@@ -16,6 +16,8 @@ config.suffixes = [".py", ".test"]
 config.excludes = ["lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.environment["PYTHONPATH"] = os.path.dirname(os.path.dirname(config.test_source_root))
+# The timing model's choices (`pipelines.pick`) are cached beside the tests' outputs, not in the user's ~/.cache.
+config.environment["PIPELINES_PICK_CACHE"] = os.path.join(config.test_source_root, "Output", "picks.json")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 
 filecheck = shutil.which("FileCheck") or shutil.which("filecheck", path=os.path.dirname(sys.executable)) \

@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,21 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_sep("-", f"refused before compiling: {report.nodeid} ({len(refused)})")
             for line in refused:
                 terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _pick_cache(tmp_path_factory):
+    """The timing model's choices (`pipelines.pick`) are cached in one file the session's workers share, never in
+    the user's ~/.cache."""
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if root.name.startswith("popen-gw") else root
+    saved = os.environ.get("PIPELINES_PICK_CACHE")
+    os.environ["PIPELINES_PICK_CACHE"] = str(root / "picks.json")
+    yield
+    if saved is None:
+        os.environ.pop("PIPELINES_PICK_CACHE", None)
+    else:
+        os.environ["PIPELINES_PICK_CACHE"] = saved
 
 
 @pytest.fixture(scope="session")

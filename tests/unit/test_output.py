@@ -180,7 +180,7 @@ def compile_until_iree_runs(tmp_path: Path, out: str) -> subprocess.Popen:
     """A ROCm compile (with its single-threaded IR printing, the slow part) started in its own session, returned
     once iree-compile is running."""
     process = subprocess.Popen([sys.executable, "-m", "pipelines", "compile", "--target", "gfx942", "--shape",
-                                "256x256x256", "--pipeline", "tuned", "-o", out], cwd=tmp_path, text=True,
+                                "256x256x256", "--pipeline", "default", "-o", out], cwd=tmp_path, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                env={"PYTHONPATH": str(REPO), "PATH": str(Path(sys.executable).parent)})
     deadline = time.time() + 60
