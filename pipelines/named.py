@@ -447,9 +447,9 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
                       "the timing model predicts it faster by more than its error)", _tuned,
              why_default=_tuned_why_default, by_model=True),
     Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
-                     "units idle (AMD: the fastest of that, IREE's default and the warp-group kernels by the timing "
-                     "model, IREE's default unless another beats it by more than the model's error)", _auto,
-             split=split_plan, why_default=_auto_why_default, by_model=True),
+                     "units idle (AMD: the fastest of that, tuned's schedule, IREE's default and the warp-group "
+                     "kernels by the timing model, IREE's default unless another beats it by more than the model's "
+                     "error)", _auto, split=split_plan, why_default=_auto_why_default, by_model=True),
     Pipeline("searched", "the best schedule (or split-K plan) `pipelines tune` measured for this exact problem",
              _searched, split=_searched_split, why_default=_searched_why_default),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
@@ -486,12 +486,21 @@ def _rule_name(name: str, plan: Schedule | SplitK | None) -> str:
 def model_choice(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None,
                  kernels: bool = True) -> Pick | None:
     """The timing model's choice for pipeline `name` (`pipelines.pick`), None where the pipeline does not choose by
-    the model on `target`. `kernels=False`: schedules only (a contraction inside a user's program)."""
+    the model on `target`. `kernels=False`: schedules only (a contraction inside a user's program). `auto` also
+    weighs `tuned`'s schedule where it differs from its own."""
     if not get_pipeline(name).by_model or target.timing is None:
         return None
     plan = rule_plan(name, gemm, target, units) if kernels else get_pipeline(name).choose(gemm, target)
+    also: tuple[Option, ...] = ()
+    if name == "auto":
+        try:
+            tuned = _tuned(gemm, target)
+        except TargetError:
+            tuned = None
+        if tuned is not None and tuned != plan:
+            also = (Option("tuned schedule", tuned),)
     return pick(name, gemm, target, Option(_rule_name(name, plan), plan),
-                lambda option: plan_job(target, name, gemm, option.plan, units), units, kernels)
+                lambda option: plan_job(target, name, gemm, option.plan, units), units, kernels, also)
 
 
 def plan_for(name: str, gemm: Gemm, target: Target,

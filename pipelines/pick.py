@@ -6,7 +6,8 @@ has the model predict each, and takes one only where the prediction beats IREE's
 error on that target (`Timing.error`, its median |error| on published times it was not fitted on):
 
 - `auto`: the options are IREE's default, the pipeline's rule (the tile ladder, or the split-K plan where the rule
-  splits) and every generated warp-group kernel that takes the problem (`transforms.kernels`). The fastest predicted
+  splits), `tuned`'s schedule where it differs, and every generated warp-group kernel that takes the problem
+  (`transforms.kernels`). The fastest predicted
   is taken if it is predicted more than the error below the default; else the default.
 - `tuned`: its own schedule (the seeds' recipe) stays unless a warp-group kernel is predicted faster than it and more
   than the error below the default.
@@ -91,10 +92,10 @@ def decide(pipeline: str, rule: Option | None, kernels: list[Option], rows: dict
 
 
 def pick(pipeline: str, gemm: Gemm, target: Target, rule: Option, job_of: Callable[[Option], Job],
-         units: ComputeUnits | None = None, kernels: bool = True) -> Pick:
+         units: ComputeUnits | None = None, kernels: bool = True, also: tuple[Option, ...] = ()) -> Pick:
     """`pipeline`'s choice for `gemm` on `target` (a target with a timing model) between IREE's default, `rule`
-    (the pipeline's own plan) and, with `kernels`, the generated warp-group kernels that take the problem; `job_of`
-    gives an option's compile job."""
+    (the pipeline's own plan), `also` (other schedules `auto` weighs as it weighs its rule) and, with `kernels`, the
+    generated warp-group kernels that take the problem; `job_of` gives an option's compile job."""
     error = target.timing.error if target.timing is not None else None
     default = Option(DEFAULT, None)
     if error is None:
@@ -102,13 +103,14 @@ def pick(pipeline: str, gemm: Gemm, target: Target, rule: Option, job_of: Callab
         return Pick(pipeline, target.name, gemm, chosen, (), None,
                     f"the timing model of {target.name} has not been judged on published times, so nothing is "
                     "taken over IREE's default on its word" + (" (the tuned schedule stays)" if chosen is rule else ""))
-    found = kernel_options(gemm, target) if kernels else []
+    found = [o for o in also if pipeline != "tuned"] + (kernel_options(gemm, target) if kernels else [])
     own = rule if rule.plan is not None else None
     if not found and (pipeline == "tuned" or own is None):
         chosen = rule if pipeline == "tuned" else default
         return Pick(pipeline, target.name, gemm, chosen, (), error,
                     "no warp-group kernel takes this problem" + (
-                        "" if pipeline == "tuned" else " and the pipeline's rule leaves it to IREE's default"))
+                        "" if pipeline == "tuned" else ", no other schedule is offered and the pipeline's rule leaves "
+                        "it to IREE's default"))
     options = [default] + ([own] if own is not None else []) + found
     rows, cached = _rows(pipeline, gemm, target, options, units, job_of)
     chosen, why = decide(pipeline, own, found, rows, error)

@@ -105,7 +105,7 @@ def test_a_contraction_of_a_program_never_gets_a_kernel(tmp_path, monkeypatch):
     model_choice.cache_clear()
     gemm = Gemm(1024, 1024, 512, "bf16", "nt")
     assert schedule_for("auto", gemm, TARGETS["gfx950"]) == rule_plan("auto", gemm, TARGETS["gfx950"])
-    assert calls == ["default", "tile ladder"]
+    assert calls == ["default", "tile ladder", "tuned schedule"]  # schedules only, no kernel
     model_choice.cache_clear()
 
 
@@ -219,3 +219,96 @@ def test_schedule_flags_override_the_rule_not_the_models_choice(tmp_path):
 def test_the_kernel_the_model_offers_is_the_shipped_one():
     options = {o.name: o.plan for o in pick.kernel_options(Gemm(1024, 1024, 1024, "bf16", "nt"), TARGETS["gfx950"])}
     assert options["pingpong8_dma"] == kernel_schedule("pingpong8_dma", "bf16", TARGETS["gfx950"])
+
+
+def test_a_contraction_the_model_leaves_to_iree_gets_no_schedule(tmp_path, monkeypatch):
+    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
+        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
+    model_choice.cache_clear()
+    gemm = Gemm(1024, 1024, 512, "bf16", "nt")
+    assert get_pipeline("auto").choose(gemm, TARGETS["gfx950"]) is not None
+    assert schedule_for("auto", gemm, TARGETS["gfx950"]) is None
+    assert schedule_for("auto", Gemm(4096, 4096, 4096, "f16", "nt"), TARGETS["gfx1151"]) is None  # not judged
+    model_choice.cache_clear()
+
+
+def _fake_compile(tmp_path, capsys, monkeypatch, target: str, shape: str) -> tuple[dict, str]:
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--target", target, "--shape", shape, "--dtype", "f16", "--layout", "nt",
+                     "--pipeline", "auto", "--force", "-o", str(out)]) == 0
+    return json.loads((out / "report.json").read_text()), capsys.readouterr().out
+
+
+def test_a_cached_choice_says_so_in_the_report_and_the_printout(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
+        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
+    model_choice.cache_clear()
+    first, printed = _fake_compile(tmp_path, capsys, monkeypatch, "gfx942", "512x512x512")
+    assert first["choice"]["cached"] == "" and "not made now" not in printed
+    model_choice.cache_clear()  # a new run: only the file remembers
+    second, printed = _fake_compile(tmp_path, capsys, monkeypatch, "gfx942", "512x512x512")
+    assert str(tmp_path / "picks.json") in second["choice"]["cached"]
+    assert f"(predictions read from {tmp_path / 'picks.json'}" in printed and "not made now" in printed
+    assert second["choice"]["rows"] == first["choice"]["rows"] and second["choice"]["chosen"] == "default"
+    model_choice.cache_clear()
+
+
+def test_a_choice_made_without_predicting_is_reported_with_its_reason(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(pick, "_predict", _no_prediction)
+    report, printed = _fake_compile(tmp_path, capsys, monkeypatch, "gfx1151", "1024x1024x1024")
+    assert report["choice"]["chosen"] == "default" and report["choice"]["rows"] == []
+    assert report["choice"]["error"] is None and report["schedules"] == [None]
+    assert "chose default: the timing model of gfx1151 has not been judged on published times" in printed
+    # gfx942, a matrix-vector product: no kernel takes it and the rule leaves it to IREE; reported, nothing predicted
+    report, printed = _fake_compile(tmp_path, capsys, monkeypatch, "gfx942", "1x4096x4096")
+    assert report["choice"]["chosen"] == "default" and report["choice"]["rows"] == []
+    assert report["choice"]["error"] == TARGETS["gfx942"].timing.error
+    assert "chose default: no warp-group kernel takes this problem, no other schedule is offered and the pipeline's " \
+        "rule leaves it" in printed
+
+
+def test_auto_weighs_tuneds_schedule_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
+        option.name, {"default": 1000.0, "tuned schedule": 700.0}.get(option.name, 900.0), "bound by test"))
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
+    model_choice.cache_clear()
+    gemm, gfx950 = Gemm(8192, 8192, 8192, "bf16", "nn"), TARGETS["gfx950"]
+    tuned = get_pipeline("tuned").choose(gemm, gfx950)
+    assert tuned != rule_plan("auto", gemm, gfx950)
+    assert plan_for("auto", gemm, gfx950) == tuned
+    assert plan_for("tuned", gemm, gfx950) == tuned  # tuned weighs kernels only against its own
+    model_choice.cache_clear()
+
+
+def test_schedule_flags_apply_to_the_rule_when_the_model_keeps_the_default(tmp_path, monkeypatch):
+    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
+        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
+    model_choice.cache_clear()
+    gemm = Gemm(1024, 1024, 1024, "bf16", "nt")
+    assert plan_for("auto", gemm, TARGETS["gfx942"]) is None  # the model keeps IREE's default...
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--target", "gfx942", "--shape", "1024x1024x1024", "--layout", "nt", "--pipeline",
+                     "auto", "--prefetch", "1", "-o", str(out)]) == 0  # ...and the flags still have a schedule
+    report = json.loads((out / "report.json").read_text())
+    base = get_pipeline("auto").choose(gemm, TARGETS["gfx942"])
+    assert report["schedules"][0]["tile"]["workgroup"] == list(base.tile.workgroup)
+    model_choice.cache_clear()
+
+
+def test_a_bench_plan_names_each_case_by_what_it_compiles(tmp_path):
+    """A split-K plan, a generated kernel and IREE's default, as the plan.json of `bench --compile-only` lists them."""
+    from pipelines.bench import Refused, _describe
+
+    split = rule_plan("split-k", Gemm(16, 8192, 8192, "bf16", "nt"), TARGETS["sm_80"])
+    assert _describe(split) == split.describe() and _describe(split).startswith("split-K ")
+    kernel = kernel_schedule("pingpong8_dma", "bf16", TARGETS["gfx950"])
+    assert _describe(kernel) == "pingpong8_dma (generated warp-group kernel)"
+    assert _describe(None) == "IREE default heuristic" and _describe(Refused("no.")) == Refused("no.").describe()
+    out = tmp_path / "plan"
+    assert cli.main(["bench", "--target", "sm_80", "--shape", "16x8192x8192", "--layout", "nt", "--pipelines",
+                     "split-k", "--compile-only", "-o", str(out)]) == 0
+    case, = json.loads((out / "plan.json").read_text())["cases"]
+    assert case["schedule"].startswith("split-K ") and case["status"] == "ok"
