@@ -221,11 +221,17 @@ def test_the_kernel_the_model_offers_is_the_shipped_one():
     assert options["pingpong8_dma"] == kernel_schedule("pingpong8_dma", "bf16", TARGETS["gfx950"])
 
 
-def test_a_contraction_the_model_leaves_to_iree_gets_no_schedule(tmp_path, monkeypatch):
+def _fake_model(monkeypatch, tmp_path, times: dict, otherwise: float) -> None:
+    """The timing model replaced by fixed times (`otherwise` for any option not in `times`), a cache of the test's
+    own, and no choice remembered from another test."""
     monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
-        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
+        option.name, times.get(option.name, otherwise), "bound by test"))
     monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
     model_choice.cache_clear()
+
+
+def test_a_contraction_the_model_leaves_to_iree_gets_no_schedule(tmp_path, monkeypatch):
+    _fake_model(monkeypatch, tmp_path, {"default": 100.0}, 200.0)
     gemm = Gemm(1024, 1024, 512, "bf16", "nt")
     assert get_pipeline("auto").choose(gemm, TARGETS["gfx950"]) is not None
     assert schedule_for("auto", gemm, TARGETS["gfx950"]) is None
@@ -241,10 +247,7 @@ def _fake_compile(tmp_path, capsys, monkeypatch, target: str, shape: str) -> tup
 
 
 def test_a_cached_choice_says_so_in_the_report_and_the_printout(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
-        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
-    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
-    model_choice.cache_clear()
+    _fake_model(monkeypatch, tmp_path, {"default": 100.0}, 200.0)
     first, printed = _fake_compile(tmp_path, capsys, monkeypatch, "gfx942", "512x512x512")
     assert first["choice"]["cached"] == "" and "not made now" not in printed
     model_choice.cache_clear()  # a new run: only the file remembers
@@ -270,10 +273,7 @@ def test_a_choice_made_without_predicting_is_reported_with_its_reason(tmp_path, 
 
 
 def test_auto_weighs_tuneds_schedule_too(tmp_path, monkeypatch):
-    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
-        option.name, {"default": 1000.0, "tuned schedule": 700.0}.get(option.name, 900.0), "bound by test"))
-    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
-    model_choice.cache_clear()
+    _fake_model(monkeypatch, tmp_path, {"default": 1000.0, "tuned schedule": 700.0}, 900.0)
     gemm, gfx950 = Gemm(8192, 8192, 8192, "bf16", "nn"), TARGETS["gfx950"]
     tuned = get_pipeline("tuned").choose(gemm, gfx950)
     assert tuned != rule_plan("auto", gemm, gfx950)
@@ -283,10 +283,7 @@ def test_auto_weighs_tuneds_schedule_too(tmp_path, monkeypatch):
 
 
 def test_schedule_flags_apply_to_the_rule_when_the_model_keeps_the_default(tmp_path, monkeypatch):
-    monkeypatch.setattr(pick, "_predict", lambda option, job: Row(
-        option.name, {"default": 100.0}.get(option.name, 200.0), "bound by test"))
-    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(tmp_path / "picks.json"))
-    model_choice.cache_clear()
+    _fake_model(monkeypatch, tmp_path, {"default": 100.0}, 200.0)
     gemm = Gemm(1024, 1024, 1024, "bf16", "nt")
     assert plan_for("auto", gemm, TARGETS["gfx942"]) is None  # the model keeps IREE's default...
     out = tmp_path / "out"
