@@ -105,8 +105,8 @@ def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
     verified; one that configures a contraction of ours first is an error naming the dispatch, nothing written."""
     model = block(tmp_path / "block.onnx")
     other = tmp_path / "other.mlir"
-    assert main(["spec", "--target", "gfx942", "--shape", "4096x4096x4096", "--dtype", "f16", "--pipeline", "tuned",
-                 "-o", str(other)]) == 0
+    assert main(["spec", "--target", "gfx942", "--shape", "4096x4096x4096", "--dtype", "f16", "--tile", "256x256x32",
+                 "--warps", "2x4", "--mma", "MFMA_F32_16x16x16_F16", "-o", str(other)]) == 0
     out = tmp_path / "out"
     assert main(["tune-model", str(model), "--target", "gfx942", "--pipeline", "tuned", "--with-spec", str(other),
                  "-o", str(out)]) == 0
@@ -259,8 +259,8 @@ def test_predicted_times_per_contraction_on_an_amd_target(tmp_path):
     """--predict: each distinct contraction compiled alone (its schedule, IREE's default) and replayed on the
     timing model; the rows carry PREDICTED times and their launch counts, the summary their sum."""
     out = tmp_path / "out"
-    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "gfx950", "--predict",
-                 "-o", str(out)]) == 0
+    assert main(["tune-model", str(block(tmp_path / "b.onnx")), "--target", "gfx950", "--pipeline", "tuned",
+                 "--predict", "-o", str(out)]) == 0
     summary = json.loads((out / "model.json").read_text())
     products = [r for r in summary["dispatches"] if r["contraction"]]
     assert all(r["predicted_us"]["tuned"] > 0 and r["predicted_us"]["default"] > 0 for r in products)

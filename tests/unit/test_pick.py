@@ -192,6 +192,7 @@ def test_auto_compiles_the_kernel_the_model_predicts_fastest_past_its_error(tmp_
     assert isinstance(plan_for("auto", Gemm(4096, 4096, 4096, "bf16", "nt"), TARGETS["gfx950"]), PingPong8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, shape, layout", [("gfx942", "512x512x512", "nt"), ("gfx950", "1000x1000x1000", "nn"),
                                                    ("gfx942", "256x1024x512", "nn")])
 def test_auto_is_never_predicted_slower_than_the_default(tmp_path, target, shape, layout):

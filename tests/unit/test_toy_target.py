@@ -11,7 +11,7 @@ from pipelines import cli
 from pipelines.targets import TARGETS, register, unregister
 
 TOY = "toy942"
-PROBLEM = ["--shape", "1024x1024x1024", "--dtype", "bf16", "--layout", "nt"]
+PROBLEM = ["--shape", "512x512x512", "--dtype", "bf16", "--layout", "nt"]
 CHOICES = {"tuned": ["--pipeline", "tuned"], "auto": ["--pipeline", "auto"], "pingpong8": ["--schedule", "pingpong8"]}
 
 
