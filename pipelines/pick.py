@@ -94,8 +94,9 @@ def decide(pipeline: str, rule: Option | None, kernels: list[Option], rows: dict
 def pick(pipeline: str, gemm: Gemm, target: Target, rule: Option, job_of: Callable[[Option], Job],
          units: ComputeUnits | None = None, kernels: bool = True, also: tuple[Option, ...] = ()) -> Pick:
     """`pipeline`'s choice for `gemm` on `target` (a target with a timing model) between IREE's default, `rule`
-    (the pipeline's own plan), `also` (other schedules `auto` weighs as it weighs its rule) and, with `kernels`, the
-    generated warp-group kernels that take the problem; `job_of` gives an option's compile job."""
+    (the pipeline's own plan), `also` (other schedules `auto` weighs as it weighs its rule; `tuned` is given none)
+    and, with `kernels`, the generated warp-group kernels that take the problem; `job_of` gives an option's compile
+    job."""
     error = target.timing.error if target.timing is not None else None
     default = Option(DEFAULT, None)
     if error is None:
@@ -103,7 +104,7 @@ def pick(pipeline: str, gemm: Gemm, target: Target, rule: Option, job_of: Callab
         return Pick(pipeline, target.name, gemm, chosen, (), None,
                     f"the timing model of {target.name} has not been judged on published times, so nothing is "
                     "taken over IREE's default on its word" + (" (the tuned schedule stays)" if chosen is rule else ""))
-    found = [o for o in also if pipeline != "tuned"] + (kernel_options(gemm, target) if kernels else [])
+    found = list(also) + (kernel_options(gemm, target) if kernels else [])
     own = rule if rule.plan is not None else None
     if not found and (pipeline == "tuned" or own is None):
         chosen = rule if pipeline == "tuned" else default
