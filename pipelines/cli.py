@@ -850,6 +850,8 @@ def _describe_choice(choice: dict) -> str:
         lines.append(f"      {row['name']:<24}{time_}  {row['note']}{mark}")
     if choice.get("cached"):
         lines.append(f"    (predictions read from {choice['cached']}, not made now)")
+    if choice.get("cache_note"):
+        lines.append(f"    ({choice['cache_note']})")
     return "\n".join(lines)
 
 

@@ -95,6 +95,9 @@ def _dask():
     return dask, distributed
 
 
+CONNECT_TIMEOUT = "20s"  # how long joining an existing scheduler may take before it is an error
+
+
 @contextmanager
 def open_cluster(spec: ClusterSpec) -> Iterator:
     """A dask Client for `spec` (see the module docstring); a local cluster is shut down on exit."""
@@ -104,7 +107,7 @@ def open_cluster(spec: ClusterSpec) -> Iterator:
             raise ClusterError("--scheduler joins an existing cluster; --workers and --gpus start a local one; give "
                                "one or the other.")
         try:
-            client = distributed.Client(spec.scheduler, timeout="20s")
+            client = distributed.Client(spec.scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as err:
             raise ClusterError(f"cannot reach the dask scheduler at {spec.scheduler}: {err}.") from None
         try:

@@ -55,10 +55,12 @@ class Pick:
     error: float | None
     why: str
     cached: str = ""  # where the rows came from when they were not predicted now
+    cache_note: str = ""  # why the cache was neither read nor written (not this tool's file, not writable), else ""
 
     def as_dict(self) -> dict:
         return {"pipeline": self.pipeline, "chosen": self.chosen.name, "why": self.why, "error": self.error,
-                "rows": [dataclasses.asdict(r) for r in self.rows], "predicted": True, "cached": self.cached}
+                "rows": [dataclasses.asdict(r) for r in self.rows], "predicted": True, "cached": self.cached,
+                "cache_note": self.cache_note}
 
 
 @dataclass(frozen=True)

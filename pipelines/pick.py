@@ -16,7 +16,8 @@ A target whose model has no measured error (gfx1151) takes nothing over the defa
 default there and `tuned` its schedule, without predicting. Predictions are kept in a cache file
 ($PIPELINES_PICK_CACHE, else ~/.cache/amd-gemm-pipelines/picks.json) under a key that holds the problem, the target,
 the options and a fingerprint of this package's sources and IREE's version, so a change of either predicts afresh;
-an answer from the cache says so (`Pick.cached`).
+an answer from the cache says so (`Pick.cached`). The file carries a mark (CACHE_FORMAT); one without it is not
+this tool's and is never read or replaced (`Pick.cache_note` says so, as it says when the cache cannot be written).
 """
 
 from __future__ import annotations
@@ -113,9 +114,10 @@ def pick(pipeline: str, gemm: Gemm, target: Target, rule: Option, job_of: Callab
                         "" if pipeline == "tuned" else ", no other schedule is offered and the pipeline's rule leaves "
                         "it to IREE's default"))
     options = [default] + ([own] if own is not None else []) + found
-    rows, cached = _rows(pipeline, gemm, target, options, units, job_of)
+    rows, cached, cache_note = _rows(pipeline, gemm, target, options, units, job_of)
     chosen, why = decide(pipeline, own, found, rows, error)
-    return Pick(pipeline, target.name, gemm, chosen, tuple(rows[o.name] for o in options), error, why, cached)
+    return Pick(pipeline, target.name, gemm, chosen, tuple(rows[o.name] for o in options), error, why, cached,
+                cache_note)
 
 
 def _predict(option: Option, job: Job) -> Row:
@@ -153,41 +155,65 @@ def _key(pipeline: str, gemm: Gemm, target: Target, options: list[Option], units
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _read_cache(path: Path) -> dict:
+CACHE_FORMAT = "amd-gemm-pipelines pick cache 1"  # the mark of a cache file this tool wrote
+
+
+def _legacy(data: dict) -> bool:
+    """A cache written before files carried CACHE_FORMAT: nothing but {sha256 key: {"written", "rows"}} entries."""
+    return all(len(k) == 64 and isinstance(v, dict) and set(v) == {"written", "rows"} for k, v in data.items())
+
+
+def _read_cache(path: Path) -> tuple[dict | None, str]:
+    """The cache's entries ({} where there is no file yet) and "", or None and why the file at `path` is left alone:
+    a file that is not a cache this tool wrote (no CACHE_FORMAT mark) is never read, merged into or replaced."""
+    if not path.exists():
+        return {}, ""
+    refused = (f"{path} is not a pick cache written by pipelines, so it was left alone and nothing was cached "
+               "(delete it or point $PIPELINES_PICK_CACHE elsewhere)")
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    except OSError as err:
+        return None, f"cannot read the pick cache {path} ({err.strerror}), so nothing was cached"
+    except (UnicodeDecodeError, ValueError):
+        return None, refused
+    if not isinstance(data, dict):
+        return None, refused
+    if data.get("format") == CACHE_FORMAT and isinstance(data.get("entries"), dict):
+        return data["entries"], ""
+    return (dict(data), "") if data and _legacy(data) else (None, refused)
 
 
 def _rows(pipeline: str, gemm: Gemm, target: Target, options: list[Option], units: ComputeUnits | None,
-          job_of: Callable[[Option], Job]) -> tuple[dict[str, Row], str]:
+          job_of: Callable[[Option], Job]) -> tuple[dict[str, Row], str, str]:
+    """Each option's row, where they came from when they were read from the cache (else ""), and what became of the
+    cache when it was not used as it should be (else "")."""
     path = pick_cache()
     key = _key(pipeline, gemm, target, options, units)
-    entry = _read_cache(path).get(key)
+    entries, note = _read_cache(path)
+    entry = (entries or {}).get(key)
     if isinstance(entry, dict) and isinstance(entry.get("rows"), list):
         try:
             rows = {r["name"]: Row(r["name"], r["microseconds"], r["note"]) for r in entry["rows"]}
         except (KeyError, TypeError):
             rows = {}
         if set(rows) == {o.name for o in options}:
-            return rows, f"{path} ({entry.get('written', 'unknown time')})"
+            return rows, f"{path} ({entry.get('written', 'unknown time')})", ""
     rows = {o.name: _predict(o, job_of(o)) for o in options}
-    _write_cache(path, key, rows)
-    return rows, ""
+    if entries is not None:
+        note = _write_cache(path, entries, key, rows)
+    return rows, "", note
 
 
-def _write_cache(path: Path, key: str, rows: dict[str, Row]) -> None:
-    """Merge one entry into the cache file (written beside it and renamed into place); a cache that cannot be
-    written costs only the next run's predictions."""
+def _write_cache(path: Path, entries: dict, key: str, rows: dict[str, Row]) -> str:
+    """Add one entry to the cache (a new file built beside `path` and renamed over it); "" or why it was not kept (a
+    cache that cannot be written costs only the next run's predictions)."""
+    entries = {**entries, key: {"written": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                "rows": [dataclasses.asdict(r) for r in rows.values()]}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = _read_cache(path)
-        data[key] = {"written": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": [dataclasses.asdict(r)
-                                                                              for r in rows.values()]}
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
-            json.dump(data, tmp)
+            json.dump({"format": CACHE_FORMAT, "entries": entries}, tmp)
         os.replace(tmp.name, path)
-    except OSError:
-        pass
+    except OSError as err:
+        return f"cannot write the pick cache {path} ({err.strerror}), so these predictions were not kept"
+    return ""

@@ -117,7 +117,8 @@ def test_rows_from_workers_are_checked_before_they_are_written():
             checked_row(bad, {"a"})
 
 
-def test_a_scheduler_that_is_not_there_is_one_sentence(tmp_path, capsys):
+def test_a_scheduler_that_is_not_there_is_one_sentence(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("pipelines.cluster.CONNECT_TIMEOUT", "2s")
     code = main([*SEARCH, "--scheduler", "tcp://127.0.0.1:9", "--cache", str(tmp_path / "c.json"),
                  "-o", str(tmp_path / "plan")])
     err = capsys.readouterr().err

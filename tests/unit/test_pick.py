@@ -143,18 +143,54 @@ def test_predictions_are_cached_and_a_cached_answer_says_so(tmp_path, monkeypatc
     assert pick.pick("auto", gemm, target, RULE, _job_of, kernels=False).cached == "" and len(calls) == 8
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"KEY": {"rows": [{"name": "default"}]}}',
-                                     '{"KEY": {"rows": [{"name": "default", "microseconds": 1.0, "note": ""}]}}'])
-def test_a_damaged_cache_is_predicted_afresh_and_rewritten(tmp_path, monkeypatch, content):
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"KEY": {"rows": []}}', '{"user": 1}', "",
+                                     '{"format": "something else", "entries": {}}'])
+def test_a_file_the_tool_did_not_write_is_never_read_or_replaced(tmp_path, monkeypatch, content):
     cache = tmp_path / "picks.json"
     monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
     gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
     key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
     cache.write_text(content.replace("KEY", key))
     calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})  # within gfx942's 9 %
+    for _ in range(2):
+        got = pick.pick("auto", gemm, target, RULE, _job_of, kernels=False)
+        assert got.cached == "" and got.chosen.name == "default" and "left alone" in got.cache_note
+    assert len(calls) == 4 and cache.read_text() == content.replace("KEY", key)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["picks.json"]
+    assert "left alone" in cli._describe_choice(got.as_dict())
+
+
+@pytest.mark.parametrize("entry", ['{"rows": [{"name": "default"}]}', '"text"',
+                                   '{"rows": [{"name": "default", "microseconds": 1.0, "note": ""}]}'])
+def test_a_damaged_entry_of_the_tools_cache_is_predicted_afresh_and_rewritten(tmp_path, monkeypatch, entry):
+    cache = tmp_path / "picks.json"
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
+    gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
+    key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+    cache.write_text(f'{{"format": "{pick.CACHE_FORMAT}", "entries": {{"{key}": {entry}, "other": 1}}}}')
+    calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})
     got = pick.pick("auto", gemm, target, RULE, _job_of, kernels=False)
-    assert got.cached == "" and calls == ["default", "tile ladder"] and got.chosen.name == "default"
-    assert key in json.loads(cache.read_text())
+    assert got.cached == "" and got.cache_note == "" and calls == ["default", "tile ladder"]
+    data = json.loads(cache.read_text())
+    assert data["format"] == pick.CACHE_FORMAT and data["entries"]["other"] == 1
+    assert [r["microseconds"] for r in data["entries"][key]["rows"]] == [1000.0, 950.0]
+
+
+def test_a_cache_from_before_the_mark_is_taken_and_rewritten_with_it(tmp_path, monkeypatch):
+    cache = tmp_path / "picks.json"
+    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
+    gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
+    key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+    rows = [{"name": "default", "microseconds": 1000.0, "note": ""}, {"name": "tile ladder", "microseconds": 500.0,
+                                                                      "note": ""}]
+    old = "b" * 64
+    cache.write_text(json.dumps({key: {"written": "then", "rows": rows}, old: {"written": "then", "rows": []}}))
+    calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})
+    got = pick.pick("auto", gemm, target, RULE, _job_of, kernels=False)
+    assert calls == [] and got.chosen is RULE and "then" in got.cached and got.cache_note == ""
+    pick.pick("auto", Gemm(512, 512, 256, "bf16", "nn"), target, RULE, _job_of, kernels=False)
+    data = json.loads(cache.read_text())
+    assert data["format"] == pick.CACHE_FORMAT and {key, old} < set(data["entries"]) and len(calls) == 2
 
 
 def test_an_unwritable_cache_costs_only_the_next_runs_predictions(tmp_path, monkeypatch):
@@ -164,7 +200,8 @@ def test_an_unwritable_cache_costs_only_the_next_runs_predictions(tmp_path, monk
     calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})
     gemm = Gemm(512, 512, 512, "bf16", "nn")
     for _ in range(2):
-        assert pick.pick("auto", gemm, TARGETS["gfx942"], RULE, _job_of, kernels=False).chosen.name == "default"
+        got = pick.pick("auto", gemm, TARGETS["gfx942"], RULE, _job_of, kernels=False)
+        assert got.chosen.name == "default" and "cannot write the pick cache" in got.cache_note
     assert len(calls) == 4 and blocker.read_text() == ""
 
 
