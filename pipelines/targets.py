@@ -154,6 +154,9 @@ class Target:
     # SMFMAC opcode -> matrix-pipe clocks: the sparse MFMAs IREE's heuristic emits on its own (`_CDNA3_SPARSE_CYCLES`)
     sparse_mma_cycles: dict[str, int] = field(default_factory=dict)
     dma: bool = False  # direct global->LDS loads that IREE 3.13 will use
+    # Transposing LDS reads of 16-bit elements (ds_read_b64_tr_b16, CDNA4): a K×N tile stored N-contiguous is read as
+    # K-contiguous MFMA fragments, so NN kernels can copy B straight into LDS
+    lds_transpose_reads: bool = False
     compute_units: int = 1  # CUs (AMD) or SMs (NVIDIA): workgroups needed to fill the chip once
     xcds: int = 1
     cus_per_xcd: int = 0
@@ -362,7 +365,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "gfx950", "rocm", "AMD CDNA4: MI350X / MI355X", _HIP + ("--iree-rocm-target=gfx950",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"),
         lds_bytes=163840, lds_per_cu=163840, lds_banks=64, mma=_GFX950_MMA, sparse_mma_cycles=_CDNA3_SPARSE_CYCLES,
-        dma=True, compute_units=256, xcds=8,
+        dma=True, lds_transpose_reads=True, compute_units=256, xcds=8,
         cus_per_xcd=32,
         peak_tflops={"16bit": 2500.0, "fp8": 5000.0}, **_ROCM, buffer_cache_swizzle=True, iree_ukernels=True,
         isa_family="cdna4",
@@ -389,6 +392,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                       sources=_CDNA_SOURCES + (
                           "Chips and Cheese, 'AMD's CDNA 4 Architecture Announcement': 256 MB memory-side cache (MALL) "
                           "under the eight XCDs; workgroups dealt to the XCDs round-robin as on MI300X",
+                          "AMD CDNA4 ISA reference guide: DS_READ_B64_TR_B16 (transposing LDS reads)",
                           "AMD MI350 architecture page (ROCm docs): 8 TB/s HBM3E, 4 MB L2 per XCD, 160 KB LDS with "
                           "doubled read bandwidth; 2400 MHz (Hot Chips 2025, MI355X)",
                           "HipKittens mi355x_bf16_gemm.json @ f09e9685 (8192^3 bf16: 682.7 us), for the fitted "

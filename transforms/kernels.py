@@ -121,7 +121,7 @@ def build_kernel(schedule: Kernel, gemm, target) -> None:
     mma = kernel_mma(schedule, target, gemm.dtype)
     name = kernel_name(schedule, gemm.dtype, gemm.layout)
     if isinstance(schedule, PingPong8):
-        build_pingpong8(schedule, gemm.dtype, mma, gemm.layout)
+        build_pingpong8(schedule, gemm.dtype, mma, gemm.layout, target.lds_banks)
     elif isinstance(schedule, ProducerConsumer):
         build_producer_consumer(schedule, gemm.dtype, mma, gemm.layout, name)
     else:

@@ -32,8 +32,13 @@ class XorSwizzle:
     chunk_elements: int
     chunks: int
     rows_per_line: int
+    # Where set, the mask is these bits of the row instead (bit i of the mask is bit mask_bits[i] of the row): rows
+    # a read takes together that are not consecutive (`transposed_swizzle`)
+    mask_bits: tuple[int, ...] = ()
 
     def mask(self, row: int) -> int:
+        if self.mask_bits:
+            return sum(((row >> bit) & 1) << i for i, bit in enumerate(self.mask_bits))
         return (row // self.rows_per_line) % self.chunks
 
     def column(self, row: int, k: int) -> int:
@@ -54,9 +59,35 @@ class XorSwizzle:
     def emit(self, b, row: ir.Value, k: ir.Value) -> ir.Value:
         """`column` in IR: the same formula on index values (`b` makes index constants: `b.c(n)`)."""
         chunk = arith.DivUIOp(k, b.c(self.chunk_elements)).result
-        mask = arith.RemUIOp(arith.DivUIOp(row, b.c(self.rows_per_line)).result, b.c(self.chunks)).result
+        if self.mask_bits:
+            bits = [arith.MulIOp(arith.RemUIOp(arith.DivUIOp(row, b.c(1 << bit)).result, b.c(2)).result,
+                                 b.c(1 << i)).result for i, bit in enumerate(self.mask_bits)]
+            mask = bits[0]
+            for bit in bits[1:]:
+                mask = arith.AddIOp(mask, bit).result
+        else:
+            mask = arith.RemUIOp(arith.DivUIOp(row, b.c(self.rows_per_line)).result, b.c(self.chunks)).result
         moved = arith.MulIOp(arith.XOrIOp(chunk, mask).result, b.c(self.chunk_elements)).result
         return arith.AddIOp(moved, arith.RemUIOp(k, b.c(self.chunk_elements)).result).result
+
+
+TRANSPOSE_READ_BYTES = 32  # what the four lanes of a transposing read that share an LDS row take from it
+
+
+def transposed_swizzle(row_elements: int, element_bytes: int, lds_banks: int) -> XorSwizzle:
+    """The swizzle of a K×N operand tile stored N-contiguous (rows of `row_elements`, a whole number of bank lines)
+    and read by transposing reads (ds_read_b64_tr_b16) into MFMA fragments: lane group g holds K rows 8g..8g+7, and
+    each 16-lane block reads 4 of them (bits 0-1 of the row), 32 bytes of the same N columns from each. The banks
+    serve a line (banks × 4 bytes) of 8-byte lanes a cycle: 32 lanes, two lane groups (rows 8 apart: bit 3), on 64
+    banks; 16 lanes on 32. Those rows must take different 32-byte chunks modulo a line, so the mask is made of row
+    bits 0, 1 and 3 (0 and 1 on 32 banks)."""
+    chunk_elements = TRANSPOSE_READ_BYTES // element_bytes
+    line_chunks = lds_banks * 4 // TRANSPOSE_READ_BYTES
+    bits = (0, 1, 3)[:line_chunks.bit_length() - 1]
+    if row_elements * element_bytes % (lds_banks * 4) or len(bits) != line_chunks.bit_length() - 1:
+        raise ValueError(f"no transposed swizzle for rows of {row_elements * element_bytes} bytes on {lds_banks} "
+                         "banks.")
+    return XorSwizzle(chunk_elements, row_elements // chunk_elements, 1, bits)
 
 
 def lds_swizzle(schedule) -> XorSwizzle | None:

@@ -23,7 +23,7 @@ from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, ire
 from .errors import UserError
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .hazards import check
-from .lds_swizzle import lds_swizzle, xor_rows
+from .lds_swizzle import XorSwizzle, lds_swizzle, transposed_swizzle, xor_rows
 from .warpgroups import PingPong8, check_lds
 
 THREADS = 512  # 8 waves of 64
@@ -67,7 +67,7 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
     mma = ukernel_mma(target, gemm.dtype)
     if mma not in target.mma or target.mma[mma].operand != gemm.dtype:
         raise UkernelError(f"{target.name} has no {mma} for {gemm.dtype}.")
-    check_supported(schedule, gemm.layout, mma)
+    check_supported(schedule, gemm.layout, mma, target)
     k_tile = schedule.tile[2]
     if gemm.batched or gemm.m % ROWS or gemm.n % ROWS or gemm.k % k_tile or gemm.k < 2 * k_tile:
         raise UkernelError(f"the {schedule.name} ukernel needs M and N multiples of {ROWS}, K a multiple of {k_tile} "
@@ -88,7 +88,7 @@ def check_problem(schedule: PingPong8, gemm, target) -> None:
             raise UkernelError(f"the XOR swizzle {swizzle} does not repeat every 16 rows.")
 
 
-def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
+def check_supported(schedule: PingPong8, layout: str, mma: str, target) -> None:
     m, n, k = schedule.tile
     if layout not in ("nt", "nn"):
         raise UkernelError(f"the pingpong8 ukernel covers the NT and NN layouts (A stored M×K); {layout.upper()} is "
@@ -96,9 +96,11 @@ def check_supported(schedule: PingPong8, layout: str, mma: str) -> None:
     if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages not in (1, 2) or schedule.stagger != 1:
         raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one or two "
                            f"LDS stages and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
-    if schedule.lds_stages == 2 and layout != "nt":
-        raise UkernelError("the two-stage pingpong8 copies 16-byte pieces of K-contiguous rows straight into LDS; it "
-                           f"covers the NT layout only, not {layout.upper()}.")
+    if schedule.lds_stages == 2 and layout == "nn" and (schedule.element_bytes != 2 or not target.lds_transpose_reads):
+        raise UkernelError("the two-stage pingpong8 copies B straight into LDS as it is stored; in the NN layout it "
+                           "reads it back with transposing LDS reads of 16-bit elements, which "
+                           f"{'fp8 does not have' if target.lds_transpose_reads else f'{target.name} does not have'}"
+                           " (use --schedule pingpong8).")
 
 
 class KernelBuilder:
@@ -156,11 +158,14 @@ class KernelBuilder:
             op.operation.attributes["iree_gpu.swap_mfma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
 
 
-def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt") -> None:
+def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt", lds_banks: int = 64) -> None:
     """Emit `util.func private @<ukernel_name>` at the current insertion point.
 
     In the NN layout B arrives K×N: each thread loads 16 bytes along N of one K row and writes them down a
-    column of the N-major LDS tile, so LDS holds B as in NT and the fragment reads are the same.
+    column of the N-major LDS tile, so LDS holds B as in NT and the fragment reads are the same. With two LDS
+    stages (direct-to-LDS copies, nothing in registers to transpose) LDS holds B as stored, K rows of N, XOR-swizzled
+    by 32-byte chunks (`transposed_swizzle`), and the fragments are read with transposing reads
+    (`amdgpu.transpose_load`, ds_read_b64_tr_b16): 4 K values of one N column per lane and read, two per fragment.
 
     Each wave owns 8×4 output tiles of 16×16, held as two accumulators of 4 M tiles each: the first MFMA cluster
     of a K step updates the upper one over every K slice, the second cluster the lower one, so the two clusters
@@ -181,6 +186,10 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     dma = schedule.lds_stages == 2  # two LDS stages filled by direct-to-LDS copies, no register staging
     staged = [2] if dma else []
     lds_type = ir.MemRefType.get([*staged, ROWS, k_tile], element, memory_space=workgroup)
+    b_as_stored = dma and layout == "nn"  # B in LDS as K rows of N, read by transposing reads
+    b_lds_type = ir.MemRefType.get([*staged, k_tile, ROWS], element, memory_space=workgroup) if b_as_stored \
+        else lds_type
+    b_swizzle = transposed_swizzle(ROWS, element_bytes(dtype), lds_banks) if b_as_stored else None
     lds_tiles = ir.MemRefType.get([*staged, 16, 16, slices, mma_k], element, memory_space=workgroup)
     acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype, layout)
@@ -193,9 +202,9 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
         lhs, rhs = entry.arguments[0], entry.arguments[1]
         zero = arith.ConstantOp(element, 0.0).result
         k_size = tensor.DimOp(lhs, b.c(1)).result
-        lds = {"a": memref.AllocOp(lds_type, [], []).result, "b": memref.AllocOp(lds_type, [], []).result}
+        lds = {"a": memref.AllocOp(lds_type, [], []).result, "b": memref.AllocOp(b_lds_type, [], []).result}
         tiles = {key: memref.ExpandShapeOp(lds_tiles, value, reassociation(dma), [], [*staged, 16, 16, slices, mma_k])
-                 .result for key, value in lds.items()}
+                 .result for key, value in lds.items() if key == "a" or not b_as_stored}
         sources = {"a": fat_buffer(lhs), "b": fat_buffer(rhs)} if dma else {}
         init = tensor.EmptyOp([16, 16, 16, 16], f32).result
         forall = scf.ForallOp([0], [THREADS], [1], shared_outs=[init],
@@ -262,14 +271,38 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                     return [b.c(s), inner]
                 return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), inner)), [slices, mma_k])
 
+            def transposed_b(stage: ir.Value, s: int) -> ir.Value:
+                """This lane's B fragments of K slice `s` (4 N tiles) from B stored K×N: per tile, two transposing
+                reads of 4 K values each. Lane L of a 16-lane block reads 4 N values of K row 4·half + L // 4 (of
+                its lane group's 8) at column 4·(L % 4) of the tile; the read hands lane L the values of column L
+                from the four rows its block read."""
+                quad_row, quad_col = b.delinearize(lane_row, [4, 4])
+                half = ir.VectorType.get([per_lane // 2], element)
+                value = arith.ConstantOp(ir.VectorType.get([4, 1, 1, per_lane], element), ir.DenseElementsAttr.get_splat(
+                    ir.VectorType.get([4, 1, 1, per_lane], element), ir.FloatAttr.get(element, 0.0))).result
+                for h in range(2):
+                    k_row = b.add(b.add(b.c(s * mma_k + h * per_lane // 2), inner), quad_row)
+                    for t in range(4):
+                        n = b.add(b.mul(b.add(n_outer, b.c(t)), 16), b.mul(quad_col, per_lane // 2))
+                        piece = amdgpu.TransposeLoadOp(half, lds["b"], [stage, k_row, b_swizzle.emit(b, k_row, n)])
+                        value = vector.InsertStridedSliceOp(piece.result, value, [t, 0, 0, h * per_lane // 2],
+                                                            [1]).result
+                return value
+
             def fragments(stage: ir.Value | None = None, parts: str = "ulb") -> list[tuple]:
                 """Per K slice: upper A tiles, lower A tiles, B tiles (of LDS stage `stage` when there are two);
                 `parts` names those read ("u", "l", "b"), the others are None."""
                 at = [] if stage is None else [stage]
                 starts = {"u": ("a", m_upper), "l": ("a", m_lower), "b": ("b", n_outer)}
-                return [tuple(b.read(tiles[starts[p][0]], [*at, starts[p][1], lane_row, *fragment_position(s)],
-                                     [4, 1, 1, per_lane], zero) if p in parts else None for p in "ulb")
-                        for s in range(slices)]
+
+                def read(p: str, s: int) -> ir.Value | None:
+                    if p not in parts:
+                        return None
+                    if p == "b" and b_as_stored:
+                        return transposed_b(stage, s)
+                    return b.read(tiles[starts[p][0]], [*at, starts[p][1], lane_row, *fragment_position(s)],
+                                  [4, 1, 1, per_lane], zero)
+                return [tuple(read(p, s) for p in "ulb") for s in range(slices)]
 
             def cluster(acc: ir.Value, current, half: int) -> ir.Value:
                 for upper, lower, b_tiles in current:
@@ -278,7 +311,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
 
             if dma:
                 finals = _pingpong8_dma_steps(b, schedule, tid, group, lds, sources, fragments, cluster, column, k_size,
-                                              element, copy)
+                                              element, copy, b_swizzle)
             else:
                 finals = _register_prefetch_steps(b, k_tile, tid, fetch, store, fragments, cluster, k_size, acc_type)
             results = []
@@ -326,7 +359,7 @@ def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch
 
 def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, group: ir.Value, lds: dict,
                          sources: dict, fragments, cluster, column, k_size: ir.Value, element: ir.Type,
-                         copy: int) -> list[ir.Value]:
+                         copy: int, b_swizzle: XorSwizzle | None = None) -> list[ir.Value]:
     """The two-stage K loop (`PingPong8(lds_stages=2).program`, gfx950): both stages are filled first; each K step
     reads B and the upper A half of its stage (phase 1), runs both MFMA clusters at raised priority with the lower
     A half read between them (phase 2), and refills that stage with the tile two steps on by direct-to-LDS copies
@@ -334,23 +367,32 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
     barrier. The copies are async (`gather_to_lds async`), so LLVM leaves their waits to these counted ones
     instead of waiting for every copy before each LDS read (it cannot tell the two stages apart). Each group
     copies its own 128 rows of A and of B: a wave's copy fills `rows` whole LDS rows, lane after lane, so the XOR
-    swizzle is applied to the column each lane fetches (XOR is its own inverse). Returns the upper and lower
-    accumulators."""
+    swizzle is applied to the column each lane fetches (XOR is its own inverse). With `b_swizzle` (NN: B stored
+    K×N in LDS as in memory), each group copies its half of B's K rows (all N), swizzled by `b_swizzle`. Returns
+    the upper and lower accumulators."""
     k_tile = schedule.tile[2]
-    chunks = k_tile // copy  # 16-byte pieces per LDS row
-    rows = 64 // chunks  # LDS rows one wave's copy fills
-    copies = 128 // (4 * rows)  # copies per wave and operand: a group's 4 waves move its 128 rows
     wave, lane = b.delinearize(tid, [2, 4, 64])[1:]
-    row_in_copy, slot = b.delinearize(lane, [rows, chunks])
     acc_type = ir.VectorType.get([4, 4, 1, 4], ir.F32Type.get())
+
+    def copies_of(op: str) -> tuple:
+        """(LDS rows a group copies, row width in elements, the global indices of a row's element at K offset
+        k_base): a wave's copy fills whole LDS rows, lane after lane, and each lane fetches the element its slot
+        holds under the swizzle (XOR is its own inverse)."""
+        if op == "b" and b_swizzle is not None:  # K rows of N
+            return k_tile // 2, ROWS, lambda k_base, row, col: [b.add(k_base, row), b_swizzle.emit(b, row, col)]
+        return 128, k_tile, lambda k_base, row, col: [row, b.add(k_base, column(row, col))]  # rows of K
 
     def refill(k_base: ir.Value, stage: ir.Value) -> None:
         for op in ("b", "a"):
-            for p in range(copies):
-                first = b.add(b.mul(group, 128), b.mul(b.add(b.c(p * 4), wave), rows))
-                row = b.add(first, row_in_copy)
-                amdgpu.GatherToLDSOp(sources[op], [row, b.add(k_base, column(row, b.mul(slot, copy)))], lds[op],
-                                     [stage, first, b.c(0)], ir.VectorType.get([copy], element), async_=True)
+            group_rows, width, source_of = copies_of(op)
+            chunks = width // copy  # 16-byte pieces per LDS row
+            rows = 64 // chunks  # LDS rows one wave's copy fills
+            row_in_copy, slot = b.delinearize(lane, [rows, chunks])
+            for p in range(group_rows // (4 * rows)):  # a group's 4 waves move its rows
+                first = b.add(b.mul(group, group_rows), b.mul(b.add(b.c(p * 4), wave), rows))
+                amdgpu.GatherToLDSOp(sources[op], source_of(k_base, b.add(first, row_in_copy), b.mul(slot, copy)),
+                                     lds[op], [stage, first, b.c(0)], ir.VectorType.get([copy], element),
+                                     async_=True)
 
     def step(accs: list[ir.Value], k: ir.Value, refills: bool) -> list[ir.Value]:
         """One K step on the stage holding K offset `k`; with `refills`, that stage then takes the tile K offset

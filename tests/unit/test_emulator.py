@@ -233,6 +233,7 @@ GENERATED = [
     ("gfx942", "f16", "tn", "producer_consumer"),
     ("gfx950", "bf16", "nt", "double_buffered_dma"), ("gfx950", "f8e4m3fn", "nt", "double_buffered_dma"),
     ("gfx950", "bf16", "nt", "pingpong8_dma"), ("gfx950", "f8e4m3fn", "nt", "pingpong8_dma"),
+    ("gfx950", "bf16", "nn", "pingpong8_dma"), ("gfx950", "f16", "nn", "pingpong8_dma"),
 ]
 
 

@@ -7,7 +7,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import func
 from iree.compiler.passmanager import PassManager
 
-from transforms.lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
+from transforms.lds_swizzle import XorSwizzle, lds_swizzle, transposed_swizzle, xor_rows
 from transforms.ukernel import KernelBuilder, ukernel_schedule
 from transforms.ukernel_dbuf import dbuf_schedule
 
@@ -17,6 +17,8 @@ SHIPPED = {
     "double buffer bf16, 32 banks": lds_swizzle(dbuf_schedule("bf16", 64, 16, lds_banks=32)),
     "double buffer bf16, 64 banks": lds_swizzle(dbuf_schedule("bf16", 64, 16, lds_banks=64)),
     "double buffer fp8, 64 banks": lds_swizzle(dbuf_schedule("f8E4M3FN", 64, 32, lds_banks=64)),
+    "pingpong8_dma NN B, 64 banks": transposed_swizzle(256, 2, 64),
+    "pingpong8_dma NN B, 32 banks": transposed_swizzle(256, 2, 32),
 }
 
 
@@ -75,3 +77,40 @@ def test_check_rejects_a_mask_that_leaves_the_row():
 ])
 def test_rows_per_line_of_banks(banks, k_tile, element_bytes, rows):
     assert xor_rows(banks, k_tile, element_bytes) == rows
+
+
+def _transposing_read_cycles(swizzle: XorSwizzle | None, banks: int, first_row: int, tile: int) -> int:
+    """Bank cycles of one ds_read_b64_tr_b16 of the NN B fragments, by hand: lane l (group g = l // 16, L = l % 16)
+    reads 8 bytes at K row first_row + 8g + L // 4, N column 16·tile + 4·(L % 4) of 256-element rows; the banks
+    serve (banks × 4 / 8) lanes a cycle, and a cycle takes as many passes as its busiest bank has distinct dwords."""
+    lanes_per_cycle = banks * 4 // 8
+    total = 0
+    for start in range(0, 64, lanes_per_cycle):
+        per_bank: dict[int, set] = {}
+        for lane in range(start, start + lanes_per_cycle):
+            row = first_row + 8 * (lane // 16) + (lane % 16) // 4
+            n = 16 * tile + 4 * (lane % 4)
+            column = n if swizzle is None else swizzle.column(row, n)
+            byte = row * 512 + 2 * column
+            for dword in (byte // 4, byte // 4 + 1):
+                per_bank.setdefault(dword % banks, set()).add(dword)
+        total += max(len(d) for d in per_bank.values())
+    return total
+
+
+@pytest.mark.parametrize("banks", [32, 64])
+def test_transposed_swizzle_makes_every_transposing_read_conflict_free(banks):
+    swizzle = transposed_swizzle(256, 2, banks)
+    swizzle.check(64)
+    ideal = 64 * 8 // (banks * 4)
+    reads = [(k0 + 4 * half, tile) for k0 in (0, 32) for half in (0, 1) for tile in range(16)]
+    assert all(_transposing_read_cycles(swizzle, banks, row, tile) == ideal for row, tile in reads)
+    # unswizzled, the rows of a cycle share their banks; a mask that changes per row only modulo a line does too
+    assert _transposing_read_cycles(None, banks, 0, 0) > ideal
+    if banks == 64:
+        assert _transposing_read_cycles(XorSwizzle(16, 16, 1), banks, 0, 0) > ideal
+
+
+def test_transposed_swizzle_needs_rows_of_whole_bank_lines():
+    with pytest.raises(ValueError, match="no transposed swizzle for rows of 192 bytes on 64 banks"):
+        transposed_swizzle(96, 2, 64)
