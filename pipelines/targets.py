@@ -170,7 +170,8 @@ class Target:
     # Generated MFMA kernels shipped with padded LDS rows instead of the XOR swizzle, each for the prediction named
     # beside its entry (`transforms.ukernel_dbuf.dbuf_schedule`).
     padded_kernels: tuple[str, ...] = ()
-    ukernel_mma: dict[int, str] = field(default_factory=dict)  # input element bytes -> intrinsic pattern
+    # input element bytes, or (kernel, input element bytes) where one kernel differs -> intrinsic pattern
+    ukernel_mma: dict[int | tuple[str, int], str] = field(default_factory=dict)
     isa: str = ""  # what the dump holds: "amdgcn" (.rocmasm), "ptx" (.ptx) or "" (host code, not inspected)
     device_drivers: tuple[str, ...] = ()  # IREE runtime drivers that run its executables (--device before '://')
     # Its driver is asked how many compute units the --device GPU has (`pipelines.device_units`): the ISA runs on
@@ -400,7 +401,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                           "`error` 15 %: the median |error| on the 60 held-out published MI355X rows of >= 20 us "
                           "(results/calibration/heldout-slots-2026-11-26.md; DMA-on rows >= 1 ms ran up to 51 % "
                           "slower than predicted)")),
-        ukernel_mma={2: "MFMA_F32_16x16x32_{T}", 1: "MFMA_F32_16x16x32_{T}"},
+        # fp8: pingpong8_dma takes CDNA4's double-rate 16x16x128 (K 128 per row is its tile); the other kernels'
+        # 64-byte K tiles hold half of one, and keep the 16x16x32 at the 16-bit rate
+        ukernel_mma={2: "MFMA_F32_16x16x32_{T}", 1: "MFMA_F32_16x16x32_{T}",
+                     ("pingpong8_dma", 1): "MFMA_F32_16x16x128_{T}"},
         # Padded rows take 124 VGPRs where the XOR swizzle's addressing takes 134, so 4 workgroups fit a CU, not 3:
         # PREDICTED bf16 NT 120 against 235 us at 4096^3 and 931 against 1385 us at 8192^3
         # (results/predicted/kernel-questions-2026-11-24.md). interleave4 gains nothing (126 against 124 us).

@@ -138,6 +138,18 @@ def mma_operand(mma: str) -> str:
     return _mma_attr(mma)[1]
 
 
+# Intrinsics whose A/B values in one lane are not one run along K: lane group g (lanes 16g..16g+15) holds K
+# g·r .. g·r + r - 1 of each of `blocks` blocks of K / blocks (r = K / (4·blocks)). IREE lays gfx950's double-rate
+# fp8 MFMA out so (outer 2 along K, 16 elements each); a kernel reading one run of 32 computed the wrong product on
+# the emulator, two runs 64 apart the right one.
+MMA_K_BLOCKS = {"MFMA_F32_16x16x128_F8E4M3FN": 2, "MFMA_F32_16x16x128_F8E5M2": 2}
+
+
+def fragment_blocks(mma: str) -> int:
+    """Runs along K of one lane's A/B values for intrinsic `mma` (`MMA_K_BLOCKS`; one for the others)."""
+    return MMA_K_BLOCKS.get(mma, 1)
+
+
 def element_bytes(dtype: str) -> int:
     return 1 if dtype.startswith("f8") else 2
 

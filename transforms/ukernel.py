@@ -21,7 +21,7 @@ from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, ire
     util, vector
 
 from .errors import UserError
-from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
+from .schedule import LDS_ACCESS_BYTES, element_bytes, fragment_blocks, mma_shape
 from .hazards import check
 from .lds_swizzle import XorSwizzle, lds_swizzle, transposed_swizzle, xor_rows
 from .warpgroups import PingPong8, check_lds
@@ -53,10 +53,11 @@ def ukernel_schedule(dtype: str, lds_banks: int = 32, lds_stages: int = 1) -> Pi
 
 
 def ukernel_mma(target, dtype: str, label: str = "pingpong8") -> str:
-    """The intrinsic the generated kernels use on `target` for `dtype` (`Target.ukernel_mma`, by input element
-    bytes: 16x16 output tiles, so the accumulator layout is the same for all of them; only the K depth and the
-    elements per lane differ)."""
-    pattern = target.ukernel_mma.get(element_bytes(dtype))
+    """The intrinsic kernel `label` uses on `target` for `dtype` (`Target.ukernel_mma`: by (kernel, input element
+    bytes), else by input element bytes: 16x16 output tiles, so the accumulator layout is the same for all of
+    them; only the K depth and the elements per lane differ)."""
+    eb = element_bytes(dtype)
+    pattern = target.ukernel_mma.get((label, eb), target.ukernel_mma.get(eb))
     if pattern is None:
         raise UkernelError(f"the {label} kernel has no intrinsic for {dtype} on {target.name}.")
     return pattern.format(T=dtype.upper())
@@ -64,7 +65,7 @@ def ukernel_mma(target, dtype: str, label: str = "pingpong8") -> str:
 
 def check_problem(schedule: PingPong8, gemm, target) -> None:
     """One sentence for anything the generated ukernel cannot do for `gemm` on `target`."""
-    mma = ukernel_mma(target, gemm.dtype)
+    mma = ukernel_mma(target, gemm.dtype, schedule.name)
     if mma not in target.mma or target.mma[mma].operand != gemm.dtype:
         raise UkernelError(f"{target.name} has no {mma} for {gemm.dtype}.")
     check_supported(schedule, gemm.layout, mma, target)
@@ -174,6 +175,8 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     mma_k = mma_shape(mma)[2]
     slices = k_tile // mma_k
     per_lane = mma_k // 4  # A and B elements one lane holds for one 16x16xK intrinsic
+    blocks = fragment_blocks(mma)  # ... in this many runs along K, mma_k // blocks apart
+    run = per_lane // blocks
     copy = LDS_ACCESS_BYTES // element_bytes(dtype)  # elements per 16-byte global load / LDS store
     swizzle = lds_swizzle(schedule)
     element = ir.Type.parse(dtype)
@@ -212,7 +215,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
         with ir.InsertionPoint(forall.body):
             tid, out = forall.body.arguments[0], forall.body.arguments[1]
             wave_m, wave_n, lane_group, lane_row = b.delinearize(tid, [2, 4, 4, 16])
-            inner = b.mul(lane_group, per_lane)  # the lane's K values within a slice
+            inner = b.mul(lane_group, run)  # the lane's (first run of) K values within a slice
             acc_column = b.mul(lane_group, 4)  # the lane's 4 accumulator columns (col_major 16x16 layout)
             m_upper = b.mul(wave_m, 8)
             m_lower = b.add(m_upper, b.c(4))
@@ -265,21 +268,24 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                             n = b.add(n_col, b.c(i))
                             memref.StoreOp(vector.ExtractOp(value, [], [0, i]).result, lds["b"], [n, column(n, kr)])
 
-            def fragment_position(s: int) -> list[ir.Value]:
-                """(K slice, offset in it) of this lane's values of slice `s`, after the swizzle."""
+            def fragment_position(s: int, r: int = 0) -> list[ir.Value]:
+                """(K slice, offset in it) of this lane's run `r` of slice `s`, after the swizzle."""
+                start = b.add(b.c(r * (mma_k // blocks)), inner)
                 if swizzle is None:
-                    return [b.c(s), inner]
-                return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), inner)), [slices, mma_k])
+                    return [b.c(s), start]
+                return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), start)), [slices, mma_k])
 
             def transposed_b(stage: ir.Value, s: int) -> ir.Value:
                 """This lane's B fragments of K slice `s` (4 N tiles) from B stored K×N: per tile, two transposing
                 reads of 4 K values each. Lane L of a 16-lane block reads 4 N values of K row 4·half + L // 4 (of
                 its lane group's 8) at column 4·(L % 4) of the tile; the read hands lane L the values of column L
                 from the four rows its block read."""
+                assert b_swizzle is not None  # B is stored as in memory only with its transposed swizzle
                 quad_row, quad_col = b.delinearize(lane_row, [4, 4])
                 half = ir.VectorType.get([per_lane // 2], element)
-                value = arith.ConstantOp(ir.VectorType.get([4, 1, 1, per_lane], element), ir.DenseElementsAttr.get_splat(
-                    ir.VectorType.get([4, 1, 1, per_lane], element), ir.FloatAttr.get(element, 0.0))).result
+                whole = ir.VectorType.get([4, 1, 1, per_lane], element)
+                value = arith.ConstantOp(whole, ir.DenseElementsAttr.get_splat(whole, ir.FloatAttr.get(element, 0.0))
+                                         ).result
                 for h in range(2):
                     k_row = b.add(b.add(b.c(s * mma_k + h * per_lane // 2), inner), quad_row)
                     for t in range(4):
@@ -300,8 +306,16 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                         return None
                     if p == "b" and b_as_stored:
                         return transposed_b(stage, s)
-                    return b.read(tiles[starts[p][0]], [*at, starts[p][1], lane_row, *fragment_position(s)],
-                                  [4, 1, 1, per_lane], zero)
+                    runs = [b.read(tiles[starts[p][0]], [*at, starts[p][1], lane_row, *fragment_position(s, r)],
+                                   [4, 1, 1, run], zero) for r in range(blocks)]
+                    if blocks == 1:
+                        return runs[0]
+                    # tile t's runs side by side: flat, shuffled, and back (one shuffle of two flat runs)
+                    assert blocks == 2
+                    flat = [vector.ShapeCastOp(ir.VectorType.get([4 * run], element), piece).result for piece in runs]
+                    order = [r * 4 * run + t * run + e for t in range(4) for r in range(2) for e in range(run)]
+                    both = vector.ShuffleOp(flat[0], flat[1], order).result
+                    return vector.ShapeCastOp(ir.VectorType.get([4, 1, 1, per_lane], element), both).result
                 return [tuple(read(p, s) for p in "ulb") for s in range(slices)]
 
             def cluster(acc: ir.Value, current, half: int) -> ir.Value:

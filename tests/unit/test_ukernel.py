@@ -242,6 +242,26 @@ def test_gfx950_two_stage_pingpong8(tmp_path):
         check_kernel_target("pingpong8_dma", TARGETS["gfx942"])
 
 
+def test_gfx950_two_stage_pingpong8_fp8_takes_the_double_rate_mfma(tmp_path):
+    """fp8: pingpong8_dma takes gfx950's 16x16x128 (a lane's 32 values in two runs of 16, 64 apart along K) where the
+    other kernels keep the 16x16x32; the right GEMM on the emulator."""
+    from pipelines.emulator import emulate_gemm
+    from transforms.ukernel import ukernel_mma
+
+    gfx950 = TARGETS["gfx950"]
+    assert ukernel_mma(gfx950, "f8E4M3FN", "pingpong8_dma") == "MFMA_F32_16x16x128_F8E4M3FN"
+    assert ukernel_mma(gfx950, "f8E5M2", "pingpong8") == "MFMA_F32_16x16x32_F8E5M2"
+    assert ukernel_mma(gfx950, "bf16", "pingpong8_dma") == "MFMA_F32_16x16x32_BF16"
+    gemm = Gemm(256, 512, 384, "f8E4M3FN", "nt")  # three K steps of 128
+    kernel = kernel_schedule("pingpong8_dma", "f8E4M3FN", gfx950)
+    assert kernel.tile == (256, 256, 128)
+    report = flow.compile_job(flow.prepare(job(gemm, "gfx950", kernel)), tmp_path / "k")
+    stats, = report["dispatches"]
+    assert report["verified"] and stats["mma"] == {"v_mfma_f32_16x16x128_f8f6f4": 96} and stats["spill_count"] == 0
+    result = emulate_gemm(tmp_path / "k")
+    assert result.passed and result.matches
+
+
 def test_gfx950_two_stage_pingpong8_nn_reads_b_as_stored(tmp_path):
     """NN: B is copied into LDS as stored (K rows of N, 128 KiB in all as in NT) and read back by transposing reads,
     two per fragment and N tile, conflict-free under the transposed swizzle; the right GEMM on the emulator."""
