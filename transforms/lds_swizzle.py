@@ -71,23 +71,29 @@ class XorSwizzle:
         return arith.AddIOp(moved, arith.RemUIOp(k, b.c(self.chunk_elements)).result).result
 
 
-TRANSPOSE_READ_BYTES = 32  # what the four lanes of a transposing read that share an LDS row take from it
+TRANSPOSE_LANE_BYTES = 8  # what one lane of a transposing read (ds_read_b64_tr_b16 / _b8) takes from LDS
 
 
-def transposed_swizzle(row_elements: int, element_bytes: int, lds_banks: int) -> XorSwizzle:
+def transposed_swizzle(row_elements: int, element_bytes: int, lds_banks: int, group_rows: int) -> XorSwizzle:
     """The swizzle of a K×N operand tile stored N-contiguous (rows of `row_elements`, a whole number of bank lines)
-    and read by transposing reads (ds_read_b64_tr_b16) into MFMA fragments: lane group g holds K rows 8g..8g+7, and
-    each 16-lane block reads 4 of them (bits 0-1 of the row), 32 bytes of the same N columns from each. The banks
-    serve a line (banks × 4 bytes) of 8-byte lanes a cycle: 32 lanes, two lane groups (rows 8 apart: bit 3), on 64
-    banks; 16 lanes on 32. Those rows must take different 32-byte chunks modulo a line, so the mask is made of row
-    bits 0, 1 and 3 (0 and 1 on 32 banks)."""
-    chunk_elements = TRANSPOSE_READ_BYTES // element_bytes
-    line_chunks = lds_banks * 4 // TRANSPOSE_READ_BYTES
-    bits = (0, 1, 3)[:line_chunks.bit_length() - 1]
-    if row_elements * element_bytes % (lds_banks * 4) or len(bits) != line_chunks.bit_length() - 1:
+    and read by transposing reads (ds_read_b64_tr_b16 / _b8) into MFMA fragments, whose lane group g holds K rows
+    g·group_rows onwards. Each 16-lane block reads 8 / element_bytes consecutive K rows (row bits 0 and 1 at 16
+    bits, 0 to 2 at 8), 128 / that bytes of the same N columns from each (a chunk: 32 or 16 bytes). The banks serve
+    a line (banks × 4 bytes) of 8-byte lanes a cycle: two lane groups, group_rows apart, on 64 banks; one on 32.
+    Those rows must take different chunks modulo a line, so the mask is made of the block's row bits and, on 64
+    banks, the bit of group_rows: bits 0, 1 and 3 for gfx950's bf16 16x16x32 (group_rows 8), 0, 1, 2 and 4 for its
+    fp8 16x16x128 (16)."""
+    rows_per_block = TRANSPOSE_LANE_BYTES // element_bytes
+    chunk_bytes = 16 * TRANSPOSE_LANE_BYTES // rows_per_block
+    line_chunks = lds_banks * 4 // chunk_bytes
+    groups_per_cycle = lds_banks * 4 // TRANSPOSE_LANE_BYTES // 16
+    bits = tuple(range(rows_per_block.bit_length() - 1)) + (
+        (group_rows.bit_length() - 1,) if groups_per_cycle == 2 else ())
+    if (row_elements * element_bytes % (lds_banks * 4) or 1 << len(bits) != line_chunks
+            or group_rows & (group_rows - 1) or group_rows < rows_per_block):
         raise ValueError(f"no transposed swizzle for rows of {row_elements * element_bytes} bytes on {lds_banks} "
-                         "banks.")
-    return XorSwizzle(chunk_elements, row_elements // chunk_elements, 1, bits)
+                         f"banks with lane groups {group_rows} rows apart.")
+    return XorSwizzle(chunk_bytes // element_bytes, row_elements * element_bytes // chunk_bytes, 1, bits)
 
 
 def lds_swizzle(schedule) -> XorSwizzle | None:

@@ -97,11 +97,10 @@ def check_supported(schedule: PingPong8, layout: str, mma: str, target) -> None:
     if (m, n) != (ROWS, ROWS) or k % mma_shape(mma)[2] or schedule.lds_stages not in (1, 2) or schedule.stagger != 1:
         raise UkernelError(f"the pingpong8 ukernel takes a 256x256xK tile with K a multiple of {mma}'s K, one or two "
                            f"LDS stages and a one-phase stagger, not {m}x{n}x{k} with {schedule.lds_stages} stage(s).")
-    if schedule.lds_stages == 2 and layout == "nn" and (schedule.element_bytes != 2 or not target.lds_transpose_reads):
+    if schedule.lds_stages == 2 and layout == "nn" and not target.lds_transpose_reads:
         raise UkernelError("the two-stage pingpong8 copies B straight into LDS as it is stored; in the NN layout it "
-                           "reads it back with transposing LDS reads of 16-bit elements, which "
-                           f"{'fp8 does not have' if target.lds_transpose_reads else f'{target.name} does not have'}"
-                           " (use --schedule pingpong8).")
+                           f"reads it back with transposing LDS reads, which {target.name} does not have (use "
+                           "--schedule pingpong8).")
 
 
 class KernelBuilder:
@@ -192,7 +191,8 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     b_as_stored = dma and layout == "nn"  # B in LDS as K rows of N, read by transposing reads
     b_lds_type = ir.MemRefType.get([*staged, k_tile, ROWS], element, memory_space=workgroup) if b_as_stored \
         else lds_type
-    b_swizzle = transposed_swizzle(ROWS, element_bytes(dtype), lds_banks) if b_as_stored else None
+    b_swizzle = transposed_swizzle(ROWS, element_bytes(dtype), lds_banks, per_lane // fragment_blocks(mma)) \
+        if b_as_stored else None
     lds_tiles = ir.MemRefType.get([*staged, 16, 16, slices, mma_k], element, memory_space=workgroup)
     acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype, layout)
@@ -276,23 +276,28 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                 return b.delinearize(column(lane_row, b.add(b.c(s * mma_k), start)), [slices, mma_k])
 
             def transposed_b(stage: ir.Value, s: int) -> ir.Value:
-                """This lane's B fragments of K slice `s` (4 N tiles) from B stored K×N: per tile, two transposing
-                reads of 4 K values each. Lane L of a 16-lane block reads 4 N values of K row 4·half + L // 4 (of
-                its lane group's 8) at column 4·(L % 4) of the tile; the read hands lane L the values of column L
-                from the four rows its block read."""
+                """This lane's B fragments of K slice `s` (4 N tiles) from B stored K×N, by transposing reads of
+                `per_read` K values each (4 at 16 bits, 8 at 8): lane L of a 16-lane block reads `per_read` N values
+                of K row L // (16 / per_read) of the block's rows at column per_read·(L % (16 / per_read)) of the
+                tile, and the read hands lane L the values of column L from the rows its block read. A lane's run
+                of K values takes run / per_read reads; its fragment, `blocks` runs."""
                 assert b_swizzle is not None  # B is stored as in memory only with its transposed swizzle
-                quad_row, quad_col = b.delinearize(lane_row, [4, 4])
-                half = ir.VectorType.get([per_lane // 2], element)
+                per_read = 8 // element_bytes(dtype)
+                row_in_block, col_in_block = b.delinearize(lane_row, [per_read, 16 // per_read])
+                piece_type = ir.VectorType.get([per_read], element)
                 whole = ir.VectorType.get([4, 1, 1, per_lane], element)
                 value = arith.ConstantOp(whole, ir.DenseElementsAttr.get_splat(whole, ir.FloatAttr.get(element, 0.0))
                                          ).result
-                for h in range(2):
-                    k_row = b.add(b.add(b.c(s * mma_k + h * per_lane // 2), inner), quad_row)
-                    for t in range(4):
-                        n = b.add(b.mul(b.add(n_outer, b.c(t)), 16), b.mul(quad_col, per_lane // 2))
-                        piece = amdgpu.TransposeLoadOp(half, lds["b"], [stage, k_row, b_swizzle.emit(b, k_row, n)])
-                        value = vector.InsertStridedSliceOp(piece.result, value, [t, 0, 0, h * per_lane // 2],
-                                                            [1]).result
+                columns = [b.add(b.mul(b.add(n_outer, b.c(t)), 16), b.mul(col_in_block, per_read)) for t in range(4)]
+                for r in range(blocks):
+                    for h in range(run // per_read):
+                        first = s * mma_k + r * (mma_k // blocks) + h * per_read
+                        k_row = b.add(b.add(b.c(first), inner), row_in_block)
+                        for t, n in enumerate(columns):
+                            piece = amdgpu.TransposeLoadOp(piece_type, lds["b"],
+                                                           [stage, k_row, b_swizzle.emit(b, k_row, n)]).result
+                            value = vector.InsertStridedSliceOp(piece, value, [t, 0, 0, r * run + h * per_read],
+                                                                [1]).result
                 return value
 
             def fragments(stage: ir.Value | None = None, parts: str = "ulb") -> list[tuple]:

@@ -234,6 +234,7 @@ GENERATED = [
     ("gfx950", "bf16", "nt", "double_buffered_dma"), ("gfx950", "f8e4m3fn", "nt", "double_buffered_dma"),
     ("gfx950", "bf16", "nt", "pingpong8_dma"), ("gfx950", "f8e4m3fn", "nt", "pingpong8_dma"),
     ("gfx950", "bf16", "nn", "pingpong8_dma"), ("gfx950", "f16", "nn", "pingpong8_dma"),
+    ("gfx950", "f8e5m2", "nn", "pingpong8_dma"),
 ]
 
 

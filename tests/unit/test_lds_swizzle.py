@@ -17,8 +17,9 @@ SHIPPED = {
     "double buffer bf16, 32 banks": lds_swizzle(dbuf_schedule("bf16", 64, 16, lds_banks=32)),
     "double buffer bf16, 64 banks": lds_swizzle(dbuf_schedule("bf16", 64, 16, lds_banks=64)),
     "double buffer fp8, 64 banks": lds_swizzle(dbuf_schedule("f8E4M3FN", 64, 32, lds_banks=64)),
-    "pingpong8_dma NN B, 64 banks": transposed_swizzle(256, 2, 64),
-    "pingpong8_dma NN B, 32 banks": transposed_swizzle(256, 2, 32),
+    "pingpong8_dma NN B, 64 banks": transposed_swizzle(256, 2, 64, 8),
+    "pingpong8_dma NN B, 32 banks": transposed_swizzle(256, 2, 32, 8),
+    "pingpong8_dma NN B fp8, 64 banks": transposed_swizzle(256, 1, 64, 16),
 }
 
 
@@ -79,38 +80,49 @@ def test_rows_per_line_of_banks(banks, k_tile, element_bytes, rows):
     assert xor_rows(banks, k_tile, element_bytes) == rows
 
 
-def _transposing_read_cycles(swizzle: XorSwizzle | None, banks: int, first_row: int, tile: int) -> int:
-    """Bank cycles of one ds_read_b64_tr_b16 of the NN B fragments, by hand: lane l (group g = l // 16, L = l % 16)
-    reads 8 bytes at K row first_row + 8g + L // 4, N column 16·tile + 4·(L % 4) of 256-element rows; the banks
-    serve (banks × 4 / 8) lanes a cycle, and a cycle takes as many passes as its busiest bank has distinct dwords."""
+def _transposing_read_cycles(swizzle: XorSwizzle | None, banks: int, first_row: int, tile: int, element_bytes: int = 2,
+                             group_rows: int = 8) -> int:
+    """Bank cycles of one transposing read (ds_read_b64_tr_b16 / _b8) of the NN B fragments, by hand: with p = 8 /
+    element_bytes values a lane, lane l (group g = l // 16, L = l % 16) reads 8 bytes at K row first_row +
+    group_rows·g + L // (16 / p), N column 16·tile + p·(L % (16 / p)) of 256-element rows; the banks serve
+    (banks × 4 / 8) lanes a cycle, and a cycle takes as many passes as its busiest bank has distinct dwords."""
+    per_lane = 8 // element_bytes
+    lanes_per_row = 16 // per_lane
     lanes_per_cycle = banks * 4 // 8
     total = 0
     for start in range(0, 64, lanes_per_cycle):
         per_bank: dict[int, set] = {}
         for lane in range(start, start + lanes_per_cycle):
-            row = first_row + 8 * (lane // 16) + (lane % 16) // 4
-            n = 16 * tile + 4 * (lane % 4)
+            row = first_row + group_rows * (lane // 16) + (lane % 16) // lanes_per_row
+            n = 16 * tile + per_lane * (lane % lanes_per_row)
             column = n if swizzle is None else swizzle.column(row, n)
-            byte = row * 512 + 2 * column
+            byte = row * 256 * element_bytes + element_bytes * column
             for dword in (byte // 4, byte // 4 + 1):
                 per_bank.setdefault(dword % banks, set()).add(dword)
         total += max(len(d) for d in per_bank.values())
     return total
 
 
-@pytest.mark.parametrize("banks", [32, 64])
-def test_transposed_swizzle_makes_every_transposing_read_conflict_free(banks):
-    swizzle = transposed_swizzle(256, 2, banks)
-    swizzle.check(64)
+# (first K row of each read of a lane group 0: bf16 16x16x32 slices 0 and 1 of a 64-row tile, two reads of 4 rows
+# each; fp8 16x16x128 runs 0 and 1, 64 apart, two reads of 8 rows each)
+BF16_READS, FP8_READS = (0, 4, 32, 36), (0, 8, 64, 72)
+
+
+@pytest.mark.parametrize("banks, element_bytes, group_rows, firsts", [
+    (32, 2, 8, BF16_READS), (64, 2, 8, BF16_READS), (64, 1, 16, FP8_READS), (32, 1, 16, FP8_READS)])
+def test_transposed_swizzle_makes_every_transposing_read_conflict_free(banks, element_bytes, group_rows, firsts):
+    swizzle = transposed_swizzle(256, element_bytes, banks, group_rows)
+    swizzle.check(128 // element_bytes)
     ideal = 64 * 8 // (banks * 4)
-    reads = [(k0 + 4 * half, tile) for k0 in (0, 32) for half in (0, 1) for tile in range(16)]
-    assert all(_transposing_read_cycles(swizzle, banks, row, tile) == ideal for row, tile in reads)
+    reads = [(row, tile) for row in firsts for tile in range(16)]
+    assert all(_transposing_read_cycles(swizzle, banks, row, tile, element_bytes, group_rows) == ideal
+               for row, tile in reads)
     # unswizzled, the rows of a cycle share their banks; a mask that changes per row only modulo a line does too
-    assert _transposing_read_cycles(None, banks, 0, 0) > ideal
+    assert _transposing_read_cycles(None, banks, 0, 0, element_bytes, group_rows) > ideal
     if banks == 64:
-        assert _transposing_read_cycles(XorSwizzle(16, 16, 1), banks, 0, 0) > ideal
+        assert _transposing_read_cycles(XorSwizzle(16, 16, 1), banks, 0, 0, element_bytes, group_rows) > ideal
 
 
 def test_transposed_swizzle_needs_rows_of_whole_bank_lines():
     with pytest.raises(ValueError, match="no transposed swizzle for rows of 192 bytes on 64 banks"):
-        transposed_swizzle(96, 2, 64)
+        transposed_swizzle(96, 2, 64, 8)

@@ -232,11 +232,8 @@ def test_gfx950_two_stage_pingpong8(tmp_path):
     assert stats["spill_count"] == 0
     result = emulate_gemm(tmp_path / "k")
     assert result.passed and result.matches
-    with pytest.raises(UkernelError, match="transposing LDS reads of 16-bit elements, which fp8 does not have"):
-        flow.prepare(job(Gemm(256, 256, 384, "f8E4M3FN", "nn"), "gfx950",
-                         kernel_schedule("pingpong8_dma", "f8E4M3FN", TARGETS["gfx950"])))
     without = dataclasses.replace(TARGETS["gfx950"], lds_transpose_reads=False)
-    with pytest.raises(UkernelError, match="transposing LDS reads of 16-bit elements, which gfx950 does not have"):
+    with pytest.raises(UkernelError, match="transposing LDS reads, which gfx950 does not have"):
         flow.prepare(flow.Job(without, "pingpong8", (gemm.with_(layout="nn"),), (None,), ukernel=kernel))
     with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
         check_kernel_target("pingpong8_dma", TARGETS["gfx942"])
@@ -263,21 +260,24 @@ def test_gfx950_two_stage_pingpong8_fp8_takes_the_double_rate_mfma(tmp_path):
 
 
 def test_gfx950_two_stage_pingpong8_nn_reads_b_as_stored(tmp_path):
-    """NN: B is copied into LDS as stored (K rows of N, 128 KiB in all as in NT) and read back by transposing reads,
-    two per fragment and N tile, conflict-free under the transposed swizzle; the right GEMM on the emulator."""
+    """NN: B is copied into LDS as stored (K rows of N, 128 KiB in all as in NT) and read back by transposing reads
+    (16-bit: two per fragment and N tile; fp8: four, two per run of the double-rate MFMA), conflict-free under the
+    transposed swizzle; the right GEMM on the emulator."""
     from pipelines.emulator import emulate_gemm
 
-    gemm = Gemm(256, 512, 256, "bf16", "nn")  # four K steps: two in the loop
-    kernel = kernel_schedule("pingpong8_dma", "bf16", TARGETS["gfx950"])
-    report = flow.compile_job(flow.prepare(job(gemm, "gfx950", kernel)), tmp_path / "k")
-    stats, = report["dispatches"]
-    assert report["verified"] and stats["dma_loads"] > 0 and stats["global_loads"] == 0
-    assert stats["lds_writes"] == 0 and stats["lds_bytes"] == 131072 and stats["spill_count"] == 0
-    isa = (tmp_path / "k" / "dump" / report["dispatches"][0]["isa_file"]).read_text()
-    # per K step and wave: 2 K slices x 4 N tiles x 2 halves of B
-    assert isa.count("ds_read_b64_tr_b16") >= 16
-    result = emulate_gemm(tmp_path / "k")
-    assert result.passed and result.matches and result.lds_conflict_cycles == 0
+    for dtype, k, read, per_step in (("bf16", 256, "ds_read_b64_tr_b16", 16), ("f8E5M2", 512, "ds_read_b64_tr_b8", 16)):
+        gemm = Gemm(256, 512, k, dtype, "nn")  # four K steps: two in the loop
+        kernel = kernel_schedule("pingpong8_dma", dtype, TARGETS["gfx950"])
+        folder = tmp_path / dtype
+        report = flow.compile_job(flow.prepare(job(gemm, "gfx950", kernel)), folder)
+        stats, = report["dispatches"]
+        assert report["verified"] and stats["dma_loads"] > 0 and stats["global_loads"] == 0
+        assert stats["lds_writes"] == 0 and stats["lds_bytes"] == 131072 and stats["spill_count"] == 0
+        isa = (folder / "dump" / report["dispatches"][0]["isa_file"]).read_text()
+        # per K step and wave: bf16 2 K slices x 4 N tiles x 2 reads; fp8 1 slice x 4 tiles x 2 runs x 2 reads
+        assert isa.count(read) >= per_step
+        result = emulate_gemm(folder)
+        assert result.passed and result.matches and result.lds_conflict_cycles == 0
 
 
 def test_iree_builtin_ukernel_pipeline(tmp_path, capsys):
