@@ -22,7 +22,7 @@ from iree.compiler.dialects import affine, amdgpu, arith, gpu, iree_codegen, ire
 
 from .errors import UserError
 from .schedule import LDS_ACCESS_BYTES, element_bytes, fragment_blocks, mma_shape
-from .hazards import check
+from .hazards import ProgramBuilder, check
 from .lds_swizzle import XorSwizzle, lds_swizzle, transposed_swizzle, xor_rows
 from .warpgroups import PingPong8, check_lds
 
@@ -379,16 +379,22 @@ def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch
 def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, group: ir.Value, lds: dict,
                          sources: dict, fragments, cluster, column, k_size: ir.Value, element: ir.Type,
                          copy: int, b_swizzle: XorSwizzle | None = None) -> list[ir.Value]:
-    """The two-stage K loop (`PingPong8(lds_stages=2).program`, gfx950): both stages are filled first; each K step
-    reads B and the upper A half of its stage (phase 1), runs both MFMA clusters at raised priority with the lower
-    A half read between them (phase 2), and refills that stage with the tile two steps on by direct-to-LDS copies
-    (phase 3), which stay in flight under the next step's MFMAs and are waited for before that step's phase-2
-    barrier. The copies are async (`gather_to_lds async`), so LLVM leaves their waits to these counted ones
-    instead of waiting for every copy before each LDS read (it cannot tell the two stages apart). Each group
-    copies its own 128 rows of A and of B: a wave's copy fills `rows` whole LDS rows, lane after lane, so the XOR
-    swizzle is applied to the column each lane fetches (XOR is its own inverse). With `b_swizzle` (NN: B stored
-    K×N in LDS as in memory), each group copies its half of B's K rows (all N), swizzled by `b_swizzle`. Returns
-    the upper and lower accumulators."""
+    """The two-stage K loop (`PingPong8(lds_stages=2).program`, gfx950), four phases a K step: (1) read B and the
+    upper rows of this group's A half, (2) their MFMA cluster, (3) read the lower rows, (4) their cluster; the
+    groups, one barrier apart, alternate memory and MFMA phases. Each part of a stage is refilled by
+    direct-to-LDS copies in this group's next memory phase after its last reader: B's half and the upper A rows
+    (for the step two on) in phase 3, the lower A rows (for the next step) in the next phase 1. A copy is waited
+    for (by count: the copies are async, `gather_to_lds async`, so LLVM leaves their waits to these) at the end of
+    the MFMA phase before its first reader, so the barrier after the wait makes every wave's copies land: the next
+    step's B half at the end of phase 2, the lower rows at the end of phase 2, the next step's upper rows at the end
+    of phase 4. The counts come from a ledger of the copies in flight (`ProgramBuilder`, as the program derives
+    them), in the steady state for the loop body: its youngest copies are the same whatever came before, so a count
+    that waits for the right copy there waits for it in the first iterations too.
+
+    Each group copies its own 128 rows of A and of B: a wave's copy fills `rows` whole LDS rows, lane after lane,
+    so the XOR swizzle is applied to the column each lane fetches (XOR is its own inverse). With `b_swizzle` (NN: B
+    stored K×N in LDS as in memory), each group copies its half of B's K rows (all N). Returns the upper and lower
+    accumulators."""
     k_tile = schedule.tile[2]
     wave, lane = b.delinearize(tid, [2, 4, 64])[1:]
     acc_type = ir.VectorType.get([4, 4, 1, 4], ir.F32Type.get())
@@ -401,53 +407,87 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
             return k_tile // 2, ROWS, lambda k_base, row, col: [b.add(k_base, row), b_swizzle.emit(b, row, col)]
         return 128, k_tile, lambda k_base, row, col: [row, b.add(k_base, column(row, col))]  # rows of K
 
-    def refill(k_base: ir.Value, stage: ir.Value) -> None:
-        for op in ("b", "a"):
-            group_rows, width, source_of = copies_of(op)
-            chunks = width // copy  # 16-byte pieces per LDS row
-            rows = 64 // chunks  # LDS rows one wave's copy fills
-            row_in_copy, slot = b.delinearize(lane, [rows, chunks])
-            for p in range(group_rows // (4 * rows)):  # a group's 4 waves move its rows
-                first = b.add(b.mul(group, group_rows), b.mul(b.add(b.c(p * 4), wave), rows))
-                amdgpu.GatherToLDSOp(sources[op], source_of(k_base, b.add(first, row_in_copy), b.mul(slot, copy)),
-                                     lds[op], [stage, first, b.c(0)], ir.VectorType.get([copy], element),
-                                     async_=True)
+    def passes(part: str) -> list[int]:
+        """The copy passes of `part` ("b": B's half; "au", "al": the upper and lower 64 rows of A's half)."""
+        group_rows, width, _ = copies_of(part[0])
+        every = list(range(group_rows // (4 * (64 // (width // copy)))))
+        return every if part == "b" else every[:len(every) // 2] if part == "au" else every[len(every) // 2:]
 
-    def step(accs: list[ir.Value], k: ir.Value, refills: bool) -> list[ir.Value]:
-        """One K step on the stage holding K offset `k`; with `refills`, that stage then takes the tile K offset
-        k + 2 tiles on, whose copies stay in flight until the next step's MFMAs are done."""
-        stage = b.stage_of(k, k_tile)
-        current = fragments(stage, "ub")  # phase 1: B (shared: refilled by the other group next) and upper A
-        b.barrier()
-        b.priority(1)  # phase 2: the lower A half is read under the upper cluster, so one half is live at a time
-        upper = cluster(accs[0], current, 0)
-        fence()
-        lower = fragments(stage, "l")
-        accs = [upper, cluster(accs[1], [(None, low, bt) for (_, low, _), (_, _, bt) in zip(lower, current)], 1)]
+    ledger = ProgramBuilder()  # copies in flight per wave, labelled (part, tile relative to the current step)
+
+    def refill(part: str, tile: int, k: ir.Value) -> None:
+        """Copy `part` of the K tile `tile` steps after the one at offset `k` into that tile's stage."""
+        k_base = b.add(k, b.c(tile * k_tile))
+        stage = b.stage_of(k_base, k_tile)
+        group_rows, width, source_of = copies_of(part[0])
+        rows = 64 // (width // copy)  # LDS rows one wave's copy fills
+        row_in_copy, slot = b.delinearize(lane, [rows, width // copy])
+        for p in passes(part):  # a group's 4 waves move its rows, 4·rows a pass
+            first = b.add(b.mul(group, group_rows), b.mul(b.add(b.c(p * 4), wave), rows))
+            amdgpu.GatherToLDSOp(sources[part[0]], source_of(k_base, b.add(first, row_in_copy), b.mul(slot, copy)),
+                                 lds[part[0]], [stage, first, b.c(0)], ir.VectorType.get([copy], element),
+                                 async_=True)
+        ledger.load(f"{part}{tile:+d}", len(passes(part)))
+
+    def wait_for(*labels: str) -> None:
+        before = len(ledger.ops)
+        ledger.wait_writes(*labels)
+        if len(ledger.ops) > before:
+            amdgpu.MemoryCounterWaitOp(load=ledger.ops[-1].value)
+
+    def mfma_phase(acc: ir.Value, parts, half: int, *waits: str) -> ir.Value:
+        b.priority(1)
+        acc = cluster(acc, parts, half)
         b.priority(0)
-        # The previous step's copies land here, before phase 2's barrier: with the groups one barrier apart, the
-        # other group's reads of that stage (two steps after its refill) start after the barrier this one pairs
-        # with. Nothing is in flight on the first step (the prologue waited), and this step's copies come after.
-        amdgpu.MemoryCounterWaitOp(load=0)
-        b.barrier()
-        if refills:  # phase 3
-            refill(b.add(k, b.c(2 * k_tile)), stage)
-        # A bare s_barrier: the copies just issued are waited for by count, a step later.
-        rocdl.SBarrierOp()
+        wait_for(*waits)
+        rocdl.SBarrierOp()  # no LDS access in this phase to fence
         fence()
+        return acc
+
+    def step(accs: list[ir.Value], k: ir.Value, lower_next: bool, refills: bool) -> list[ir.Value]:
+        """One K step on the stage holding K offset `k`; `lower_next`: the next step exists (its lower A rows are
+        copied now); `refills`: so does the one after (its B half and upper rows are copied in phase 3)."""
+        stage = b.stage_of(k, k_tile)
+        if lower_next:
+            refill("al", 1, k)  # phase 1; this group read those rows in the step before's phase 3
+        current = fragments(stage, "ub")
+        b.barrier()
+        upper = mfma_phase(accs[0], current, 0, "al+0", *(("b+1",) if lower_next else ()))
+        if refills:  # phase 3: both groups read this stage's B in their phase 1, this group its upper rows
+            refill("b", 2, k)
+            refill("au", 2, k)
+        lower = fragments(stage, "l")
+        b.barrier()
+        lower_parts = [(None, low, bt) for (_, low, _), (_, _, bt) in zip(lower, current)]
+        accs = [upper, mfma_phase(accs[1], lower_parts, 1, *(("au+1",) if lower_next else ()))]
+        ledger.vm = [shifted(label) for label in ledger.vm]  # the next step's view
         return accs
 
-    refill(b.c(0), b.c(0))  # prologue: both stages, all landed before the stagger
-    refill(b.c(k_tile), b.c(1))
+    def shifted(label: str) -> str:
+        part, tile = label.rstrip("+-0123456789"), int(label.lstrip("abdlu"))
+        return f"{part}{tile - 1:+d}"
+
+    # Prologue: tile 0 whole, tile 1 but its lower A rows (step 0 copies those), all landed before the stagger.
+    zero = b.c(0)
+    for part in ("b", "au", "al"):
+        refill(part, 0, zero)
+    for part in ("b", "au"):
+        refill(part, 1, zero)
+    ledger.vm = []
     amdgpu.MemoryCounterWaitOp(load=0)
     leading = _stagger(b, tid)
     zeros = acc_zero(acc_type)
     last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
+    # The loop body's ledger in the steady state, entering step j: the lower rows of j, the B half and upper rows
+    # of j + 1 (the upper rows of j were waited for at the end of step j - 1).
+    ledger.vm = ["al+0"] * len(passes("al")) + ["b+1"] * len(passes("b")) + ["au+1"] * len(passes("au"))
+    steady = list(ledger.vm)
     loop = scf.ForOp(b.c(0), last_refill, b.c(k_tile), [zeros, zeros])
     with ir.InsertionPoint(loop.body):
-        scf.YieldOp(step(list(loop.inner_iter_args), loop.induction_variable, True))
-    accs = step(list(loop.results), last_refill, False)  # the last two steps refill nothing
-    accs = step(accs, arith.AddIOp(last_refill, b.c(k_tile)).result, False)
+        scf.YieldOp(step(list(loop.inner_iter_args), loop.induction_variable, True, True))
+    assert ledger.vm == steady, (ledger.vm, steady)  # the body leaves the state it assumed
+    accs = step(list(loop.results), last_refill, True, False)  # the last two steps refill no B or upper rows
+    accs = step(accs, arith.AddIOp(last_refill, b.c(k_tile)).result, False, False)
     conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
     return accs
 

@@ -99,58 +99,71 @@ class PingPong8(_TiledSchedule):
     def program(self, k_steps: int = 4) -> Program:
         if self.lds_stages == 1:
             return self._register_prefetch_program(k_steps)
+        return self._direct_program(k_steps)
+
+    def _direct_program(self, k_steps: int) -> Program:
+        """Two LDS stages filled by direct-to-LDS copies (gfx950), four phases a K step: (1) read B and the upper
+        rows of this group's A half, (2) their MFMAs, (3) read the lower rows, (4) theirs. The groups, one phase
+        apart, alternate memory and MFMA phases. Each part of a stage is refilled (for the step two on) in this
+        group's next memory phase after every reader is done with it: B's half and the upper A rows in phase 3
+        (both groups read B in the phases before), the lower A rows in the next step's phase 1. A copy is waited
+        for where a reader needs it: B's half in phase 3 of the step before the one that reads it (the other group
+        reads it one phase after this one's phase 4), the A rows a phase before this group reads them (a wave's wait
+        covers its own copies: the barrier after the wait makes every wave's land before anyone reads)."""
         a_half, b_half, a_reads, b_reads, mfma = self._group_counts()
+        split = a_reads > 1 and a_half > 1  # else (a small tile) the A half is one part, read in phase 1
+        upper_copies = a_half // 2 if split else a_half
+        first = (a_reads + 1) // 2 if split else a_reads  # reads of the upper rows; the rest read the lower ones
         groups = []
         for g in range(2):
             p = ProgramBuilder()
-            # A halves are private to a group; B is shared: each group writes its half, and reads both.
-            a_of = lambda s: f"A{g}.{s}"  # noqa: E731
-            own_b = lambda s: f"B{g}.{s}"  # noqa: E731
-            both_b = lambda s: (f"B0.{s}", f"B1.{s}")  # noqa: E731
-            p.phase = "prologue"
-            for s in (0, 1):
-                p.load(a_of(s), a_half)
-                p.load(own_b(s), b_half)
-            # Both stages must land before the stagger: were stage 1 retired later, the lagging group's wait for
-            # its B half would fall in the phase where the leading group already reads that stage.
-            p.wait_writes(a_of(0), own_b(0), a_of(1), own_b(1))
+            upper = lambda t: f"A{g}u.{t % 2}"  # noqa: E731  (the stage of tile t)
+            lower = (lambda t: f"A{g}l.{t % 2}") if split else upper  # noqa: E731
+            own_b = lambda t: f"B{g}.{t % 2}"  # noqa: E731
+            both_b = lambda t: (f"B0.{t % 2}", f"B1.{t % 2}")  # noqa: E731
+            p.phase = "prologue"  # tile 0 whole, tile 1 but its lower A rows (step 0 copies those)
+            for t in (0, 1):
+                p.load(own_b(t), b_half)
+                p.load(upper(t), upper_copies)
+                if t == 0 and split:
+                    p.load(lower(t), a_half - upper_copies)
+            p.wait_writes(own_b(0), upper(0), lower(0), own_b(1), upper(1))
             for _ in range(self.stagger if g == 1 else 0):
                 p.barrier()  # stagger: the second group falls one phase behind
             p.barrier()
             for i in range(k_steps):
-                s = i % 2
+                more = i + 1 < k_steps
                 p.phase = f"step {i} read"
-                for b in both_b(s):
+                if more and split:
+                    p.load(lower(i + 1), a_half - upper_copies)  # read by this group in step i - 1's phase 3
+                for b in both_b(i):
                     p.read(b, b_reads // 2)
-                # The shared B must be read in this phase (the other group refills its half of it while this one
-                # multiplies); the private A half is read in two parts, the second under the first MFMA cluster,
-                # so that one part's fragments are live at a time.
-                first = (a_reads + 1) // 2
-                p.read(a_of(s), first)
-                p.wait_reads(a_of(s), *both_b(s))
+                p.read(upper(i), first)
+                p.wait_reads(upper(i), *both_b(i))
                 p.barrier()
                 p.phase = f"step {i} mfma"
                 p.setprio(1)
-                if a_reads > first:
-                    p.mma(mfma // 2, a_of(s), *both_b(s))
-                    p.read(a_of(s), a_reads - first)
-                    p.wait_reads(a_of(s))
-                    p.mma(mfma - mfma // 2, a_of(s), *both_b(s))
-                else:  # a single read: nothing to split
-                    p.mma(mfma, a_of(s), *both_b(s))
+                p.mma(mfma // 2, upper(i), *both_b(i))
                 p.setprio(0)
-                if i + 1 < k_steps:
-                    # The previous step's refill (the stage the next step reads) lands after this step's MFMAs,
-                    # before this barrier: the other group, one barrier apart, reads it after the barrier this
-                    # one pairs with.
-                    p.wait_writes(a_of((i + 1) % 2), own_b((i + 1) % 2))
+                # A copy is waited for a phase before its first reader (a wave's wait covers its own copies only;
+                # the barrier after it, every wave's): the lower rows this group reads next, and the next step's
+                # B half, which the other group reads one phase after this one's phase 4.
+                p.wait_writes(*((lower(i),) if split else ()), *((own_b(i + 1),) if more else ()))
                 p.barrier()
-                p.phase = f"step {i} load"
+                p.phase = f"step {i} read lower"
                 if i + 2 < k_steps:
-                    # Refill the stage just read, for step i + 2: the copies stay in flight through the next
-                    # step's reads and MFMAs.
-                    p.load(own_b(s), b_half)
-                    p.load(a_of(s), a_half)
+                    p.load(own_b(i + 2), b_half)  # both groups read this stage's B in their phase 1
+                    p.load(upper(i + 2), upper_copies)
+                if split:
+                    p.read(lower(i), a_reads - first)
+                    p.wait_reads(lower(i))
+                p.barrier()
+                p.phase = f"step {i} mfma lower"
+                p.setprio(1)
+                p.mma(mfma - mfma // 2, lower(i), *both_b(i))
+                p.setprio(0)
+                if more:
+                    p.wait_writes(upper(i + 1))
                 p.barrier()
             p.phase = "epilogue"
             for _ in range(self.stagger if g == 0 else 0):

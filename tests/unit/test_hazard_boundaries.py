@@ -16,9 +16,11 @@ PROGRAMS = {name: SCHEDULES[name]().program(3) for name in sorted(SCHEDULES)}
 PROGRAMS["dbuf_gfx1151"] = dbuf_schedule("bf16", 32, 16).program(3)
 PROGRAMS["producer_consumer_gfx942"] = pc_schedule("bf16", 16, 32).program(3)
 
-# Waits with slack: none. (Before the copies became async and their waits moved after the next step's MFMAs,
-# pingpong8's leading group had two: its prologue wait and its refill wait.)
-SLACK: dict[str, set] = {}
+# Waits with slack. pingpong8: the leading group's wait for the next step's B half at the end of phase 2 (the
+# lagging group reads the leading group's half one phase after the leading group reads it, and the leading group
+# waits again, for younger copies, at the end of phase 4; the lagging group's same wait has none: the leading group
+# reads the lagging group's half one phase before it does). Shared code makes both groups wait there.
+SLACK: dict[str, set] = {"pingpong8": {(0, "step 1 mfma", "wait_vm")}}
 
 
 def loosened_by_one(program: Program) -> dict[tuple[int, str, str], Program]:
@@ -55,19 +57,29 @@ def _wait_after_its_barrier(program: Program, group: int, phase: str) -> Program
     return program.with_group(group, tuple(ops))
 
 
-def test_a_refill_lands_before_the_next_steps_phase_2_barrier():
-    """pingpong8 waits for step 0's refill (vmcnt(0): nothing newer is in flight yet) after step 1's MFMAs, before
-    the barrier that ends that phase. The lagging group has no slack there: one barrier later, the leading group's
-    step-2 read of the refilled stage races with its copies. The leading group has one barrier to spare (the
-    lagging group reads a barrier later)."""
+def _wait_value(program: Program, group: int, phase: str, value: int) -> Program:
+    ops = list(program.groups[group])
+    index = next(i for i, op in enumerate(ops) if op.kind == "wait_vm" and op.phase == phase)
+    ops[index] = replace(ops[index], value=value)
+    return program.with_group(group, tuple(ops))
+
+
+def test_the_next_b_half_lands_before_the_barrier_that_ends_phase_2():
+    """pingpong8 waits at the end of step 1's phase 2 for the lower A rows of step 1 and the B half of step 2 (in
+    flight then, oldest first: lower rows of 1 (2), B half of 2 (4), upper rows of 2 (2), lower rows of 2 (2):
+    vmcnt(4)). Waiting for the lower rows alone (vmcnt(8)) leaves the B half to the wait at the end of phase 4: for
+    the lagging group one barrier too late, as the leading group reads that half in the epoch in between; the
+    leading group has that barrier to spare (the lagging group reads its half a barrier later)."""
     program = PingPong8().program(5)
-    waits = [(op.phase, op.value) for op in program.groups[1] if op.kind == "wait_vm"]
-    assert waits == [("prologue", 0), ("step 1 mfma", 0), ("step 2 mfma", 0), ("step 3 mfma", 0)]
     check(program)
-    with pytest.raises(Hazard, match=r"LDS race on B1\.0 .*group 0 reads B1\.0 \(step 2 read.*group 1 writes "
-                                     r"B1\.0 \(step 0 load"):
-        check(_wait_after_its_barrier(program, 1, "step 1 mfma"))
-    check(_wait_after_its_barrier(program, 0, "step 1 mfma"))
+    assert [op.value for op in program.groups[1] if op.kind == "wait_vm" and op.phase == "step 1 mfma"] == [4]
+    with pytest.raises(Hazard, match=r"LDS race on B1\.0 .*group 1 writes B1\.0 \(step 0 read lower.*group 0 reads "
+                                     r"B1\.0 \(step 2 read,|LDS race on B1\.0 .*group 0 reads B1\.0 \(step 2 read,.*"
+                                     r"group 1 writes B1\.0 \(step 0 read lower"):
+        check(_wait_value(program, 1, "step 1 mfma", 8))
+    check(_wait_value(program, 0, "step 1 mfma", 8))
+    with pytest.raises(Hazard, match=r"LDS race on A0l\.1"):  # one more: the lower rows themselves
+        check(_wait_value(program, 0, "step 1 mfma", 9))
 
 
 def test_mfma_after_a_wait_that_leaves_one_read_in_flight():

@@ -25,20 +25,24 @@ def drop_barrier_everywhere(program: Program, phase: str) -> Program:
 
 
 def test_removed_barrier_races_on_shared_b():
+    """Without the barrier after phase 1, the leading group's phase 3 (its refill of B's half for the step two on)
+    falls in the epoch where the lagging group still reads that half."""
     broken = drop_barrier_everywhere(PingPong8().program(4), "step 1 read")
-    with pytest.raises(Hazard, match=r"LDS race on B0\.1 in epoch 5: group 0 writes B0\.1 \(step 1 load.*group 1 "
-                                     r"reads B0\.1 \(step 1 read"):
+    with pytest.raises(Hazard, match=r"LDS race on B0\.1 in epoch 6: group 0 writes B0\.1 \(step 1 read lower.*group "
+                                     r"1 reads B0\.1 \(step 1 read,"):
         check(broken)
 
 
 def test_wrong_stagger_races():
-    with pytest.raises(Hazard, match=r"LDS race on B0\.0 in epoch 3: group 0 writes B0\.0 \(step 0 load.*group 1 "
-                                     r"reads B0\.0"):
+    """Two phases apart, the lagging group reads B in the leading group's phase 3, where it refills its half."""
+    with pytest.raises(Hazard, match=r"LDS race on B0\.0 in epoch 3: group 0 writes B0\.0 \(step 0 read lower.*group "
+                                     r"1 reads B0\.0 \(step 0 read,"):
         check(PingPong8(stagger=2).program(4))
 
 
 def test_loosened_prologue_wait_races():
-    """HipKittens-style: leave stage 1 in flight past the stagger (vmcnt(8) instead of the derived vmcnt(0))."""
+    """Leave part of the prologue's copies in flight past the stagger (vmcnt(8) instead of the derived vmcnt(0)): the
+    lower A rows of tile 0 are read while still being written."""
     program = PingPong8().program(4)
     for group in (0, 1):
         ops = list(program.groups[group])
@@ -46,7 +50,7 @@ def test_loosened_prologue_wait_races():
         assert ops[index].value == 0
         ops[index] = replace(ops[index], value=8)
         program = program.with_group(group, tuple(ops))
-    with pytest.raises(Hazard, match=r"LDS race on B\d\.1 .*writes B\d\.1 \(prologue"):
+    with pytest.raises(Hazard, match=r"LDS race on A\dl\.0 .*writes A\dl\.0 \(prologue"):
         check(program)
 
 
@@ -54,7 +58,7 @@ def test_missing_lgkm_wait_is_named():
     program = PingPong8().program(4)
     ops = list(program.groups[0])
     index = next(i for i, op in enumerate(ops) if op.kind == "wait_lgkm" and op.phase == "step 1 read")
-    with pytest.raises(Hazard, match="group 0's MFMA cluster in epoch 5 \\(step 1 mfma\\) uses"):
+    with pytest.raises(Hazard, match="group 0's MFMA cluster in epoch 6 \\(step 1 mfma\\) uses A0u.1 before"):
         check(program.with_group(0, tuple(ops[:index] + ops[index + 1:])))
 
 
@@ -67,14 +71,19 @@ def test_one_sided_stagger_deadlocks():
 
 
 def test_waits_are_derived_from_the_model():
-    """Each step's refill stays in flight through the next step and is waited for after that step's MFMAs; the
-    derived count is what the builder has in flight then (nothing newer: 0), for any tile, and no load phase
-    waits."""
-    for tile, a_count in (((256, 256, 64), 4), ((128, 256, 64), 2)):
+    """Per wave and step the two-stage schedule copies b B-half pieces and u + l upper and lower A rows (u = l = half
+    the A half's). Waits, from the schedule's description: at the end of step i's phase 2, the lower rows of i and
+    the B half of i + 1 (younger: the upper rows of i + 1 and the lower rows of i + 1, u + l); at the end of phase 4,
+    the upper rows of i + 1 (younger: the lower rows of i + 1 and this step's B half and upper rows of i + 2,
+    l + b + u). Step 0 waits for nothing (the prologue waited); near the end fewer copies are younger."""
+    for tile, a_half in (((256, 256, 64), 4), ((128, 256, 64), 2)):
+        u = l = a_half // 2
+        b = 4  # the B half: 128 x 64 bf16 over 4 waves of 64 lanes, 16 bytes each
         ops = PingPong8(tile=tile).program(5).groups[0]
-        assert next(op.count for op in ops if op.kind == "load" and op.buffer.startswith("A")) == a_count
+        assert [op.count for op in ops if op.kind == "load"][:3] == [b, u, l]
         assert [(op.phase, op.value) for op in ops if op.kind == "wait_vm"] == [
-            ("prologue", 0), ("step 1 mfma", 0), ("step 2 mfma", 0), ("step 3 mfma", 0)]
+            ("prologue", 0), ("step 1 mfma", u + l), ("step 1 mfma lower", l + b + u), ("step 2 mfma", u + l),
+            ("step 2 mfma lower", l + b + u), ("step 3 mfma", u + l), ("step 3 mfma lower", l), ("step 4 mfma", 0)]
 
 
 def test_explain_prints_table_and_picture(tmp_path):
