@@ -125,6 +125,25 @@ def test_a_scheduler_that_is_not_there_is_one_sentence(tmp_path, capsys, monkeyp
     assert code != 0 and "cannot reach the dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
 
 
+def test_joining_a_scheduler_waits_the_connect_timeout_and_no_longer(monkeypatch):
+    """The address is handed to dask with CONNECT_TIMEOUT (not dask's own default, 30 s), and a refusal is one
+    sentence."""
+    asked = []
+
+    class Distributed:
+        @staticmethod
+        def Client(address, **kwargs):  # noqa: N802 (dask's name)
+            asked.append((address, kwargs.get("timeout")))
+            raise OSError("connection refused")
+
+    monkeypatch.setattr(cluster, "_dask", lambda: (None, Distributed))
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "7s")
+    with pytest.raises(ClusterError, match="cannot reach the dask scheduler at tcp://10.0.0.1:8786: connection refused"):
+        with open_cluster(ClusterSpec(scheduler="tcp://10.0.0.1:8786")):
+            pass
+    assert asked == [("tcp://10.0.0.1:8786", "7s")]
+
+
 def test_the_runner_benchmarks_on_gpu_workers_as_it_does_alone(tmp_path):
     """The runner's cluster path on the CPU (the 'GPU' workers run local-task): the same rows as a serial run."""
     plan = tmp_path / "plan"
