@@ -138,7 +138,8 @@ def test_joining_a_scheduler_waits_the_connect_timeout_and_no_longer(monkeypatch
 
     monkeypatch.setattr(cluster, "_dask", lambda: (None, Distributed))
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "7s")
-    with pytest.raises(ClusterError, match="cannot reach the dask scheduler at tcp://10.0.0.1:8786: connection refused"):
+    with pytest.raises(ClusterError, match="cannot reach the dask scheduler at tcp://10.0.0.1:8786: connection "
+                                           "refused"):
         with open_cluster(ClusterSpec(scheduler="tcp://10.0.0.1:8786")):
             pass
     assert asked == [("tcp://10.0.0.1:8786", "7s")]
