@@ -147,13 +147,18 @@ def test_predictions_are_cached_and_a_cached_answer_says_so(tmp_path, monkeypatc
     assert pick.pick("auto", gemm, target, RULE, _job_of, kernels=False).cached == "" and len(calls) == 8
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"KEY": {"rows": []}}', '{"user": 1}', "",
-                                     '{"format": "something else", "entries": {}}'])
-def test_a_file_the_tool_did_not_write_is_never_read_or_replaced(tmp_path, monkeypatch, content):
+def _cache_at(tmp_path, monkeypatch) -> tuple:
+    """A cache file path in $PIPELINES_PICK_CACHE, the problem and target the cache tests use, and its key."""
     cache = tmp_path / "picks.json"
     monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
     gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
-    key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+    return cache, gemm, target, pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"KEY": {"rows": []}}', '{"user": 1}', "",
+                                     '{"format": "something else", "entries": {}}'])
+def test_a_file_the_tool_did_not_write_is_never_read_or_replaced(tmp_path, monkeypatch, content):
+    cache, gemm, target, key = _cache_at(tmp_path, monkeypatch)
     cache.write_text(content.replace("KEY", key))
     calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})  # within gfx942's 9 %
     for _ in range(2):
@@ -167,10 +172,7 @@ def test_a_file_the_tool_did_not_write_is_never_read_or_replaced(tmp_path, monke
 @pytest.mark.parametrize("entry", ['{"rows": [{"name": "default"}]}', '"text"',
                                    '{"rows": [{"name": "default", "microseconds": 1.0, "note": ""}]}'])
 def test_a_damaged_entry_of_the_tools_cache_is_predicted_afresh_and_rewritten(tmp_path, monkeypatch, entry):
-    cache = tmp_path / "picks.json"
-    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
-    gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
-    key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+    cache, gemm, target, key = _cache_at(tmp_path, monkeypatch)
     cache.write_text(f'{{"format": "{pick.CACHE_FORMAT}", "entries": {{"{key}": {entry}, "other": 1}}}}')
     calls = _counting(monkeypatch, {"default": 1000.0, "tile ladder": 950.0})
     got = pick.pick("auto", gemm, target, RULE, _job_of, kernels=False)
@@ -181,10 +183,7 @@ def test_a_damaged_entry_of_the_tools_cache_is_predicted_afresh_and_rewritten(tm
 
 
 def test_a_cache_from_before_the_mark_is_taken_and_rewritten_with_it(tmp_path, monkeypatch):
-    cache = tmp_path / "picks.json"
-    monkeypatch.setenv("PIPELINES_PICK_CACHE", str(cache))
-    gemm, target = Gemm(512, 512, 512, "bf16", "nn"), TARGETS["gfx942"]
-    key = pick._key("auto", gemm, target, [Option("default", None), RULE], None)
+    cache, gemm, target, key = _cache_at(tmp_path, monkeypatch)
     rows = [{"name": "default", "microseconds": 1000.0, "note": ""}, {"name": "tile ladder", "microseconds": 500.0,
                                                                       "note": ""}]
     old = "b" * 64
