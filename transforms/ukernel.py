@@ -191,8 +191,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
     b_as_stored = dma and layout == "nn"  # B in LDS as K rows of N, read by transposing reads
     b_lds_type = ir.MemRefType.get([*staged, k_tile, ROWS], element, memory_space=workgroup) if b_as_stored \
         else lds_type
-    b_swizzle = transposed_swizzle(ROWS, element_bytes(dtype), lds_banks, per_lane // fragment_blocks(mma)) \
-        if b_as_stored else None
+    b_swizzle = transposed_swizzle(ROWS, element_bytes(dtype), lds_banks, run) if b_as_stored else None
     lds_tiles = ir.MemRefType.get([*staged, 16, 16, slices, mma_k], element, memory_space=workgroup)
     acc_type = ir.VectorType.get([4, 4, 1, 4], f32)
     name = ukernel_name(schedule, dtype, layout)
@@ -473,8 +472,7 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
         refill(part, 0, zero)
     for part in ("b", "au"):
         refill(part, 1, zero)
-    ledger.vm = []
-    amdgpu.MemoryCounterWaitOp(load=0)
+    amdgpu.MemoryCounterWaitOp(load=0)  # the ledger's prologue entries retire here; the loop assumes its own
     leading = _stagger(b, tid)
     zeros = acc_zero(acc_type)
     last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
