@@ -26,7 +26,7 @@ from iree.compiler.dialects import iree_codegen
 from transforms.problem import Gemm, parse_module
 from transforms import codegen_script
 from transforms.schedule import Schedule, schedule_from_dict
-from transforms.tuning_spec import link_specs
+from transforms.tuning_spec import link_specs, tuning_spec
 
 from . import flow
 from .compiler import DUMP_DIR
@@ -95,6 +95,10 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
 
         schedules = tuple(choice(g) for g in gemms)
         tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
+        if tuned.spec is None and plan is None and spec_reads_dispatches(target):
+            # Nothing scheduled (IREE's default everywhere): still a spec, one that configures nothing, so that
+            # `iree-compile --iree-codegen-tuning-spec-path=spec.mlir` and --with-spec work whatever was chosen.
+            tuned = dataclasses.replace(tuned, spec=_spec_of_nothing())
         if user_spec is not None:
             if tuned.spec is None or plan is not None:
                 raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
@@ -184,6 +188,11 @@ def _add_predictions(summary: dict, folder: Path, target: Target, pipeline: str,
 def _library_marker(index: int) -> str:
     """What a dispatch's configured IR shows when the library's GEMM `index` configured it."""
     return f"codegen_spec = @{library_sequence(index)}>"
+
+
+def _spec_of_nothing() -> str:
+    with ir.Context(), ir.Location.unknown():
+        return str(tuning_spec([]))
 
 
 def _linked(user_spec: Path, ours: str) -> str:

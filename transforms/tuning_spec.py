@@ -82,7 +82,8 @@ def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]],
                 ukernels: dict[int, tuple[str, Callable[[], None]]] | None = None) -> ir.Module:
     """A tuning spec giving each (GEMM, compilation_info) pair's contraction that configuration. `ukernels` maps
     an entry's position to (ukernel name, builder of its util.func): that contraction is replaced by the
-    ukernel (compile with --iree-rocm-enable-tensor-ukernels)."""
+    ukernel (compile with --iree-rocm-enable-tensor-ukernels). No entries: a spec that configures nothing (IREE's
+    defaults throughout), so a script that always passes the spec works whatever was scheduled."""
     ukernels = ukernels or {}
     module = ir.Module.create()
     module.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
@@ -96,15 +97,25 @@ def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]],
         for index, (name, (gemm, info)) in enumerate(zip(names, entries)):
             _build_matcher(name, gemm, info, take_over=index in ukernels)
         any_op = transform.AnyOpType.get()
-        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op],
-                                          arg_attrs=[{"transform.consumed": ir.UnitAttr.get()}])
+        effect = "transform.consumed" if entries else "transform.readonly"  # nothing matched, nothing consumed
+        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op], arg_attrs=[{effect: ir.UnitAttr.get()}])
         entry.operation.attributes["iree_codegen.tuning_spec_entrypoint"] = ir.UnitAttr.get()
         with ir.InsertionPoint(entry.body):
-            symbols = lambda items: ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(s) for s in items])  # noqa: E731
-            foreach = transform.ForeachMatchOp(any_op, [], entry.bodyTarget, [], symbols(names), symbols(actions))
-            transform.YieldOp([foreach.updated])
+            if not entries:  # foreach_match needs a pair: a spec that configures nothing hands the root back
+                transform.YieldOp([entry.bodyTarget])
+            else:
+                symbols = lambda items: ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(s) for s in items])  # noqa: E731
+                foreach = transform.ForeachMatchOp(any_op, [], entry.bodyTarget, [], symbols(names), symbols(actions))
+                transform.YieldOp([foreach.updated])
     module.operation.verify()
     return module
+
+
+def _consuming_entry(op: ir.Operation) -> bool:
+    """Whether `op` is a spec's entry point that consumes its root (a spec that configures nothing only reads it)."""
+    if op.name != "transform.named_sequence" or "iree_codegen.tuning_spec_entrypoint" not in op.attributes:
+        return False
+    return "transform.consumed" in str(op.attributes["arg_attrs"])
 
 
 def link_specs(specs: list[tuple[str, ir.Module]]) -> ir.Module:
@@ -115,6 +126,7 @@ def link_specs(specs: list[tuple[str, ir.Module]]) -> ir.Module:
     linked = ir.Module.create()
     linked.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
     any_op = transform.AnyOpType.get()
+    consumes = False  # the linked entry consumes its root where one of the linked entries does
     with ir.InsertionPoint(linked.body):
         for name, spec in specs:
             nested = ir.Operation.create("builtin.module", regions=1)
@@ -124,8 +136,9 @@ def link_specs(specs: list[tuple[str, ir.Module]]) -> ir.Module:
             for op in list(spec.body.operations):
                 op.operation.detach_from_parent()
                 ir.InsertionPoint(block).insert(op.operation)
-        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op],
-                                          arg_attrs=[{"transform.consumed": ir.UnitAttr.get()}])
+                consumes = consumes or _consuming_entry(op.operation)
+        effect = "transform.consumed" if consumes else "transform.readonly"
+        entry = transform.NamedSequenceOp(ENTRY_POINT, [any_op], [any_op], arg_attrs=[{effect: ir.UnitAttr.get()}])
         entry.operation.attributes["iree_codegen.tuning_spec_entrypoint"] = ir.UnitAttr.get()
         with ir.InsertionPoint(entry.body):
             root = entry.bodyTarget

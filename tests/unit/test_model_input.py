@@ -100,6 +100,34 @@ def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(
         assert len(marked) == len(DISTINCT), (extra, marked)
 
 
+def test_a_model_with_nothing_scheduled_still_gets_a_spec_that_changes_nothing(tmp_path):
+    """Where the pipeline leaves every contraction to IREE (here `default`; `auto` on gfx942's 4096-row block of the
+    README), the README's plain iree-compile with spec.mlir must still run and build exactly IREE's default module,
+    also with a user spec that configures nothing linked ahead of it, and with no warning about the root handle."""
+    from pipelines.compiler import iree_compile_path, run_patiently
+
+    model = block(tmp_path / "block.onnx")
+    imported = tmp_path / "block.mlir"
+    subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o", str(imported)],
+                   check=True)
+    base = [iree_compile_path(), str(imported), "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"]
+    plain = run_patiently([*base, "-o", str(tmp_path / "plain.vmfb")], capture_output=True, check=True)
+    assert not plain.stderr
+    out = tmp_path / "out"
+    assert main(["tune-model", str(model), "--target", "gfx942", "--pipeline", "default", "-o", str(out)]) == 0
+    assert json.loads((out / "model.json").read_text())["scheduled"] == 0
+    linked = tmp_path / "linked"
+    assert main(["tune-model", str(model), "--target", "gfx942", "--pipeline", "default", "--with-spec",
+                 str(out / "spec.mlir"), "-o", str(linked)]) == 0
+    assert "module @user_spec" in (linked / "spec.mlir").read_text()
+    for spec in (out / "spec.mlir", linked / "spec.mlir"):
+        built = tmp_path / f"{spec.parent.name}.vmfb"
+        run = run_patiently([*base, f"--iree-codegen-tuning-spec-path={spec}", "-o", str(built)],
+                            capture_output=True, text=True)
+        assert run.returncode == 0 and not run.stderr, run.stderr[:2000]
+        assert built.read_bytes() == (tmp_path / "plain.vmfb").read_bytes()
+
+
 def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
     """--with-spec links the user's spec first: one it does not share an op with leaves every schedule of ours
     verified; one that configures a contraction of ours first is an error naming the dispatch, nothing written."""
