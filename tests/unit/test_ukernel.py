@@ -100,13 +100,17 @@ def test_short_k_loop_unrolled_by_llvm_still_verifies(tmp_path):
 
 
 @pytest.mark.parametrize("target", ["gfx942", "gfx950"])
-def test_nn_layout_writes_b_down_lds_columns(tmp_path, target):
+def test_nn_layout_keeps_b_as_stored_and_permutes_in_registers(tmp_path, target):
+    """One LDS stage, NN: B written as stored, 16 bytes a write (no 2-byte scatter), read 4 adjacent N values of a
+    K row a read and transposed by byte permutes: 4 tiles × the lane's K values, two 16-bit values a v_perm_b32, so 16
+    a K step of 32 (gfx942: two slices of 4 K values; gfx950: one of 8), in the loop and again for the last tile."""
     gemm = NT.with_(layout="nn")
     report = flow.compile_job(flow.prepare(job(gemm, target)), tmp_path / "pp")
     kernel, = report["dispatches"]
     assert kernel["spill_count"] == 0 and kernel["lds_bytes"] == 32768 and kernel["conditional_barriers"] == 2
     isa = next((tmp_path / "pp" / "dump").glob("*.rocmasm")).read_text()
-    assert "ds_write_b16" in isa and "ds_write_b128" in isa  # B scattered 2 bytes at a time, A in 16-byte rows
+    assert "ds_write_b16" not in isa and "ds_write_b128" in isa
+    assert isa.count("v_perm_b32") == 2 * 16
 
 
 def test_kernels_are_offered_per_target():
