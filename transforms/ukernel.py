@@ -407,10 +407,10 @@ def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch
     body = loop.before.blocks.append(index, acc_type, acc_type)
     with ir.InsertionPoint(body):
         k, upper_acc, lower_acc = body.arguments
+        upcoming = fetch(k)  # the next tile, in flight under the reads and the first MFMA cluster
         current = fragments()  # phase 1: every K slice of this tile into registers
         b.barrier()
-        upcoming = fetch(k)  # phase 2: next tile under the MFMAs
-        b.priority(1)
+        b.priority(1)  # phase 2
         upper_acc = cluster(upper_acc, current, 0)
         b.priority(0)
         b.barrier()

@@ -189,15 +189,15 @@ class PingPong8(_TiledSchedule):
             for i in range(k_steps):
                 more = i + 1 < k_steps
                 p.phase = f"step {i} read"
+                if more:  # next tile into registers, in flight under the reads and the MFMA cluster
+                    p.fetch(own_b, b_half)
+                    p.fetch(a, a_half)
                 for b in both_b:
                     p.read(b, b_reads // 2)
                 p.read(a, a_reads)
                 p.wait_reads(a, *both_b)
                 p.barrier()
                 p.phase = f"step {i} mfma 1"
-                if more:
-                    p.fetch(own_b, b_half)  # next tile into registers, in flight under the MFMA cluster
-                    p.fetch(a, a_half)
                 p.setprio(1)
                 p.mma(mfma // 2, a, *both_b)
                 p.setprio(0)
