@@ -169,3 +169,23 @@ def test_producers_filling_the_stage_being_read_race():
     with pytest.raises(Hazard, match=r"LDS race on A\.1 in epoch 2: producers writes A\.1 \(step 1.*consumers "
                                      r"reads A\.1 \(step 1"):
         check(program.with_group(0, ops))
+
+
+@pytest.mark.parametrize("k_steps", [2, 3, 5])
+def test_one_stage_pingpong8_fetches_the_next_tile_before_its_reads(k_steps):
+    """Each group fetches the next tile at the start of step i's read phase, before its first LDS read, for every
+    step but the last (nothing left to fetch), and stores what it fetched in that step's store phase."""
+    program = PingPong8(tile=(256, 256, 32), lds_stages=1).program(k_steps)
+    for ops in program.groups:
+        fetched = [op for op in ops if op.kind == "fetch" and op.phase != "prologue"]  # the prologue fills too
+        assert len(fetched) == 2 * (k_steps - 1)  # A and the group's half of B, once a step but the last
+        for i in range(k_steps):
+            step = [op for op in ops if op.phase == f"step {i} read"]
+            kinds = [op.kind for op in step]
+            if i + 1 < k_steps:
+                first_read = kinds.index("read")
+                assert kinds[:first_read] == ["fetch", "fetch"], (i, kinds)
+                assert sum(op.kind == "store" for op in ops if op.phase == f"step {i} store") == 2
+            else:
+                assert "fetch" not in kinds
+                assert not any(op.kind in ("fetch", "store") for op in ops if op.phase.startswith(f"step {i} "))

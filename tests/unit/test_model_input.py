@@ -128,6 +128,17 @@ def test_a_model_with_nothing_scheduled_still_gets_a_spec_that_changes_nothing(t
         assert built.read_bytes() == (tmp_path / "plain.vmfb").read_bytes()
 
 
+def test_a_target_that_reads_no_spec_gets_no_spec_of_nothing(tmp_path):
+    """CUDA takes its schedules on the source's ops, not through a tuning spec: with nothing scheduled there, no
+    spec.mlir is written and model.json names no script."""
+    out = tmp_path / "out"
+    assert main(["tune-model", str(block(tmp_path / "block.onnx")), "--target", "sm_80", "--pipeline", "default",
+                 "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["scheduled"] == 0 and summary["script"] is None
+    assert not list(out.rglob("spec.mlir"))
+
+
 def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
     """--with-spec links the user's spec first: one it does not share an op with leaves every schedule of ours
     verified; one that configures a contraction of ours first is an error naming the dispatch, nothing written."""

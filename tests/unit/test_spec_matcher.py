@@ -70,3 +70,32 @@ def test_batch_spec_matches_its_batch_only(tmp_path):
     batched = SPEC_GEMM.with_(batch=3)
     assert APPLIED_MARKER in configured_with_spec(tmp_path, [batched], batched)
     assert APPLIED_MARKER not in configured_with_spec(tmp_path, [batched], batched.with_(batch=2))
+
+
+_USER_SPEC = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @helper(%arg0: !transform.any_op {transform.consumed}) {
+    %0 = transform.cast %arg0 : !transform.any_op to !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @__kernel_config(%arg0: !transform.any_op {transform.ENTRY_EFFECT})
+      -> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {
+    transform.yield %arg0 : !transform.any_op
+  }
+}"""
+
+
+@pytest.mark.parametrize("user_entry, ours_empty, linked", [
+    ("readonly", True, "readonly"),  # nothing consumes: a helper that consumes its argument is no entry point
+    ("consumed", True, "consumed"),
+    ("readonly", False, "consumed"),  # our spec with a matcher consumes its root (foreach_match)
+])
+def test_the_linked_entry_consumes_its_root_only_where_a_linked_entry_does(user_entry, ours_empty, linked):
+    from transforms.tuning_spec import link_specs
+
+    gemm = Gemm(256, 256, 256, "f16", "nt")
+    with ir.Context(), ir.Location.unknown():
+        user = ir.Module.parse(_USER_SPEC.replace("ENTRY_EFFECT", user_entry))
+        ours = tuning_spec([] if ours_empty else [(gemm, compilation_info(SCHEDULE, gemm, GFX942))])
+        text = str(link_specs([("user_spec", user), ("project_spec", ours)]))
+    entry = [line for line in text.splitlines() if line.startswith("  transform.named_sequence @__kernel_config")]
+    assert len(entry) == 1 and f"transform.{linked}" in entry[0]
