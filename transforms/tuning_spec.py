@@ -113,9 +113,10 @@ def tuning_spec(entries: list[tuple[Gemm, ir.Attribute]],
 
 def _consuming_entry(op: ir.Operation) -> bool:
     """Whether `op` is a spec's entry point that consumes its root (a spec that configures nothing only reads it)."""
-    if op.name != "transform.named_sequence" or "iree_codegen.tuning_spec_entrypoint" not in op.attributes:
+    if op.name != "transform.named_sequence" or "iree_codegen.tuning_spec_entrypoint" not in op.attributes \
+            or "arg_attrs" not in op.attributes:
         return False
-    return "transform.consumed" in str(op.attributes["arg_attrs"])
+    return any("transform.consumed" in ir.DictAttr(a) for a in ir.ArrayAttr(op.attributes["arg_attrs"]))
 
 
 def link_specs(specs: list[tuple[str, ir.Module]]) -> ir.Module:

@@ -293,8 +293,7 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                 row_in_block, col_in_block = b.delinearize(lane_row, [per_read, 16 // per_read])
                 piece_type = ir.VectorType.get([per_read], element)
                 whole = ir.VectorType.get([4, 1, 1, per_lane], element)
-                value = arith.ConstantOp(whole, ir.DenseElementsAttr.get_splat(whole, ir.FloatAttr.get(element, 0.0))
-                                         ).result
+                value = zero_vector(whole)
                 columns = [b.add(b.mul(b.add(n_outer, b.c(t)), 16), b.mul(col_in_block, per_read)) for t in range(4)]
                 for r in range(blocks):
                     for h in range(run // per_read):
@@ -311,10 +310,9 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                 """This lane's B fragments of K slice `s` from B stored K×N, with the wave's 64 N columns permuted:
                 tile t's column c is N column 4c + t of the wave's, so one read of 4 adjacent N values of a K row
                 gives the lane's value of that K for all 4 tiles; a 4×K transpose in registers (byte permutes)
-                makes the fragments. The accumulators then hold 16 adjacent N columns a lane (`permuted_n_store`)."""
+                makes the fragments. The accumulators then hold 16 adjacent N columns a lane (see the output write)."""
                 reads = ir.VectorType.get([per_lane, 4], element)
-                stacked = arith.ConstantOp(reads, ir.DenseElementsAttr.get_splat(reads, ir.FloatAttr.get(element, 0.0))
-                                           ).result
+                stacked = zero_vector(reads)
                 n_first = b.add(b.mul(wave_n, 64), b.mul(lane_row, 4))
                 for r in range(blocks):
                     for e in range(run):
@@ -359,11 +357,11 @@ def build_pingpong8(schedule: PingPong8, dtype: str, mma: str, layout: str = "nt
                                               element, copy, b_swizzle)
             else:
                 finals = _register_prefetch_steps(b, k_tile, tid, fetch, store, fragments, cluster, k_size, acc_type)
-            # A lane holds, per M tile, row lane_row of 4 N tiles × its 4 accumulator columns; with B's N order
+            # A lane holds, per M tile, row lane_row of 4 N tiles × its 4 accumulator columns. With B's N order
             # permuted (b_rows) tile t's column c is the wave's N column 4c + t, so the lane's 16 values (c, t) are
-            # 16 adjacent N columns, stored as one run.
-            # The upper and lower M tiles are adjacent (m_lower = m_upper + 4), so they go out as one slice of 8:
-            # as two slices IREE's bufferization could not tell them apart at some shapes and staged one in LDS.
+            # 16 adjacent N columns, stored as one run; the upper and lower M tiles are adjacent (m_lower = m_upper
+            # + 4) and go out as one slice of 8 (as two, IREE's bufferization could not tell them apart at some
+            # shapes and staged one in LDS).
             if b_rows:  # (m, t, 1, c) -> (m, 1, c, t), then c and t as one run
                 piece, at = [8, 1, 1, 16], [m_upper, lane_row, b.add(n_outer, lane_group), b.c(0)]
                 runs = [vector.ShapeCastOp(ir.VectorType.get([4 * 16], f32), vector.TransposeOp(
@@ -400,11 +398,11 @@ def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch
     # Prologue: fill the LDS tile, then stagger the second group by one barrier.
     store(fetch(b.c(0)))
     leading = _stagger(b, tid)
-    zeros = acc_zero(acc_type)
+    zeros = zero_vector(acc_type)
     bound = b.opaque(k_size)
-    index = b.index
-    loop = scf.WhileOp([index, acc_type, acc_type], [b.c(k_tile), zeros, zeros])
-    body = loop.before.blocks.append(index, acc_type, acc_type)
+    carried = [b.index, acc_type, acc_type]  # K offset, upper and lower accumulators
+    loop = scf.WhileOp(carried, [b.c(k_tile), zeros, zeros])
+    body = loop.before.blocks.append(*carried)
     with ir.InsertionPoint(body):
         k, upper_acc, lower_acc = body.arguments
         upcoming = fetch(k)  # the next tile, in flight under the reads and the first MFMA cluster
@@ -423,7 +421,7 @@ def _register_prefetch_steps(b: KernelBuilder, k_tile: int, tid: ir.Value, fetch
         following = b.add(k, b.c(k_tile))
         more = arith.CmpIOp(arith.CmpIPredicate.slt, following, bound).result
         scf.ConditionOp(more, [following, upper_acc, lower_acc])
-    after = loop.after.blocks.append(index, acc_type, acc_type)
+    after = loop.after.blocks.append(*carried)
     with ir.InsertionPoint(after):
         scf.YieldOp(list(after.arguments))
     conditional_barrier(leading)  # re-align: the leading group waits for the lagging one
@@ -530,7 +528,7 @@ def _pingpong8_dma_steps(b: KernelBuilder, schedule: PingPong8, tid: ir.Value, g
         refill(part, 1, zero)
     amdgpu.MemoryCounterWaitOp(load=0)  # the ledger's prologue entries retire here; the loop assumes its own
     leading = _stagger(b, tid)
-    zeros = acc_zero(acc_type)
+    zeros = zero_vector(acc_type)
     last_refill = arith.SubIOp(k_size, b.c(2 * k_tile)).result
     # The loop body's ledger in the steady state, entering step j: the lower rows of j, the B half and upper rows
     # of j + 1 (the upper rows of j were waited for at the end of step j - 1).
@@ -584,10 +582,10 @@ def fence() -> None:
     rocdl.SchedBarrier(ir.Attribute.parse("#rocdl.sched_group_mask<none>"))
 
 
-def acc_zero(vec_type: ir.Type) -> ir.Value:
-    """An f32 accumulator vector of zeros."""
-    f32 = ir.F32Type.get()
-    return arith.ConstantOp(vec_type, ir.DenseElementsAttr.get_splat(vec_type, ir.FloatAttr.get(f32, 0.0))).result
+def zero_vector(vec_type: ir.Type) -> ir.Value:
+    """A vector of zeros of its element type (accumulators, and vectors built up piece by piece)."""
+    zero = ir.FloatAttr.get(ir.VectorType(vec_type).element_type, 0.0)
+    return arith.ConstantOp(vec_type, ir.DenseElementsAttr.get_splat(vec_type, zero)).result
 
 
 def _stagger(b: KernelBuilder, tid: ir.Value) -> ir.Value:

@@ -33,7 +33,7 @@ from iree.compiler.dialects import amdgpu, arith, memref, rocdl, scf, tensor, ut
 
 from .schedule import LDS_ACCESS_BYTES, element_bytes, mma_shape
 from .lds_swizzle import XorSwizzle, lds_swizzle, xor_rows
-from .ukernel import KernelBuilder, acc_zero, fat_buffer, fence, inner_tiled
+from .ukernel import KernelBuilder, zero_vector, fat_buffer, fence, inner_tiled
 from .warpgroups import DoubleBuffered, ProducerConsumer
 
 FRAGMENT = 16  # M = N of every intrinsic used here
@@ -217,8 +217,7 @@ class _Tiles:
             # swizzled: one read per 16-byte chunk the fragment spans, each at its own row's column
             width = min(per_lane, swizzle.chunk_elements)
             whole_type = ir.VectorType.get([tiles, 1, per_lane], self.element)
-            whole = arith.ConstantOp(whole_type, ir.DenseElementsAttr.get_splat(
-                whole_type, ir.FloatAttr.get(self.element, 0.0))).result
+            whole = zero_vector(whole_type)
             for start in range(0, per_lane, width):
                 column = read_column(b, swizzle, self.lane_row, b.add(k, b.c(start)))
                 part = b.read(lds[op], [stage, first_tile, self.lane_row, column], [tiles, 1, width], self.zero)
@@ -263,7 +262,7 @@ class _Tiles:
         """This lane's accumulators as one slice of the output (`out_shape`): value, offsets, sizes."""
         b, f32 = self.b, ir.F32Type.get()
         tile_type = ir.VectorType.get([self.tiles_m, self.tiles_n, self.acc_elements], f32)
-        whole = acc_zero(tile_type)
+        whole = zero_vector(tile_type)
         for j, acc in enumerate(accs):
             whole = vector.InsertStridedSliceOp(acc, whole, [0, j, 0], [1, 1, 1]).result
         if self.shape.wmma:  # (M tile, N tile, e) -> (1, M tile, e, 1, 1, N tile, 1)
@@ -342,7 +341,7 @@ def build_double_buffered(schedule: DoubleBuffered, dtype: str, mma: str, layout
             t.set_copier(tid, threads)
             t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))  # prologue: K tile 0 into stage 0
             b.barrier()
-            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [acc_zero(t.column_type)] * t.tiles_n)
+            loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zero_vector(t.column_type)] * t.tiles_n)
             with ir.InsertionPoint(loop.body):
                 upcoming, current = _stages(b, loop.induction_variable, k_tile)
                 plan = t.fetches(loop.induction_variable)
@@ -379,7 +378,7 @@ def _build_dma_body(schedule: DoubleBuffered, t: _Tiles, b: KernelBuilder, lds: 
         t.dma(b.c(0), b.c(0), lds)  # prologue: K tile 0 into stage 0
         amdgpu.MemoryCounterWaitOp(load=0)
         b.barrier()
-        loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [acc_zero(t.column_type)] * t.tiles_n)
+        loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile), [zero_vector(t.column_type)] * t.tiles_n)
         with ir.InsertionPoint(loop.body):
             upcoming, current = _stages(b, loop.induction_variable, k_tile)
             t.dma(loop.induction_variable, upcoming, lds)  # the next tile into the other stage, in flight ...
@@ -423,7 +422,7 @@ def build_producer_consumer(schedule: ProducerConsumer, dtype: str, mma: str, la
                 t.store(b.c(0), lds, t.issue(t.fetches(b.c(0))))
                 scf.YieldOp([])
             b.barrier()
-            zeros = acc_zero(t.column_type)
+            zeros = zero_vector(t.column_type)
             roles = scf.IfOp(producer, [t.column_type] * t.tiles_n, has_else=True)
             with ir.InsertionPoint(roles.then_block):  # producers: load the next tile into the other stage
                 loop = scf.ForOp(b.c(k_tile), k_size, b.c(k_tile))
