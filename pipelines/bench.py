@@ -20,7 +20,6 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from iree.compiler import version as iree_version
 
 from transforms.errors import UserError
 from transforms.kernels import Kernel, kernel_label
@@ -30,7 +29,7 @@ from transforms.split_k import SplitK
 
 from . import flow
 from .cluster import Task, pack, run_tasks, unpack
-from .compiler import CompileError
+from .compiler import CompileError, compiler_version
 from .named import plan_for, plan_job, uses_ukernels
 from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
 from .targets import ComputeUnits, Target, TargetError, check_dtype
@@ -98,7 +97,7 @@ def git_commit() -> str | None:
 def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: CasePlan,
             repeat: int) -> str:
     key = json.dumps([target.name, asdict(gemm), pipeline, asdict(schedule) if schedule else None, repeat,
-                      iree_version.VERSION], sort_keys=True)
+                      compiler_version()], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -173,7 +172,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
             if origin is not None:
                 entry.update(status=origin["status"], vmfb=origin["vmfb"],
                              **({"error": origin["error"]} if "error" in origin else {}))
-    meta = {"target": target.name, "iree_compiler": iree_version.VERSION, "git_commit": git_commit(),
+    meta = {"target": target.name, "iree_compiler": compiler_version(), "git_commit": git_commit(),
             "compute_units": (units or target.units()).to_json(), "cases": entries}
     write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
     return plan

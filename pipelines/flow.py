@@ -14,9 +14,8 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from iree.compiler import version as iree_version
 
-from .compiler import DUMP_DIR
+from .compiler import DUMP_DIR, compiler_version
 from .inspect import KernelStats
 from .job import Job, Prepared
 from .output import output_folder
@@ -75,7 +74,7 @@ def _report(prepared: Prepared, stats: list[KernelStats], folder: Path, command:
         "dispatches": [k.as_dict() for k in stats],
         "files": {"source": SOURCE_FILE, "spec": SPEC_FILE if prepared.spec else None, "vmfb": "gemm.vmfb",
                   "dump": DUMP_DIR, "all": files},
-        "iree_compiler": iree_version.VERSION,
+        "iree_compiler": compiler_version(),
         "command": " ".join(command),
         **route.report_extra(job),
         **({"choice": job.choice.as_dict()} if job.choice is not None else {}),

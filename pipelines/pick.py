@@ -32,7 +32,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from iree.compiler import version as iree_version
 
 from transforms.errors import UserError
 from transforms.kernels import check_kernel, kernel_schedule
@@ -40,6 +39,7 @@ from transforms.problem import Gemm
 from transforms.schedule import ScheduleError
 
 from . import flow
+from .compiler import compiler_version
 from .job import DEFAULT_OPTION as DEFAULT, Job, Option, Pick, Row
 from .targets import ComputeUnits, Target
 from .timing.predict import predict
@@ -139,7 +139,7 @@ def pick_cache() -> Path:
 @lru_cache(maxsize=1)
 def fingerprint() -> str:
     """What the predictions depend on besides the problem: this package's and `transforms`' files, and IREE."""
-    digest = hashlib.sha256(iree_version.VERSION.encode())
+    digest = hashlib.sha256(compiler_version().encode())
     root = Path(__file__).resolve().parents[1]
     for package in ("pipelines", "transforms"):
         for path in sorted((root / package).rglob("*")):

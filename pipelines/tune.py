@@ -17,7 +17,6 @@ from dataclasses import asdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from iree.compiler import version as iree_version
 
 from transforms.errors import UserError
 from transforms.problem import Gemm
@@ -25,6 +24,7 @@ from transforms.schedule import Schedule, schedule_from_dict
 from transforms.split_k import SplitK, split_from_dict
 
 from . import flow
+from .compiler import compiler_version
 from .bench import build_plan
 from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, plan_job, split_candidates
 from .output import output_folder, write_atomic
@@ -107,7 +107,7 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
         limit = planned
     search = Search(route, MODEL if predicted else device_kind(str(best.get("device_name"))), limit)
     beats, verdict = judge(best["tflops"], default["tflops"] if default else None, predicted)
-    summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": iree_version.VERSION,
+    summary = {"problem": asdict(gemm), "target": target.name, "iree_compiler": compiler_version(),
                "route": route, "schedule": case["schedule_fields"], "schedule_summary": best["schedule"],
                "tflops": best["tflops"], "default_tflops": default["tflops"] if default else None,
                "speedup_over_default": best["tflops"] / default["tflops"] if default else None,

@@ -12,11 +12,11 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from iree.compiler import version as iree_version
 
 from transforms.errors import UserError
 from transforms.problem import Gemm
 
+from .compiler import compiler_version
 from .targets import Target
 
 
@@ -55,7 +55,7 @@ def device_kind(device_name: str) -> str:
 
 
 def _fields(gemm: Gemm, target: Target, search: Search) -> list:
-    return [target.name, asdict(gemm), iree_version.VERSION, search.route, search.device, search.limit]
+    return [target.name, asdict(gemm), compiler_version(), search.route, search.device, search.limit]
 
 
 def cache_key(gemm: Gemm, target: Target, search: Search) -> str:

@@ -400,14 +400,21 @@ def _ulp(values: np.ndarray, dtype: str) -> np.ndarray:
     return 2.0 ** (exponent - mantissa)
 
 
-def dispatch_packet(foreign: ForeignKernel, kernarg: int) -> bytes:
-    """The 64-byte AQL kernel dispatch packet of the launch (HSA runtime specification, hsa_kernel_dispatch_packet_t):
-    header, setup (dimensions), workgroup size, grid size in work-items, segment sizes, kernel object (none here),
-    kernarg address, completion signal (none)."""
-    size, grid = foreign.workgroup_size, foreign.grid
+def dispatch_packet(workgroup_size: tuple[int, int, int], grid: tuple[int, ...], lds_bytes: int,
+                    kernarg: int) -> bytes:
+    """The 64-byte AQL kernel dispatch packet of a launch of `grid` workgroups (HSA runtime specification,
+    hsa_kernel_dispatch_packet_t): header, setup (dimensions), workgroup size, grid size in work-items, segment
+    sizes, kernel object (none here), kernarg address, completion signal (none)."""
     dims = 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1
-    return struct.pack("<HHHHHHIIIIIQQQQ", 2, dims, *size, 0, *(g * s for g, s in zip(grid, size)), 0,
-                       foreign.kernel.lds_bytes, 0, kernarg, 0, 0)
+    return struct.pack("<HHHHHHIIIIIQQQQ", 2, dims, *workgroup_size, 0,
+                       *(g * s for g, s in zip(grid, workgroup_size)), 0, lds_bytes, 0, kernarg, 0, 0)
+
+
+def write_hidden(memory: FlatMemory, kernarg: int, offset: int, size: int, value_kind: str,
+                 grid: tuple[int, ...], workgroup_size: tuple[int, int, int], lds_dynamic: int) -> None:
+    """One implicit argument at `offset` of the kernarg segment, as a HIP launch fills it (`HIDDEN`)."""
+    value = HIDDEN[value_kind](grid, workgroup_size, lds_dynamic)
+    memory.write(kernarg + offset, np.array([value & ((1 << (8 * size)) - 1)], "<u8").view(np.uint8)[:size].copy())
 
 
 def emulate_foreign(folder: str | Path, seed: int = 0, kernel_text: str | None = None,
@@ -432,7 +439,7 @@ def emulate_foreign(folder: str | Path, seed: int = 0, kernel_text: str | None =
     address = dict(zip("abc", places[:3]))
     address.update({a.name: place for a, place in zip(scratch, places[3:-3])})
     packet, queue, kernarg = places[-3:]
-    memory.write(packet, dispatch_packet(foreign, kernarg))
+    memory.write(packet, dispatch_packet(foreign.workgroup_size, foreign.grid, foreign.kernel.lds_bytes, kernarg))
 
     rng = np.random.default_rng(seed)
     operands = {}
@@ -457,7 +464,9 @@ def emulate_foreign(folder: str | Path, seed: int = 0, kernel_text: str | None =
         elif arg.kind == "int":
             value = arg.value
         else:
-            value = HIDDEN[arg.value_kind](foreign.grid, foreign.workgroup_size, lds_dynamic)
+            write_hidden(memory, kernarg, base + arg.offset, arg.size, arg.value_kind, foreign.grid,
+                         foreign.workgroup_size, lds_dynamic)
+            continue
         memory.write(kernarg + base + arg.offset, np.array([value & ((1 << (8 * arg.size)) - 1)], "<u8")
                      .view(np.uint8)[:arg.size].copy())
 

@@ -31,7 +31,8 @@ from transforms.problem import ProblemError, gemms_from_mlir
 
 from ..compiler import iree_compile_path
 from ..targets import TARGETS
-from .foreign import emulate_foreign, is_foreign, load_foreign
+from .foreign import HIDDEN, PACKET_BYTES, QUEUE_BYTES, dispatch_packet, emulate_foreign, is_foreign, \
+    load_foreign, write_hidden
 from .interpret import Interpreter, element_type, numpy_type
 from .isa import Kernel, parse_kernel, parse_listing
 from .localise import localise
@@ -240,13 +241,15 @@ def kernel_listing(text: str, symbol: str) -> str:
 
 
 def _check_bindings(launch: Launch, kernel, configured: str) -> None:
-    """The kernel takes one global buffer per binding and nothing else, and the configured IR's binding types
-    are the tensors the program passes."""
-    kinds = [arg.get("value_kind") for arg in kernel.args]
-    if any(kind != "global_buffer" for kind in kinds):
-        raise EmulatorError(f"kernel {launch.export} takes {len(kinds)} arguments of which "
-                            f"{sum(k != 'global_buffer' for k in kinds)} are not buffers; the host side passes "
-                            "bindings only, no push constants.")
+    """The kernel takes one global buffer per binding, then only implicit arguments a HIP launch fills (IREE
+    releases before 3.13 left them on some kernels), and the configured IR's binding types are the tensors the
+    program passes."""
+    kinds = [arg.get("value_kind") for arg in kernel.args if arg.get("value_kind") not in HIDDEN]
+    if any(kind != "global_buffer" for kind in kinds) or any(
+            arg.get("value_kind") not in HIDDEN for arg in kernel.args[len(kinds):]):
+        raise EmulatorError(f"kernel {launch.export} takes {len(kernel.args)} arguments of which "
+                            f"{sum(k != 'global_buffer' for k in kinds)} are neither buffers nor implicit arguments; "
+                            "the host side passes bindings only, no push constants.")
     if len(kinds) != len(launch.bindings):
         raise EmulatorError(f"kernel {launch.export} takes {len(kinds)} buffers; its dispatch has "
                             f"{len(launch.bindings)} bindings ({', '.join(b.name for b in launch.bindings)}).")
@@ -255,6 +258,14 @@ def _check_bindings(launch: Launch, kernel, configured: str) -> None:
         if binding is None or memref != "x".join(map(str, binding.shape)) + "x" + binding.dtype:
             raise EmulatorError(f"binding {index} of {launch.export} is memref<{memref}> in the configured IR, but "
                                 f"the program passes {binding and binding.name} there.")
+
+
+def _reads_yz(dump: Path, dispatch: str) -> bool:
+    """Whether the dispatch's kernel may read a y or z workgroup id. The descriptor enables both SGPRs wherever
+    LLVM could not prove them unused (IREE releases before 3.13 left the kernels without the attributes that say
+    so); the optimized LLVM IR beside the listing tells: a kernel that calls no y or z intrinsic reads neither."""
+    modules = sorted(dump.glob(f"{dispatch}_*.optimized.ll"))
+    return not modules or any(re.search(r"llvm\.amdgcn\.workgroup\.id\.[yz]\b", m.read_text()) for m in modules)
 
 
 def _configured(dump: Path, dispatch: str) -> str:
@@ -366,7 +377,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     # and so touches, every byte before it (gigabytes of never-read zeros when recording a long-K problem).
     running = [launch for number, launch in enumerate(program.launches) if only is None or number == only]
     kernels = [parse_kernel(kernel_listing(listings[launch.dispatch], launch.export)) for launch in running]
-    places = memory.allocate_many([b.nbytes for b in buffers] + [max(k.kernarg_bytes, 8) for k in kernels])
+    # per kernel: its argument block, and the dispatch packet and queue a HIP launch gives its user SGPRs
+    places = memory.allocate_many([b.nbytes for b in buffers] + [size for k in kernels for size in (
+        max(k.kernarg_bytes, 8), PACKET_BYTES, QUEUE_BYTES)])
     address = dict(zip(buffers, places))
     by_name = {b.name: address[b] for b in buffers}
     for launch in program.launches:
@@ -394,7 +407,9 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
     runs: list[tuple] = []
     sample: set[int] | None = None
     writer_kernel, writer = None, None
-    for launch, kernel, kernarg in zip(running, kernels, places[len(buffers):]):
+    launch_places = places[len(buffers):]
+    for launch, kernel, kernarg, packet, queue in zip(running, kernels, launch_places[0::3], launch_places[1::3],
+                                                      launch_places[2::3]):
         configured = _configured(folder / "dump", launch.dispatch)
         _check_bindings(launch, kernel, configured)
         ctx = DecodeContext(kernel, target, kernel.wave_size, bank_count(configured, target),
@@ -411,10 +426,16 @@ def emulate_gemm(folder: str | Path, seed: int = 0, kernel_text: str | None = No
             dispatch.window = window
         launch_grid: tuple[int, ...] | None = tuple(grid) if grid is not None else None
         if launch_grid is None:
-            if kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get(
-                    "system_sgpr_workgroup_id_z"):
+            if (kernel.descriptor.get("system_sgpr_workgroup_id_y") or kernel.descriptor.get(
+                    "system_sgpr_workgroup_id_z")) and _reads_yz(folder / "dump", launch.dispatch):
                 raise EmulatorError("the kernel reads a y or z workgroup id and report.json states no grid.")
             launch_grid = (loop_workgroups(configured, launch.loops, launch.dispatch), 1, 1)
+        for arg in kernel.args:
+            if arg.get("value_kind") in HIDDEN:
+                write_hidden(memory, kernarg, arg["offset"], arg["size"], arg["value_kind"], launch_grid,
+                             kernel.workgroup_size, 0)
+        memory.write(packet, dispatch_packet(kernel.workgroup_size, launch_grid, kernel.lds_bytes, kernarg))
+        dispatch.host_sgprs = {"dispatch_ptr": packet, "queue_ptr": queue, "dispatch_id": 0}
         groups = math.prod(launch_grid)
         if workgroups is not None:
             sample = set(np.random.default_rng(seed).choice(groups, size=min(workgroups, groups),

@@ -1,0 +1,113 @@
+"""Kernels of another IREE release: $PIPELINES_IREE_COMPILE and what the emulator accepts from older compilers.
+
+Published rows were measured on kernels of the IREE commit of their day; judging the timing model on them wants
+those kernels, so a developer may point $PIPELINES_IREE_COMPILE at another release's iree-compile. Checked here
+from outside the code under test: the version each record names is the one the binary itself prints (a stand-in
+compiler that prints a made-up version and hands the compile to the real one), bad settings are one sentence
+with exit code 2 and nothing written, and a kernel IREE 3.11 built with global-load DMA (committed under
+tests/data/iree-3.11/, with the command that made it) runs against float64 although it takes the implicit
+arguments of a HIP launch, and is refused where its LLVM IR reads a y workgroup id the host does not give.
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from iree.compiler.tools import binaries
+
+from pipelines import cli
+from pipelines.compiler import COMPILER_ENV, CompileError, compiler_version
+from pipelines.emulator import emulate_gemm
+from pipelines.emulator.machine import EmulatorError
+
+REPO = Path(__file__).resolve().parents[2]
+OLD = REPO / "tests" / "data" / "iree-3.11" / "gfx950_bf16_nt_dma"
+LISTING = "dump/module_gemm_dispatch_0_rocm_hsaco_fb.rocmasm"
+OPTIMIZED = "dump/module_gemm_dispatch_0_rocm_hsaco_fb.optimized.ll"
+
+
+def stand_in(tmp_path: Path, version_line: str) -> Path:
+    """An iree-compile that prints `version_line` for --version and compiles with the package's own."""
+    script = tmp_path / "iree-compile"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = "--version" ]; then echo "{version_line}"; exit 0; fi\n'
+                      f'exec "{binaries.find_tool("iree-compile")}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_without_the_variable_the_package_compiler_is_named(monkeypatch):
+    monkeypatch.delenv(COMPILER_ENV, raising=False)
+    from iree.compiler import version
+    assert compiler_version() == version.VERSION
+
+
+def test_the_report_names_the_compiler_that_ran(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(COMPILER_ENV, str(stand_in(tmp_path, "IREE compiler version 9.8.7rc20990101 @ abc")))
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--target", "gfx950", "--shape", "256x256x256", "-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["iree_compiler"] == "9.8.7rc20990101"
+    assert report["command"].startswith(str(tmp_path / "iree-compile"))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "missing", "not an executable file"),
+    (lambda tmp: (tmp / "plain").write_text("x") and tmp / "plain", "not an executable file"),
+    (lambda tmp: stand_in(tmp, "clang version 19"), "does not state an IREE compiler version"),
+])
+def test_a_bad_compiler_is_one_sentence_and_nothing_is_written(tmp_path, monkeypatch, capsys, make, message):
+    monkeypatch.setenv(COMPILER_ENV, str(make(tmp_path)))
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--target", "gfx950", "--shape", "256x256x256", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    with pytest.raises(CompileError):
+        compiler_version()
+
+
+def test_the_old_kernel_takes_implicit_arguments_and_matches_float64():
+    listing = (OLD / LISTING).read_text()
+    kinds = re.findall(r"\.value_kind:\s+(\S+)", listing)
+    assert kinds[:3] == ["global_buffer"] * 3 and len(kinds) > 3
+    assert all(kind.startswith("hidden_") for kind in kinds[3:])
+    assert "iree-compile" in (OLD / "compile_command.txt").read_text()
+    assert json.loads((OLD / "report.json").read_text())["iree_compiler"].startswith("3.11.")
+    result = emulate_gemm(OLD)
+    assert result.passed, result.summary()
+
+
+def copy_old(tmp_path: Path) -> Path:
+    folder = tmp_path / "old"
+    shutil.copytree(OLD, folder)
+    return folder
+
+
+def test_an_argument_no_launch_fills_is_refused(tmp_path):
+    folder = copy_old(tmp_path)
+    listing = folder / LISTING
+    listing.write_text(listing.read_text().replace("hidden_block_count_x", "by_value", 1))
+    with pytest.raises(EmulatorError, match="neither buffers nor implicit arguments"):
+        emulate_gemm(folder)
+
+
+def test_a_y_workgroup_id_is_read_from_the_llvm_ir(tmp_path):
+    folder = copy_old(tmp_path)
+    # IREE 3.11 left the y and z id SGPRs enabled in the descriptor; its LLVM IR calls the x id only, so it runs
+    assert ".amdhsa_system_sgpr_workgroup_id_y 1" in (folder / LISTING).read_text()
+    assert "llvm.amdgcn.workgroup.id.x" in (folder / OPTIMIZED).read_text()
+    assert "llvm.amdgcn.workgroup.id.y" not in (folder / OPTIMIZED).read_text()
+    assert emulate_gemm(folder).passed
+    # the IR reads the y id: the host gives a one-dimensional grid only, so it is refused
+    with open(folder / OPTIMIZED, "a") as ir:
+        ir.write("declare i32 @llvm.amdgcn.workgroup.id.y()\n")
+    with pytest.raises(EmulatorError, match="reads a y or z workgroup id"):
+        emulate_gemm(folder)
+    # without its LLVM IR nothing tells: the descriptor is believed
+    os.remove(folder / OPTIMIZED)
+    with pytest.raises(EmulatorError, match="reads a y or z workgroup id"):
+        emulate_gemm(folder)
