@@ -394,6 +394,7 @@ _UNARY = {  # name -> fn(float32 lanes) -> uint32 lanes
     # same value; LLVM's unsigned division by a run-time value (HipKittens' tile order) starts from it
     "v_rcp_iflag_f32": _reciprocal,
     "v_rndne_f32": lambda x: _bits(np.rint(x)),  # to the nearest integer, ties to even
+    "v_trunc_f32": lambda x: _bits(np.trunc(x)),  # the integer part, toward zero (-0.5 -> -0.0; CDNA3 V_TRUNC_F32)
     # 2^x: the hardware is accurate to 1 ULP; float64 exp2 rounded once is within that
     "v_exp_f32": lambda x: _bits(np.exp2(x.astype(np.float64)).astype(np.float32)),
 }
@@ -421,6 +422,17 @@ def _cvt_f32_u32(inst, ctx):
     read, write = vector_reader(inst.operands[1], ctx), vector_writer(inst.operands[0])
     # exact in float64, then one rounding to f32
     return lambda w: write(w, _bits(np.broadcast_to(np.asarray(read(w), np.float64), (w.lanes,)).astype(np.float32)))
+
+
+@decoder(*(f"v_cvt_f32_ubyte{n}{suffix}" for n in range(4) for suffix in ("", "_e32", "_e64")))
+def _cvt_f32_ubyte(inst, ctx):
+    """D.f32 = byte n of S0.u32 as an unsigned integer, exactly (CDNA3 ISA, V_CVT_F32_UBYTE0..3)."""
+    if inst.modifiers:
+        raise EmulatorError(f"unsupported modifiers in '{inst.text}' at line {inst.line}.")
+    shift = u32(8 * int(_base(inst.opcode)[-1]))
+    read, write = vector_reader(inst.operands[1], ctx), vector_writer(inst.operands[0])
+    return lambda w: write(w, _bits(np.broadcast_to((np.asarray(read(w), np.uint32) >> shift) & u32(0xFF),
+                                                    (w.lanes,)).astype(np.float32)))
 
 
 def _narrow_bits(x, kind) -> np.ndarray:

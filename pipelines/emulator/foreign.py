@@ -55,7 +55,8 @@ PRODUCERS = (Producer("triton.json", "triton-kernel/1", "tools/triton_kernels.py
              Producer("hipkittens.json", "hipkittens-kernel/1", "tools/hipkittens_kernels.py", "HipKittens",
                       "hipkittens"))
 FOREIGN_FILE, FORMAT = PRODUCERS[0].file, PRODUCERS[0].format  # Triton's, the first producer
-INPUT_TYPES = ("bf16", "f16")
+INPUT_TYPES = ("bf16", "f16", "f8E4M3FN")
+FP8_TARGETS = ("gfx950",)  # OCP e4m3 (f8E4M3FN) inputs: gfx950's f8f6f4 MFMAs read them, gfx942's read FNUZ
 OUTPUT_TYPES = ("bf16", "f16", "f32")
 LAYOUTS = ("nn", "nt")
 ARGUMENT_KINDS = {"buffer": "global_buffer", "scratch": "global_buffer", "int": "by_value", "struct": "by_value",
@@ -146,7 +147,7 @@ class ForeignKernel:
     def hbm_bytes(self) -> int:
         """A and B read once and C written once, in their own types."""
         p = self.problem
-        size = {name: np.dtype(NUMPY_TYPES[name]).itemsize for name in OUTPUT_TYPES}
+        size = {name: np.dtype(NUMPY_TYPES[name]).itemsize for name in INPUT_TYPES + OUTPUT_TYPES}
         return (p["m"] * p["k"] + p["k"] * p["n"]) * size[p["dtype"]] + p["m"] * p["n"] * size[p["out_dtype"]]
 
 
@@ -316,6 +317,9 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     layout = _choice(problem, "layout", LAYOUTS, f"the problem of {where}")
     dtype = _choice(problem, "dtype", INPUT_TYPES, f"the problem of {where}")
     out_dtype = _choice(problem, "out_dtype", OUTPUT_TYPES, f"the problem of {where}")
+    if dtype.startswith("f8") and target not in FP8_TARGETS:
+        raise ForeignError(f"the problem of {where} takes {dtype} inputs, which only {', '.join(FP8_TARGETS)} "
+                           f"reads, not {target}.")
     strides = _strides(dict(problem, **shape), f"the problem of {where}")
     arguments = _arguments(launch.get("arguments"), where)
     listing = folder / _field(launch, "amdgcn", str, where)

@@ -533,6 +533,29 @@ def test_v_rcp_iflag_f32_is_the_reciprocal():
     assert list(wave.v[2][:4]) == [0x3E800000, 0x3EAAAAAB, 0x7F800000, 0xC0000000]  # 0.25, 1/3 rounded, inf, -2
 
 
+# ---------------------------------------------------------------------------------------------------- HipKittens' fp8
+
+@pytest.mark.parametrize("byte", [0, 1, 2, 3])
+def test_cvt_f32_ubyte_reads_one_byte_as_an_unsigned_integer(byte):
+    """V_CVT_F32_UBYTEn: D.f32 = S0[8n+7:8n] as an unsigned integer, exactly (HipKittens' 4-wave fp8 GEMM)."""
+    wave = new_wave()
+    words = np.array([0x80FF017F, 0x00000000, 0xFEDCBA98, 0x12345678] * 16, np.uint32)
+    wave.v[1] = words
+    run(wave, f"v_cvt_f32_ubyte{byte}_e32 v2, v1", arch="gfx950")
+    want = [float((int(w) >> (8 * byte)) & 0xFF) for w in words]
+    assert list(as_f32(wave.v[2])) == want
+
+
+def test_trunc_f32_drops_the_fraction_toward_zero():
+    wave = new_wave()
+    values = [2.75, -2.75, -0.5, 0.25, 1e30, -7.0, float("inf"), float("-inf")] * 8
+    wave.v[1] = f32(values)
+    run(wave, "v_trunc_f32_e32 v2, v1", arch="gfx950")
+    got = as_f32(wave.v[2])
+    assert list(got[:8]) == [2.0, -2.0, -0.0, 0.0, 1e30, -7.0, float("inf"), float("-inf")]
+    assert np.signbit(got[2]) and not np.signbit(got[3])  # -0.5 keeps its sign
+
+
 # ---------------------------------------------------------------------------------------------------- scratch
 
 @pytest.mark.parametrize("arch, store, load", [("gfx1151", "scratch_store_b128", "scratch_load_b128"),

@@ -1,0 +1,132 @@
+"""HipKittens' two MI350X fp8 GEMMs (8 waves and 4 waves a workgroup) as foreign kernels.
+
+The kernels under tests/data/hipkittens/gfx950_fp8_* were compiled by `tools/hipkittens_kernels.py --kernel
+fp8-8wave|fp8-4wave` from `kernels/gemm/fp8fp32/` of HazyResearch/HipKittens with Debian clang 22. What is checked
+comes from outside the tool: C against float64 of the same e4m3 inputs, the MFMA work against M·N·K, the verdict
+FAIL only for the hazards of HipKittens' inline assembly, the kernarg loads read again from the listing, the tile
+orders written out from the kernels' own index arithmetic by hand for small grids, and bad shapes refused in one
+sentence. The model's figures for them are in results/hipkittens/fp8-2026-11-27.md (the slow tier replays them).
+"""
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.emulator import emulate_gemm
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data" / "hipkittens"
+SMALL = DATA / "gfx950_fp8_nt_8wave_512"
+EIGHT = DATA / "gfx950_fp8_nt_8wave_8192"
+FOUR = DATA / "gfx950_fp8_nt_4wave_8192"
+
+
+def launch(folder: Path) -> dict:
+    return json.loads((folder / "hipkittens.json").read_text())
+
+
+def tool():
+    spec = importlib.util.spec_from_file_location("hipkittens_kernels", REPO / "tools" / "hipkittens_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["hipkittens_kernels"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def small_result():
+    return emulate_gemm(SMALL)
+
+
+def test_the_committed_kernels_are_the_published_sources():
+    for folder, source, threads, defines in (
+            (SMALL, "FP8_8wave/8_wave.cu", 512, {"M": 512, "N": 512, "K": 512}),
+            (EIGHT, "FP8_8wave/8_wave.cu", 512, {"M": 8192, "N": 8192, "K": 8192}),
+            (FOUR, "FP8_4wave/4_wave.cu", 256, {"SIZE": 8192})):
+        described = launch(folder)
+        assert described["hipkittens"]["source"] == f"kernels/gemm/fp8fp32/{source}"
+        assert described["hipkittens"]["defines"] == defines
+        assert described["workgroup_size"] == [threads, 1, 1] and described["shared_bytes"] == 0
+        p = described["problem"]
+        assert (p["dtype"], p["out_dtype"], p["layout"]) == ("f8E4M3FN", "bf16", "nt")
+        assert described["grid"] == [(p["m"] // 256) * (p["n"] // 256), 1, 1]
+        listing = (folder / "kernel.amdgcn").read_text()
+        assert re.search(r"\.amdhsa_group_segment_fixed_size 131072\b", listing)  # As[2][2], Bs[2][2]: 128 KiB static
+        assert set(re.findall(r"v_mfma\w*", listing)) == {"v_mfma_f32_16x16x128_f8f6f4"}
+
+
+def test_the_8_wave_kernel_matches_float64_and_does_all_the_work_once(small_result):
+    result = small_result
+    assert result.wrong == 0 and result.unwritten == 0, result.summary()
+    assert result.max_rel_error <= result.tolerance
+    assert result.workgroups == 4 and result.output.shape == (512, 512)
+    work = sum(count * int(m) * int(n) * int(k) for op, count in result.mix.items()
+               for m, n, k in re.findall(r"v_mfma_f32_(\d+)x(\d+)x(\d+)", op))
+    assert work == 512 ** 3
+
+
+def test_its_hazards_are_hipkittens_inline_assembly_and_early_reads(small_result):
+    assert not small_result.passed and small_result.hazards
+    for hazard in small_result.hazards:
+        if hazard.kind == "lds-race":
+            assert "offen lds'" in hazard.message and "ds_read_b128" in hazard.message, hazard.message
+        else:
+            assert hazard.kind == "wait-states", hazard.message
+            assert re.search(r"'v_mfma_.*' .* then 'ds_read_b128 ", hazard.message) or re.search(
+                r"'s_mov_b32 m0, s\d+' .* then 'buffer_load_dwordx4 .* lds'", hazard.message), hazard.message
+
+
+@pytest.mark.slow
+def test_the_4_wave_kernel_matches_float64_on_a_sampled_workgroup():
+    """8192³ (4-wave kernels exist for SIZE ≥ 4096 only; smaller SIZEs launch other kernels or break its XCD
+    dealing), one workgroup drawn at random."""
+    result = emulate_gemm(FOUR, workgroups=1)
+    assert result.wrong == 0 and result.max_rel_error <= result.tolerance, result.summary()
+    assert "1 sampled of 1024 workgroups" in result.summary()
+
+
+def test_the_tool_describes_the_committed_arguments_without_clang():
+    hk = tool()
+    for folder in (SMALL, EIGHT, FOUR):
+        described = launch(folder)
+        p = described["problem"]
+        listing = (folder / "kernel.amdgcn").read_text()
+        assert hk.fp8_arguments(listing, p["m"], p["n"], p["k"]) == described["arguments"]
+        # the listing's own scalar loads from the kernarg pointer: the three gl pointers at 0, 16 and 32, and the
+        # 4-wave kernel's gridDim.x (hidden_block_count_x, after the 48 bytes of arguments)
+        pattern = r"s_load_dword\w*\s+s\[?[\d:]+\]?,\s*s\[0:1\],\s*(0x[0-9a-f]+|\d+)"
+        loads = sorted({int(o, 0) for o in re.findall(pattern, listing)})
+        assert loads[:3] == [0, 16, 32] and all(o >= 48 for o in loads[3:])
+        assert [o for o, _ in described["kernarg_loads"]] == loads
+
+
+def test_the_tile_orders_by_hand():
+    hk = tool()
+    # 8 waves: row-major over a 2×2 grid of 256-wide tiles
+    assert hk.fp8_tile_order(hk.BUILDS["fp8-8wave"], 512, 512) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    # 4 waves at 4096² (16×16 tiles, 256 ids): id 1 goes to XCD 1, whose ids start at 256 / 8 = 32, so wgid 32;
+    # groups of WGM = 4 rows × 16 columns = 64 ids: 32 is in group 0, row 32 % 4 = 0, column 32 // 4 = 8
+    order = hk.fp8_tile_order(hk.BUILDS["fp8-4wave"], 4096, 4096)
+    assert order[0] == (0, 0) and order[1] == (0, 8) and order[8] == (1, 0)
+    assert sorted(order) == [(i, j) for i in range(16) for j in range(16)]
+    for folder, name in ((EIGHT, "fp8-8wave"), (FOUR, "fp8-4wave")):
+        p = launch(folder)["problem"]
+        assert [tuple(t) for t in launch(folder)["order"]] == hk.fp8_tile_order(hk.BUILDS[name], p["m"], p["n"])
+
+
+@pytest.mark.parametrize("kernel, shape, message", [
+    ("fp8-4wave", "512", "multiple of 8 tiles"),  # grid 4: the XCD dealing sends every id to tile 0
+    ("fp8-4wave", "2048", "other than 1024 and 2048"),
+    ("fp8-4wave", "4096x4096x8192", "M = N = K"),
+    ("fp8-8wave", "512x512x256", "at least 384"),
+])
+def test_the_tool_refuses_shapes_the_fp8_sources_do_not_handle(capsys, tmp_path, kernel, shape, message):
+    assert tool().main(["--kernel", kernel, "--shape", shape, "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert err.startswith("hipkittens_kernels.py: error: ") and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
