@@ -106,6 +106,10 @@ class Timing:
     # `pipelines.timing.traffic`); None: not a limit in the model.
     fabric_bytes_per_s: float | None = None
     simds: int = 4  # SIMDs per compute unit as `compute_units` counts them (RDNA3.5: 2 per CU, 4 per WGP)
+    # Whether other VALU instructions may issue on a SIMD while its matrix instruction runs (CDNA's MFMAs: yes,
+    # after `valu_cycles`; RDNA3's WMMAs: no, the VALU is held for the instruction's whole `busy`; AMD's matrix
+    # instruction calculator, `coexec`)
+    mma_coexec: bool = True
     # The model's median |error| on published times it was not fitted on (a fraction; the source in `sources`);
     # None: not judged on any, so no choice of `auto` or `tuned` leaves IREE's default on its word
     # (`pipelines.pick`).
@@ -438,10 +442,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         timing=Timing(clock_mhz=2900, issue_interval=1, valu_cycles=1, valu_latency=5, salu_latency=2,
                       mma_read_extra=4, lds_latency=20, smem_latency=20, vmem_latency=320, vmem_bytes_per_clk=64,
                       branch_latency=32, barrier_latency=32, hbm_bytes_per_s=256e9, l2_bytes_per_xcd=2 << 20,
-                      mall_bytes=32 << 20, launch_us=4.0, simds=2,
+                      mall_bytes=32 << 20, launch_us=4.0, simds=2, mma_coexec=False,
                       fitted=("vmem_bytes_per_clk", "barrier_latency", "launch_us"), sources=(
                           "LLVM AMDGPU SISchedule.td (GFX11SpeedModel)",
-                          "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU)",
+                          "AMD matrix instruction calculator (rdna3 WMMA 32 clocks, no co-execution with VALU: "
+                          "'coexec': False for v_wmma_f32_16x16x16_f16/bf16)",
                           "Radeon 8060S: 40 CUs at 2900 MHz, LPDDR5X-8000 × 256 bit = 256 GB/s, 2 MB L2",
                           "Chips and Cheese, 'Strix Halo's Memory Subsystem' (2025-10-31): one 2 MB GPU L2 and a 32 "
                           "MB Infinity Cache (MALL) as the GPU's last level",

@@ -14,7 +14,8 @@ The rules, each a published fact or a named simplification:
 - VALU holds the SIMD's vector port `busy` clocks; its result is ready `latency` clocks after issue. An MFMA holds
   the port for one VALU issue and the SIMD's matrix pipe for its `busy` clocks; a following MFMA that reads the
   same registers as SrcC waits only for the pipe (accumulation in pipe order); any other reader waits
-  `mma_read_extra` clocks more. Another wave's VALU may issue on the SIMD while the matrix pipe is busy.
+  `mma_read_extra` clocks more. Another wave's VALU may issue on the SIMD while the matrix pipe is busy, where
+  the target's matrix instructions co-execute (`mma_coexec`; RDNA3's WMMAs hold the VALU for their whole run).
 - LDS ops queue on the CU's LDS pipe for their bank passes (one pass per clock, as the emulator counts them:
   a conflict-free wave64 b128 access is 8 passes over 32 banks); data arrive `lds_latency` after the last pass.
 - VMEM ops queue on the CU's vector memory path for bytes / vmem_bytes_per_clk clocks; data arrive
@@ -210,7 +211,7 @@ class CuModel:
         w.state = "issue"
         w.ready_at = t + 1
         if op.kind == "mma":
-            simd.valu_free = t + timing.valu_cycles
+            simd.valu_free = t + (timing.valu_cycles if timing.mma_coexec else op.busy)
             simd.mma_free = t + op.busy
             simd.mma_busy += op.busy
             w.last_done = max(w.last_done, t + op.busy)

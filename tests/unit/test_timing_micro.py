@@ -152,3 +152,33 @@ def test_a_trace_that_waits_forever_is_one_sentence():
     slow = dataclasses.replace(T, barrier_latency=T.barrier_latency)
     with pytest.raises(TimingError, match="without s_endpgm"):
         run_waves(slow, [classify_text(["v_add_f32_e32 v6, v0, v1"], GFX942)])
+
+
+# ---------------------------------------------------------------------------------------------------- RDNA3 WMMA
+
+def test_a_wmma_holds_the_valu_of_its_simd_for_its_whole_run():
+    """gfx1151 (RDNA3.5): v_wmma_f32_16x16x16_f16 takes 32 clocks and does not co-execute with VALU work (AMD's
+    matrix instruction calculator, rdna3 'coexec': False). One wave: the WMMA issues at 0; an independent v_add
+    may issue only at 32, when the WMMA frees the VALU, and its result is there 5 clocks later (GFX11 VALU latency):
+    37 clocks. Were it CDNA-like (co-executing after one VALU issue clock), the add would issue at 1 and the WMMA,
+    done at 32, would end the wave."""
+    target = TARGETS["gfx1151"]
+    timing = target.timing
+    assert (timing.issue_interval, timing.valu_cycles, timing.valu_latency, timing.mma_coexec) == (1, 1, 5, False)
+    lines = ["v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]", "v_add_f32_e32 v30, v31, v32", "s_endpgm"]
+    ops = classify_text(lines, target)
+    assert ops[0].busy == 32
+    assert run_waves(timing, [ops]).cycles == 37
+    coexecuting = dataclasses.replace(timing, mma_coexec=True)
+    assert run_waves(coexecuting, [ops]).cycles == 32
+
+
+def test_two_waves_on_one_rdna3_simd_take_turns_between_wmma_and_valu():
+    """Waves 0 and 2 sit on SIMD 0 of gfx1151's 2 (wave i on SIMD i mod 2). Wave 0 issues a WMMA at 0; wave 2's
+    four independent v_adds wait for the VALU until 32, then issue at 32..35 and the last is done at 40."""
+    target = TARGETS["gfx1151"]
+    wmma = classify_text(["v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]", "s_endpgm"], target)
+    adds = classify_text([f"v_add_f32_e32 v{30 + i}, v40, v41" for i in range(4)] + ["s_endpgm"], target)
+    idle = classify_text(["s_endpgm"], target)
+    result = run_waves(target.timing, [wmma, idle, adds], simds=target.timing.simds)
+    assert result.cycles == 40
