@@ -89,12 +89,23 @@ class Build:
     dtype: str
     threads: int
     shared_bytes: int  # the launch's dynamic LDS
-    flags: tuple[str, ...] = ()
+    block: int = BLOCK  # BLOCK_SIZE: each workgroup's tile of C is block×block
+    chunk: int = 64  # chiplet_transform_chunked's chunk (bf16 kernels)
+    wgm: int = 8  # rows of tiles per group of the grouped order (bf16 kernels)
 
 
 OMP_STUB = "// stand-in for <omp.h>: only the host code, which a device-only compile does not emit, calls OpenMP\n"
+BF16_DIR = "analysis/bf16_gemm/mi350x"
 BUILDS = {
+    # the kernels behind each published MI355X bf16 figure (mi355x_bf16_gemm.json): 8192 (also 4096: the same
+    # source), 16384 (chunks of 256), 2048 and 1024 (128-wide tiles, WGM 4 and 2, chunks of WGM²)
     "bf16": Build("bf16", SOURCE, ("include",), "bf16", THREADS, MAX_SHARED_MEMORY),
+    "bf16-16384": Build("bf16-16384", f"{BF16_DIR}/kernel_16384.cpp", ("include",), "bf16", THREADS,
+                        MAX_SHARED_MEMORY, chunk=256),
+    "bf16-2048": Build("bf16-2048", f"{BF16_DIR}/kernel_2048.cpp", ("include",), "bf16", THREADS, MAX_SHARED_MEMORY,
+                       block=128, chunk=16, wgm=4),
+    "bf16-1024": Build("bf16-1024", f"{BF16_DIR}/kernel_1024.cpp", ("include",), "bf16", THREADS, MAX_SHARED_MEMORY,
+                       block=128, chunk=4, wgm=2),
     "fp8-8wave": Build("fp8-8wave", f"{FP8_DIR}/FP8_8wave/8_wave.cu", ("include", FP8_DIR), "f8E4M3FN", 512, 0),
     "fp8-4wave": Build("fp8-4wave", f"{FP8_DIR}/FP8_4wave/4_wave.cu", ("include", FP8_DIR), "f8E4M3FN", 256, 0),
 }
@@ -104,30 +115,31 @@ class ToolError(UserError, ValueError):
     """A flag, a source or a compiled kernel this tool cannot use; one sentence."""
 
 
-def parse_shape(text: str) -> tuple[int, int, int]:
+def parse_shape(text: str, block: int = BLOCK) -> tuple[int, int, int]:
     """`N` (M=N=K) or `MxNxK`, each a positive multiple of the 256-wide block tile."""
     parts = text.lower().split("x")
     if len(parts) not in (1, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise ToolError(f"--shape {text} is not N or MxNxK with positive whole numbers.")
     m, n, k = (int(parts[0]),) * 3 if len(parts) == 1 else (int(p) for p in parts)
     for name, value in (("M", m), ("N", n), ("K", k)):
-        if value % BLOCK:
-            raise ToolError(f"--shape {text} has {name} = {value}, not a multiple of the kernel's {BLOCK}-wide tile.")
+        if value % block:
+            raise ToolError(f"--shape {text} has {name} = {value}, not a multiple of the kernel's {block}-wide tile.")
     return m, n, k
 
 
-def tile_order(m: int, n: int) -> list[tuple[int, int]]:
+def tile_order(m: int, n: int, block: int = BLOCK, chunk: int = 64, wgm: int = 8) -> list[tuple[int, int]]:
     """(pid_m, pid_n) of each workgroup id, as the kernel computes them: HipKittens' `chiplet_transform_chunked`
-    (8 XCDs, chunks of 64) and then the grouped order with WGM = 8 (kernel_8192.cpp)."""
-    xcds, chunk, wgm = 8, 64, 8
-    groups, pid_m_count, pid_n_count = (m // BLOCK) * (n // BLOCK), m // BLOCK, n // BLOCK
+    (8 XCDs, chunks of `chunk`) and then the grouped order with `wgm` rows a group (kernel_8192.cpp: block 256,
+    chunks of 64, WGM 8)."""
+    xcds = 8
+    groups, pid_m_count, pid_n_count = (m // block) * (n // block), m // block, n // block
     order = []
     for wgid in range(groups):
-        block = xcds * chunk
-        limit = groups // block * block
-        if wgid <= limit:  # the source leaves only ids above the last whole block unchanged
+        span = xcds * chunk
+        limit = groups // span * span
+        if wgid <= limit:  # the source leaves only ids above the last whole span unchanged
             local = wgid // xcds
-            wgid = local // chunk * block + wgid % xcds * chunk + local % chunk
+            wgid = local // chunk * span + wgid % xcds * chunk + local % chunk
         in_group = wgm * pid_n_count
         first_m = wgid // in_group * wgm
         size_m = min(pid_m_count - first_m, wgm)
@@ -153,7 +165,7 @@ def kernel_source(original: str, m: int, n: int, k: int) -> str:
     """kernel_8192.cpp with its three #defines set to the shape, and the layout asserts appended."""
     found = re.findall(r"^#define ([MNK]) \d+$", original, re.M)
     if sorted(found) != ["K", "M", "N"]:
-        raise ToolError(f"{SOURCE} does not define M, N and K once each as this tool expects (found {found}).")
+        raise ToolError(f"the source does not define M, N and K once each as this tool expects (found {found}).")
     text = original
     for name, value in (("M", m), ("N", n), ("K", k)):
         text = re.sub(rf"^#define {name} \d+$", f"#define {name} {value}", text, flags=re.M)
@@ -348,8 +360,8 @@ def compile_kernel(args) -> tuple[str, dict]:
     kernels = re.findall(r"^\s+\.amdhsa_kernel (\S+)", amdgcn, re.M)
     if kernels != [symbol]:
         raise ToolError(f"the listing holds the kernels {kernels}; this tool describes one, {symbol[:40]}.")
-    order = fp8_tile_order(build, m, n) if fp8 else tile_order(m, n)
-    if sorted(order) != [(i, j) for i in range(m // BLOCK) for j in range(n // BLOCK)]:
+    order = fp8_tile_order(build, m, n) if fp8 else tile_order(m, n, build.block, build.chunk, build.wgm)
+    if sorted(order) != [(i, j) for i in range(m // build.block) for j in range(n // build.block)]:
         raise ToolError(f"the kernel's tile order for {m}x{n} is not a permutation of its tiles.")
     launch = {
         "format": FORMAT,
@@ -359,7 +371,7 @@ def compile_kernel(args) -> tuple[str, dict]:
         "grid": [len(order), 1, 1],  # (N/BLOCK)·(M/BLOCK) workgroups, 1-D
         "workgroup_size": [build.threads, 1, 1],
         "shared_bytes": build.shared_bytes,
-        "tile": [BLOCK, BLOCK],
+        "tile": [build.block, build.block],
         "order": [list(tile) for tile in order],  # (tile row, tile column) of each workgroup id
         "problem": {"m": m, "n": n, "k": k, "layout": "nt", "dtype": build.dtype, "out_dtype": "bf16",
                     "strides": {"a": [k, 1], "b": [1, k], "c": [n, 1]}},
@@ -378,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hipkittens_kernels.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--shape", required=True, help="N (M=N=K) or MxNxK, multiples of 256")
     parser.add_argument("--kernel", choices=tuple(BUILDS), default="bf16",
-                        help="HipKittens' MI350X bf16 GEMM (kernel_8192.cpp), or one of its fp8 GEMMs")
+                        help="HipKittens' MI350X bf16 GEMM of each published size (bf16: kernel_8192.cpp, also "
+                             "4096's; bf16-16384, bf16-2048, bf16-1024), or one of its fp8 GEMMs")
     parser.add_argument("--hk-git", type=Path, default=Path(DEFAULTS["hk_git"]),
                         help="bare git dir of HazyResearch/HipKittens")
     parser.add_argument("--rocm", type=Path, default=Path(DEFAULTS["rocm"]),
@@ -392,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv
     try:
-        args.shape = parse_shape(args.shape)
+        args.shape = parse_shape(args.shape, BUILDS[args.kernel].block)
         amdgcn, launch = compile_kernel(args)
         with output_folder(args.output, OUTPUT_KIND, args.force) as out:
             (out / "kernel.amdgcn").write_text(amdgcn)

@@ -164,12 +164,22 @@ def sreg_index(op) -> int:
     return op.index
 
 
+# The flat-address apertures a kernel reads as operands: the LDS window's base, which Linux's amdkfd programs at
+# 1 << 48 on GFX9 and later (kfd_flat_memory.c, MAKE_LDS_APP_BASE_V9); a 32-bit read gives its upper half, since
+# its lower half is 0. Kernels that build generic pointers to LDS (HipKittens' shared allocator) take offsets back
+# from the low 32 bits, so only the arithmetic, never a flat access through it, depends on the value.
+APERTURES = {"src_shared_base": 1 << 48}
+
+
 def scalar_reader(op, bits: int = 32):
     """Closure reading a scalar operand as unsigned `bits`-bit values: a [batch] (or, for constants, [1]) uint64
     array that nothing writes through."""
     if isinstance(op, int):
         value = np.array([op & (MASK64 if bits == 64 else MASK32)], np.uint64)
         return lambda w: value
+    if isinstance(op, str) and op in APERTURES:
+        aperture = np.array([APERTURES[op] if bits == 64 else APERTURES[op] >> 32], np.uint64)
+        return lambda w: aperture
     if isinstance(op, Reg) and op.kind == "s":
         i = op.index
         if i == NULL:

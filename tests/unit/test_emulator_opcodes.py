@@ -556,6 +556,16 @@ def test_trunc_f32_drops_the_fraction_toward_zero():
     assert np.signbit(got[2]) and not np.signbit(got[3])  # -0.5 keeps its sign
 
 
+def test_src_shared_base_reads_the_lds_aperture():
+    """The LDS window's flat base, 1 << 48 on GFX9 and later (Linux amdkfd, MAKE_LDS_APP_BASE_V9): a 64-bit move
+    gives 0 and 0x10000 in the two registers, a 32-bit read the upper half."""
+    wave = new_wave()
+    run(wave, "s_mov_b64 s[4:5], src_shared_base", arch="gfx950")
+    assert int(wave.s[4][0]) == 0 and int(wave.s[5][0]) == 0x10000
+    run(wave, "s_mov_b32 s6, src_shared_base", arch="gfx950")
+    assert int(wave.s[6][0]) == 0x10000
+
+
 # ---------------------------------------------------------------------------------------------------- scratch
 
 @pytest.mark.parametrize("arch, store, load", [("gfx1151", "scratch_store_b128", "scratch_load_b128"),
