@@ -22,7 +22,7 @@ def phases(program: Program) -> list[list[list[Op]]]:
     """[epoch][group] -> the group's operations in that epoch (barriers excluded)."""
     per_group = []
     for ops in program.groups:
-        epochs = [[]]
+        epochs: list[list[Op]] = [[]]
         for op in ops:
             if op.kind == "barrier":
                 epochs.append([])

@@ -71,7 +71,7 @@ def _row_problem(row, with_problem: bool) -> str | None:
     elif row.get("vendor") not in (None, False):
         return "has a 'vendor' that is not an object"
     for name, value in numbers:  # rates are divided by
-        if not isinstance(value, Real) or isinstance(value, bool) or not value > 0:
+        if not isinstance(value, Real) or isinstance(value, bool) or not float(value) > 0:
             return f"has {name} {json.dumps(value)[:40]}, not a positive number"
     error = row.get("max_rel_error")
     if error is not None and (not isinstance(error, Real) or isinstance(error, bool)):
@@ -126,12 +126,14 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
         for p in pipelines:
             if p == "default":
                 continue
-            ok = default and group.get(p) and default["status"] == "ok" and group[p]["status"] == "ok"
-            line.append(f"{group[p]['tflops'] / default['tflops']:.2f}×" if ok else "–")
+            this = group.get(p)
+            ok = default and this and default["status"] == "ok" and this["status"] == "ok"
+            line.append(f"{this['tflops'] / default['tflops']:.2f}×" if default and this and ok else "–")
         line.append(f"{vendor['tflops']:.3g}" if vendor else "–")
         for p in pipelines:
-            ok = vendor and group.get(p) and group[p]["status"] == "ok"
-            line.append(f"{group[p]['tflops'] / vendor['tflops']:.2f}×" if ok else "–")
+            this = group.get(p)
+            line.append(f"{this['tflops'] / vendor['tflops']:.2f}×" if vendor and this and this["status"] == "ok"
+                        else "–")
         # A case a named pipeline refused before compiling ran nothing, so it has no result to be wrong.
         ran = [r for r in group.values() if r["status"] != "refused"]
         line.append("not checked (predicted)" if any(r.get("predicted") for r in ran) else
@@ -201,7 +203,7 @@ def _plot(rows: list[dict], path: Path, title: str) -> None:
 
     keys = sorted({problem_key(r) for r in rows})
     pipelines = sorted({r["pipeline"] for r in rows}, key=lambda n: (n != "default", n))
-    series = {p: [] for p in pipelines}
+    series: dict[str, list] = {p: [] for p in pipelines}
     series["vendor"] = []
     for key in keys:
         group = {r["pipeline"]: r for r in rows if problem_key(r) == key}

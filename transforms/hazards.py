@@ -162,6 +162,20 @@ def check(program: Program) -> list[Access]:
     return accesses
 
 
+def _named(op: Op) -> str:
+    """The LDS buffer of a load, fetch, store or read (each names one)."""
+    if op.buffer is None:
+        raise Hazard(f"a {op.kind} op ({op.phase or 'no phase'}) names no LDS buffer.")
+    return op.buffer
+
+
+def _wait(op: Op) -> int:
+    """The counter value a wait waits down to."""
+    if op.value is None:
+        raise Hazard(f"a {op.kind} op ({op.phase or 'no phase'}) states no counter value.")
+    return op.value
+
+
 def _simulate(program: Program, group: int, ops: tuple[Op, ...], end: int) -> list[Access]:
     name = program.group_names[group]
     epoch, vm, lgkm, done = 0, [], [], []
@@ -173,32 +187,32 @@ def _simulate(program: Program, group: int, ops: tuple[Op, ...], end: int) -> li
         elif op.kind in ("load", "fetch"):
             vm += [(op, epoch)] * op.count
             if op.kind == "fetch":
-                fetched[op.buffer] = False
+                fetched[_named(op)] = False
         elif op.kind == "store":
-            if not fetched.get(op.buffer, False):
+            if not fetched.get(_named(op), False):
                 raise Hazard(f"{program.name}: {name} stores {op.buffer} in epoch {epoch} ({op.phase}) before the "
                              "vmcnt wait that retires its global fetch.")
             lgkm += [(op, epoch)] * op.count
         elif op.kind == "read":
             lgkm += [(op, epoch)] * op.count
-            registers[op.buffer] = False
+            registers[_named(op)] = False
         elif op.kind in ("wait_vm", "wait_lgkm"):
             queue = vm if op.kind == "wait_vm" else lgkm
-            while len(queue) > op.value:
+            while len(queue) > _wait(op):
                 issued, first = queue.pop(0)
                 if issued.kind == "fetch":
                     if not any(q[0] is issued for q in vm):
-                        fetched[issued.buffer] = True
+                        fetched[_named(issued)] = True
                     continue  # registers only: no LDS access
-                done.append(Access(group, issued.buffer, issued.kind in ("load", "store"), first, epoch, issued))
+                done.append(Access(group, _named(issued), issued.kind in ("load", "store"), first, epoch, issued))
                 if issued.kind == "read" and not any(q[0].buffer == issued.buffer for q in lgkm):
-                    registers[issued.buffer] = True
+                    registers[_named(issued)] = True
         elif op.kind == "mma":
             pending = [b for b in op.uses if not registers.get(b, False)]
             if pending:
                 raise Hazard(f"{program.name}: {name}'s MFMA cluster in epoch {epoch} ({op.phase}) uses {pending[0]} "
                              "before the lgkmcnt wait that retires its LDS reads.")
-    done += [Access(group, o.buffer, o.kind in ("load", "store"), first, end, o) for o, first in vm + lgkm
+    done += [Access(group, _named(o), o.kind in ("load", "store"), first, end, o) for o, first in vm + lgkm
              if o.kind != "fetch"]
     # one access per issuing op: merge the per-instruction windows of the same op
     merged: dict[int, Access] = {}

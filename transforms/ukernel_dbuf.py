@@ -61,9 +61,10 @@ def dbuf_schedule(dtype: str, wave_size: int, mma_k: int, fetch_slices: int = 1,
     shape = _SHAPES[wave_size]
     eb = element_bytes(dtype)
     tile = (128, 64, 32) if shape.wmma else (128, 128, 64 // eb)
-    layout = {"lds_pad": LDS_PAD} if shape.wmma or padded else {"xor_rows": xor_rows(lds_banks, tile[2], eb)}
+    pad = shape.wmma or padded  # padded rows, or else XOR-swizzled ones
     return DoubleBuffered(tile=tile, element_bytes=eb, wave_size=wave_size, waves=shape.waves_m * shape.waves_n,
-                          register_prefetch=not dma, fetch_slices=fetch_slices, mma_k=mma_k, **layout)
+                          register_prefetch=not dma, fetch_slices=fetch_slices, mma_k=mma_k,
+                          lds_pad=LDS_PAD if pad else 0, xor_rows=0 if pad else xor_rows(lds_banks, tile[2], eb))
 
 
 def pc_schedule(dtype: str, mma_k: int, lds_banks: int) -> ProducerConsumer:

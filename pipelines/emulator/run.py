@@ -73,7 +73,7 @@ class EmulationResult:
     lds_banks: int
     lds_accesses: tuple[LdsAccessStats, ...]
     seconds: float
-    output: np.ndarray = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
+    output: np.ndarray | None = field(repr=False, compare=False, default=None)  # what the kernel stored, f32
     # recorded runs: per workgroup run, per wave, (executed pcs, LDS bank passes per access)
     traces: list | None = field(repr=False, compare=False, default=None)
     sampled: int | None = None  # workgroups run when sampling (`workgroups`), else None (all of them)

@@ -7,10 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-KNOWN = {  # file -> mypy errors when the checker was added (mypy 2.4, the settings in pyproject.toml)
-    "pipelines/cli.py": 22, "transforms/hazards.py": 8, "pipelines/runner.py": 6, "pipelines/emulator/run.py": 1,
-    "pipelines/report.py": 4, "pipelines/bench.py": 3, "transforms/warpgroups.py": 2,
-    "transforms/ukernel_dbuf.py": 1, "pipelines/explain.py": 1,
+KNOWN = {  # file -> mypy errors when the checker was added (mypy 2.4, the settings in pyproject.toml), as lowered
+    "pipelines/cli.py": 22, "transforms/warpgroups.py": 2,
 }
 
 
