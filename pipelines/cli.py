@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 from transforms.errors import UserError
@@ -27,10 +28,10 @@ from transforms.problem import DTYPE_ALIASES, EPILOGUES, LAYOUTS, Epilogue, Gemm
 from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
     Tile, WarpGroups
-from transforms.kernels import KERNELS, kernel_schedule
+from transforms.kernels import KERNELS, Kernel, kernel_schedule
 from transforms.hopper import HopperError, HopperSchedule
 from transforms.hopper_protocol import ProtocolHazard, check as check_protocol, step_table
-from transforms.warpgroups import SCHEDULES, LdsBudgetError, check_lds
+from transforms.warpgroups import SCHEDULES, Interleave4, LdsBudgetError, check_lds
 
 from . import flow
 from .bench import build_plan, load_suite, suite_cases
@@ -233,7 +234,8 @@ def _schedule(args, gemm: Gemm, target) -> Schedule | None:
         m, n, k = _dims(args.tile, (3,), "tile")
         tile = dataclasses.replace(tile, workgroup=(m, n), k=k)
     if args.warps:
-        tile = dataclasses.replace(tile, warps=_dims(args.warps, (2,), "warps"))
+        warps = _dims(args.warps, (2,), "warps")
+        tile = dataclasses.replace(tile, warps=(warps[0], warps[1]))
     if args.mma:
         tile = dataclasses.replace(tile, mma=args.mma)
     staging = base.staging if base else Staging()
@@ -386,7 +388,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_list(args) -> int:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for target in TARGETS.values():
         rows.append({"target": target.name, "backend": target.backend, "description": target.description,
                      "wave_size": target.wave_size, "lds_bytes": target.lds_bytes, "dtypes": list(target.dtypes),
@@ -693,13 +695,14 @@ def cmd_explain(args) -> int:
                          f"{args.schedule} has a fixed number of its own.")
     if args.output:
         _png_output(args.output, args.force)
-    kwargs = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
+    kwargs: dict[str, Any] = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
     target = get_target(args.target) if args.target else None
     if target is not None and not target.kernels:
         raise UsageError(f"warp-group schedules are AMD kernels ({', '.join(kernel_targets())}); {target.name} is a "
                          f"{target.backend} target.")
+    schedule: Kernel | Interleave4
     if not kwargs and target is not None and args.schedule in target.kernels:
         schedule = kernel_schedule(args.schedule, "bf16", target)  # the generated kernel's own schedule
     elif args.schedule in SCHEDULES:

@@ -17,6 +17,7 @@ rewrite a B stage only two phases after reading it, after the lagging group has 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import UserError
 from .hazards import Program, ProgramBuilder
@@ -40,6 +41,8 @@ class _TiledSchedule:
     lds_stages: int = 2
     lds_pad: int = 0  # elements added to every LDS row (bank-conflict padding)
     xor_rows: int = 0  # XOR-swizzled LDS rows: rows that share one mask (one line of the banks); 0: not swizzled
+    if TYPE_CHECKING:  # each schedule names itself in a field of its own (placed where its class puts it)
+        name: str = ""
 
     def lds_bytes(self) -> int:
         m, n, k = self.tile
