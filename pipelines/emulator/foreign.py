@@ -55,8 +55,7 @@ PRODUCERS = (Producer("triton.json", "triton-kernel/1", "tools/triton_kernels.py
              Producer("hipkittens.json", "hipkittens-kernel/1", "tools/hipkittens_kernels.py", "HipKittens",
                       "hipkittens"))
 FOREIGN_FILE, FORMAT = PRODUCERS[0].file, PRODUCERS[0].format  # Triton's, the first producer
-INPUT_TYPES = ("bf16", "f16", "f8E4M3FN")
-FP8_TARGETS = ("gfx950",)  # OCP e4m3 (f8E4M3FN) inputs: gfx950's f8f6f4 MFMAs read them, gfx942's read FNUZ
+INPUT_TYPES = ("bf16", "f16", "f8E4M3FN")  # each only where the target's table lists it (gfx942's fp8 is FNUZ)
 OUTPUT_TYPES = ("bf16", "f16", "f32")
 LAYOUTS = ("nn", "nt")
 ARGUMENT_KINDS = {"buffer": "global_buffer", "scratch": "global_buffer", "int": "by_value", "struct": "by_value",
@@ -317,8 +316,9 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
     layout = _choice(problem, "layout", LAYOUTS, f"the problem of {where}")
     dtype = _choice(problem, "dtype", INPUT_TYPES, f"the problem of {where}")
     out_dtype = _choice(problem, "out_dtype", OUTPUT_TYPES, f"the problem of {where}")
-    if dtype.startswith("f8") and target not in FP8_TARGETS:
-        raise ForeignError(f"the problem of {where} takes {dtype} inputs, which only {', '.join(FP8_TARGETS)} "
+    if dtype not in TARGETS[target].dtypes:
+        readers = [t.name for t in TARGETS.values() if t.emulated and dtype in t.dtypes]
+        raise ForeignError(f"the problem of {where} takes {dtype} inputs, which only {', '.join(readers)} "
                            f"reads, not {target}.")
     strides = _strides(dict(problem, **shape), f"the problem of {where}")
     arguments = _arguments(launch.get("arguments"), where)

@@ -1,7 +1,7 @@
 """Rebuild the published MI300X Triton GEMM rows of results/calibration/triton-gfx942.csv, predict each at its
 published shape and emulate the same configuration at a small shape (published-mi300x-2026-11-26.md).
 
-    /work/main/.venv/bin/python results/triton/published_rows.py [--triton-python /work/tritonenv/bin/python] \\
+    python results/triton/published_rows.py [--triton-python .venv-triton/bin/python] \\
         [--work /tmp/triton-rows] [-o results/triton/published-mi300x-2026-11-26.json]
 
 Each row is compiled twice by tools/triton_kernels.py --kernel rocm-tune-gemm for gfx942 with the row's config
@@ -59,7 +59,7 @@ def small_shape(m: int, n: int, k: int, config: dict) -> tuple[int, int, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--triton-python", default="/work/tritonenv/bin/python")
+    parser.add_argument("--triton-python", default=".venv-triton/bin/python")
     parser.add_argument("--work", type=Path, default=Path("/tmp/triton-rows"))
     parser.add_argument("-o", "--output", type=Path, default=ROOT / "results/triton/published-mi300x-2026-11-26.json")
     args = parser.parse_args()

@@ -1,12 +1,13 @@
 import sys, json, hashlib, subprocess, os
 from dataclasses import asdict
-sys.path.insert(0,'/work/main'); sys.path.insert(0,'.')
+sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[4])); sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 from transforms.problem import Gemm, input_shapes
 from pipelines.bench import repeat_count
 from pipelines.targets import get_target
 import gen1, genm
 t=get_target("sm_80")
-IC='/work/main/.venv/bin/iree-compile'
+from pipelines.compiler import iree_compile_path  # noqa: E402
+IC = iree_compile_path()
 plan=sys.argv[1]; os.makedirs(plan+'/cases',exist_ok=True)
 variants=[]
 NK=((4096,4096),(8192,8192),(14336,4096),(4096,14336))
