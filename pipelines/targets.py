@@ -498,6 +498,28 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 )}
 
 
+@dataclass(frozen=True)
+class IsaFamily:
+    """What the emulator asks of an ISA family rather than of a target's name."""
+
+    name: str
+    # GFX9's encoding generation (CDNA): stores count in vmcnt, 16-bit VALU results zero the high half, the
+    # GFX9 forms of LDS and buffer instructions; False: GFX10 and later (RDNA: vscnt, true16 halves)
+    gfx9: bool
+
+
+ISA_FAMILIES = {f.name: f for f in (IsaFamily("cdna3", True), IsaFamily("cdna4", True), IsaFamily("rdna3", False))}
+
+
+def isa_family(target_name: str) -> IsaFamily:
+    """The ISA family of a target of the table (one sentence for a target without one)."""
+    family = ISA_FAMILIES.get(get_target(target_name).isa_family)
+    if family is None:
+        raise TargetError(f"target '{target_name}' names no ISA family the emulator knows "
+                          f"({', '.join(ISA_FAMILIES)}).")
+    return family
+
+
 def register(target: Target) -> None:
     """Add a target to the table (a new chip is one `Target` entry; the tests register a toy one)."""
     if target.name in TARGETS:

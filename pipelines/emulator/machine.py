@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 
 import re
 from typing import Callable
@@ -21,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from transforms.errors import UserError
+from ..targets import isa_family
 from .isa import EXEC, M0, NULL, VCC, Instruction, Kernel, Reg, Sext
 
 MASK32 = 0xFFFFFFFF
@@ -51,9 +53,11 @@ class DecodeContext:
     lds_banks: int
     cache_swizzle: bool = False  # buffer descriptors may carry a cache-swizzle stride (`Target.buffer_cache_swizzle`)
 
-    @property
+    @cached_property
     def gfx9(self) -> bool:
-        return self.arch.startswith("gfx9")
+        """GFX9's encoding generation (CDNA), as the target table's ISA family says (read once: kernels ask it
+        as they run)."""
+        return isa_family(self.arch).gfx9
 
 
 @dataclass
