@@ -111,3 +111,33 @@ def test_a_y_workgroup_id_is_read_from_the_llvm_ir(tmp_path):
     os.remove(folder / OPTIMIZED)
     with pytest.raises(EmulatorError, match="reads a y or z workgroup id"):
         emulate_gemm(folder)
+
+
+def test_a_version_from_a_failing_compiler_is_refused(tmp_path, monkeypatch):
+    """--version must exit 0: a binary that prints a version line but fails is not taken at its word."""
+    script = tmp_path / "iree-compile"
+    script.write_text('#!/bin/sh\necho "IREE compiler version 9.9.9 @ x"\nexit 3\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv(COMPILER_ENV, str(script))
+    with pytest.raises(CompileError, match="does not state an IREE compiler version"):
+        compiler_version()
+
+
+def test_the_caches_keep_another_compilers_answers_apart(tmp_path, monkeypatch):
+    """The pick cache's fingerprint and the tune cache's key name the compiler that ran, so a prediction or a
+    search made with another release's kernels never answers for the package's (and back)."""
+    from pipelines import pick
+    from pipelines.targets import TARGETS
+    from pipelines.tune_cache import MODEL, Search, cache_key
+    from transforms.problem import Gemm
+
+    gemm, target, search = Gemm(256, 256, 256, "bf16", "nt"), TARGETS["gfx950"], Search("compilation_info", MODEL)
+    monkeypatch.delenv(COMPILER_ENV, raising=False)
+    pick.fingerprint.cache_clear()
+    own = (pick.fingerprint(), cache_key(gemm, target, search))
+    monkeypatch.setenv(COMPILER_ENV, str(stand_in(tmp_path, "IREE compiler version 9.8.7rc20990101 @ abc")))
+    pick.fingerprint.cache_clear()
+    other = (pick.fingerprint(), cache_key(gemm, target, search))
+    pick.fingerprint.cache_clear()
+    assert own[0] != other[0] and own[1] != other[1]
+    assert "9.8.7rc20990101" in other[1]
