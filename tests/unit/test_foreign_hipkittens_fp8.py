@@ -130,3 +130,26 @@ def test_the_tool_refuses_shapes_the_fp8_sources_do_not_handle(capsys, tmp_path,
     assert message in err, err
     assert err.startswith("hipkittens_kernels.py: error: ") and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_dispatch_packet_states_the_grid_in_work_items():
+    """hsa_kernel_dispatch_packet_t (HSA runtime specification): header, setup (dimensions), workgroup size x/y/z
+    (16 bits each), reserved, grid size x/y/z in work-items (32 bits each), private and group segment sizes,
+    kernel object, kernarg address, reserved, completion signal."""
+    import struct
+
+    from pipelines.emulator.foreign import dispatch_packet
+    packet = dispatch_packet((256, 1, 1), (4, 2, 1), 131072, 0x1000)
+    assert len(packet) == 64
+    header, setup, wx, wy, wz, _, gx, gy, gz, private, group, kernel, kernarg, _, signal = struct.unpack(
+        "<HHHHHHIIIIIQQQQ", packet)
+    assert (setup, wx, wy, wz) == (2, 256, 1, 1)
+    assert (gx, gy, gz) == (1024, 2, 1)  # work-items: 4 × 256 and 2 × 1
+    assert (private, group, kernel, kernarg, signal) == (0, 131072, 0, 0x1000, 0)
+
+
+def test_the_fp8_kernels_move_one_byte_per_input_element():
+    """The model's DRAM floor for a foreign kernel: A and B once in their own type (e4m3: 1 byte), C once (bf16)."""
+    from pipelines.emulator.foreign import load_foreign
+    foreign = load_foreign(EIGHT)
+    assert foreign.hbm_bytes() == 2 * 8192 * 8192 * 1 + 8192 * 8192 * 2

@@ -141,3 +141,28 @@ def test_the_caches_keep_another_compilers_answers_apart(tmp_path, monkeypatch):
     pick.fingerprint.cache_clear()
     assert own[0] != other[0] and own[1] != other[1]
     assert "9.8.7rc20990101" in other[1]
+
+
+def test_a_z_workgroup_id_in_the_llvm_ir_is_refused_too(tmp_path):
+    folder = copy_old(tmp_path)
+    with open(folder / OPTIMIZED, "a") as ir:
+        ir.write("declare i32 @llvm.amdgcn.workgroup.id.z()\n")
+    with pytest.raises(EmulatorError, match="reads a y or z workgroup id"):
+        emulate_gemm(folder)
+
+
+def test_implicit_arguments_before_a_buffer_are_refused(tmp_path):
+    """A HIP launch appends the implicit arguments after the kernel's own; a listing whose first argument is an
+    implicit one and a buffer follows is not a kernel the host side knows how to call."""
+    folder = copy_old(tmp_path)
+    listing = folder / LISTING
+    text = listing.read_text()
+    first_buffer = text.index(".value_kind:     global_buffer")
+    first_hidden = text.index(".value_kind:     hidden_block_count_x")
+    assert first_buffer < first_hidden
+    swapped = (text[:first_buffer] + ".value_kind:     hidden_block_count_x" +
+               text[first_buffer + len(".value_kind:     global_buffer"):first_hidden] +
+               ".value_kind:     global_buffer" + text[first_hidden + len(".value_kind:     hidden_block_count_x"):])
+    listing.write_text(swapped)
+    with pytest.raises(EmulatorError, match="neither buffers nor implicit arguments"):
+        emulate_gemm(folder)
