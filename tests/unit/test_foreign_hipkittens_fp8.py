@@ -153,3 +153,19 @@ def test_the_fp8_kernels_move_one_byte_per_input_element():
     from pipelines.emulator.foreign import load_foreign
     foreign = load_foreign(EIGHT)
     assert foreign.hbm_bytes() == 2 * 8192 * 8192 * 1 + 8192 * 8192 * 2
+
+
+def test_the_fp8_symbol_mangles_the_template_arguments_in_order():
+    """matmul_device<M, N, K>: Itanium mangling lists template arguments in declaration order."""
+    assert tool().fp8_symbol(512, 1024, 2048).startswith("_Z13matmul_deviceILi512ELi1024ELi2048EE")
+
+
+def test_the_128_wide_builds_take_shapes_of_128s(tmp_path, capsys):
+    """kernel_1024.cpp and kernel_2048.cpp tile by 128: 1152 is a whole number of their tiles, so the tool goes on
+    to look for its compiler (named missing here) rather than refusing the shape; the 256-wide build refuses it."""
+    hk = tool()
+    missing = str(tmp_path / "no-clang")
+    assert hk.main(["--kernel", "bf16-1024", "--shape", "1152", "--clang", missing, "-o", str(tmp_path / "a")]) == 2
+    assert "--clang" in capsys.readouterr().err
+    assert hk.main(["--kernel", "bf16", "--shape", "1152", "--clang", missing, "-o", str(tmp_path / "b")]) == 2
+    assert "256-wide tile" in capsys.readouterr().err

@@ -166,3 +166,29 @@ def test_implicit_arguments_before_a_buffer_are_refused(tmp_path):
     listing.write_text(swapped)
     with pytest.raises(EmulatorError, match="neither buffers nor implicit arguments"):
         emulate_gemm(folder)
+
+
+def test_an_iree_launch_hands_its_kernel_the_dispatch_packet_and_a_queue(monkeypatch):
+    """What the host gives an IREE kernel's user SGPRs, checked against the HSA packet layout: `dispatch_ptr` is a
+    64-byte kernel dispatch packet naming the kernarg segment and the grid in work-items (512³ at 64×128 tiles of
+    256 threads: 32 workgroups); `queue_ptr` is another place."""
+    import struct
+
+    from pipelines.emulator import host
+
+    seen = []
+
+    class Recording(host.Dispatch):
+        def run_batch(self, *args, **kwargs):  # the packet as the waves see it (memory is freed after the run)
+            if not seen:
+                seen.append((dict(self.host_sgprs), self.kernarg,
+                             self.memory.read(self.host_sgprs["dispatch_ptr"], 64).tobytes()))
+            return super().run_batch(*args, **kwargs)
+
+    monkeypatch.setattr(host, "Dispatch", Recording)
+    assert emulate_gemm(OLD).passed
+    sgprs, kernarg_at, packet = seen[0]
+    _, setup, wx, wy, wz, _, gx, gy, gz, _, _, _, kernarg, _, _ = struct.unpack("<HHHHHHIIIIIQQQQ", packet)
+    assert (wx, wy, wz) == (256, 1, 1) and (gx, gy, gz) == (32 * 256, 1, 1) and setup == 1
+    assert kernarg == kernarg_at
+    assert sgprs["queue_ptr"] not in (sgprs["dispatch_ptr"], kernarg_at)
