@@ -5,7 +5,7 @@ fp8-8wave|fp8-4wave` from `kernels/gemm/fp8fp32/` of HazyResearch/HipKittens wit
 comes from outside the tool: C against float64 of the same e4m3 inputs, the MFMA work against M·N·K, the verdict
 FAIL only for the hazards of HipKittens' inline assembly, the kernarg loads read again from the listing, the tile
 orders written out from the kernels' own index arithmetic by hand for small grids, and bad shapes refused in one
-sentence. The model's figures for them are in results/hipkittens/fp8-2026-11-27.md (the slow tier replays them).
+sentence. The model's figures for them are in results/hipkittens/fp8-2026-11-27.md (predicted there, not in the tests).
 """
 
 import importlib.util
