@@ -15,17 +15,16 @@ of the listing (results/hipkittens/README.md) remove exactly those, and then it 
 """
 
 import copy
-import importlib.util
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipelines import cli
 from pipelines.emulator import emulate_gemm
+from tools import hipkittens_kernels  # the repository root is on sys.path (conftest.py)
 from pipelines.emulator import run as emulator_run
 from pipelines.emulator.foreign import load_foreign
 from pipelines.timing.predict import predict
@@ -55,14 +54,6 @@ def copy_of(folder: Path, tmp_path: Path, change=None) -> Path:
 
 def field(described: dict, name: str) -> dict:
     return next(f for f in described["arguments"][0]["fields"] if f["name"] == name)
-
-
-def tool():
-    spec = importlib.util.spec_from_file_location("hipkittens_kernels", REPO / "tools" / "hipkittens_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hipkittens_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +176,7 @@ def test_kernarg_offsets_are_the_gl_layout_and_the_isa_reads_them(folder):
 
 
 def test_the_tool_describes_the_committed_arguments_without_clang():
-    hk = tool()
+    hk = hipkittens_kernels
     for folder in (SMALL, LARGE):
         described = launch(folder)
         p = described["problem"]
@@ -197,7 +188,7 @@ def test_the_tool_describes_the_committed_arguments_without_clang():
 def test_the_tile_order_is_a_permutation(m, n):
     """HipKittens' chiplet swizzle (8 XCDs, chunks of 64) and WGM = 8 grouping give each tile to one workgroup,
     also on grids below one chunk (the small kernel's 2) and with a partial last block (6144^2: 576 = 512 + 64)."""
-    order = tool().tile_order(m, n)
+    order = hipkittens_kernels.tile_order(m, n)
     assert sorted(order) == [(i, j) for i in range(m // 256) for j in range(n // 256)]
 
 
@@ -205,7 +196,7 @@ def test_the_committed_order_is_the_tools_and_predict_replays_it():
     """Each committed description states the tile of each workgroup id as the tool computes it, and predict's
     traffic is that order's (HipKittens' ids are not row-major: 8192^3 gives workgroup 1 the tile (0, 8))."""
     from pipelines.timing.predict import record
-    hk = tool()
+    hk = hipkittens_kernels
     for folder in (SMALL, DATA / "gfx950_bf16_nt_4096", LARGE):
         p = launch(folder)["problem"]
         assert [tuple(t) for t in launch(folder)["order"]] == hk.tile_order(p["m"], p["n"])
@@ -218,14 +209,14 @@ def test_the_committed_order_is_the_tools_and_predict_replays_it():
                                             ("256x256", "is not N or MxNxK"), ("0", "is not N or MxNxK"),
                                             ("256x512x384", "K = 384")])
 def test_the_tool_refuses_a_bad_shape_in_one_sentence(capsys, tmp_path, shape, message):
-    assert tool().main(["--shape", shape, "-o", str(tmp_path / "out")]) == 2
+    assert hipkittens_kernels.main(["--shape", shape, "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("hipkittens_kernels.py: error: ") and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
 
 
 def test_the_tool_sets_the_three_defines_and_asserts_the_layout():
-    hk = tool()
+    hk = hipkittens_kernels
     source = "#include \"kittens.cuh\"\n#define M 8192\n#define K 8192\n#define N 8192\nint x;\n"
     text = hk.kernel_source(source, 256, 512, 1024)
     assert text.startswith("#include \"kittens.cuh\"\n#define M 256\n#define K 1024\n#define N 512\nint x;\n")
@@ -236,7 +227,8 @@ def test_the_tool_sets_the_three_defines_and_asserts_the_layout():
 
 
 def test_the_tool_names_a_missing_toolchain_in_one_sentence(capsys, tmp_path):
-    assert tool().main(["--shape", "512", "--clang", str(tmp_path / "no-clang"), "-o", str(tmp_path / "out")]) == 2
+    missing = str(tmp_path / "no-clang")
+    assert hipkittens_kernels.main(["--shape", "512", "--clang", missing, "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "does not exist; tools/hipkittens_toolchain.sh prepares it." in err and err.count("\n") == 1, err
 
@@ -357,6 +349,6 @@ def test_an_int_field_holds_exactly_what_its_bytes_hold(tmp_path, value, fits):
 def test_the_tool_describes_b_as_n_rows_of_k_for_a_shape_with_n_not_k():
     """NT: B is N×K row-major, so its gl has N rows of K columns (A: M×K, C: M×N); the committed kernels have
     N = K, where a swap would not show."""
-    described = tool().arguments((SMALL / "kernel.amdgcn").read_text(), 256, 512, 768)
+    described = hipkittens_kernels.arguments((SMALL / "kernel.amdgcn").read_text(), 256, 512, 768)
     dims = {f["name"]: f["value"] for f in described[0]["fields"] if f["name"].endswith((".rows", ".cols"))}
     assert dims == {"a.rows": 256, "a.cols": 768, "b.rows": 512, "b.cols": 768, "c.rows": 256, "c.cols": 512}

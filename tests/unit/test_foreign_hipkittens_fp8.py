@@ -8,15 +8,14 @@ orders written out from the kernels' own index arithmetic by hand for small grid
 sentence. The model's figures for them are in results/hipkittens/fp8-2026-11-27.md (predicted there, not in the tests).
 """
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipelines.emulator import emulate_gemm
+from tools import hipkittens_kernels  # the repository root is on sys.path (conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "hipkittens"
@@ -27,14 +26,6 @@ FOUR = DATA / "gfx950_fp8_nt_4wave_8192"
 
 def launch(folder: Path) -> dict:
     return json.loads((folder / "hipkittens.json").read_text())
-
-
-def tool():
-    spec = importlib.util.spec_from_file_location("hipkittens_kernels", REPO / "tools" / "hipkittens_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hipkittens_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +81,7 @@ def test_the_4_wave_kernel_matches_float64_on_a_sampled_workgroup():
 
 
 def test_the_tool_describes_the_committed_arguments_without_clang():
-    hk = tool()
+    hk = hipkittens_kernels
     for folder in (SMALL, EIGHT, FOUR):
         described = launch(folder)
         p = described["problem"]
@@ -105,7 +96,7 @@ def test_the_tool_describes_the_committed_arguments_without_clang():
 
 
 def test_the_tile_orders_by_hand():
-    hk = tool()
+    hk = hipkittens_kernels
     # 8 waves: row-major over a 2×2 grid of 256-wide tiles
     assert hk.fp8_tile_order(hk.BUILDS["fp8-8wave"], 512, 512) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     # 4 waves at 4096² (16×16 tiles, 256 ids): id 1 goes to XCD 1, whose ids start at 256 / 8 = 32, so wgid 32;
@@ -125,7 +116,7 @@ def test_the_tile_orders_by_hand():
     ("fp8-8wave", "512x512x256", "at least 384"),
 ])
 def test_the_tool_refuses_shapes_the_fp8_sources_do_not_handle(capsys, tmp_path, kernel, shape, message):
-    assert tool().main(["--kernel", kernel, "--shape", shape, "-o", str(tmp_path / "out")]) == 2
+    assert hipkittens_kernels.main(["--kernel", kernel, "--shape", shape, "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert message in err, err
     assert err.startswith("hipkittens_kernels.py: error: ") and err.count("\n") == 1
@@ -157,13 +148,13 @@ def test_the_fp8_kernels_move_one_byte_per_input_element():
 
 def test_the_fp8_symbol_mangles_the_template_arguments_in_order():
     """matmul_device<M, N, K>: Itanium mangling lists template arguments in declaration order."""
-    assert tool().fp8_symbol(512, 1024, 2048).startswith("_Z13matmul_deviceILi512ELi1024ELi2048EE")
+    assert hipkittens_kernels.fp8_symbol(512, 1024, 2048).startswith("_Z13matmul_deviceILi512ELi1024ELi2048EE")
 
 
 def test_the_128_wide_builds_take_shapes_of_128s(tmp_path, capsys):
     """kernel_1024.cpp and kernel_2048.cpp tile by 128: 1152 is a whole number of their tiles, so the tool goes on
     to look for its compiler (named missing here) rather than refusing the shape; the 256-wide build refuses it."""
-    hk = tool()
+    hk = hipkittens_kernels
     missing = str(tmp_path / "no-clang")
     assert hk.main(["--kernel", "bf16-1024", "--shape", "1152", "--clang", missing, "-o", str(tmp_path / "a")]) == 2
     assert "--clang" in capsys.readouterr().err

@@ -9,15 +9,14 @@ orders worked out by hand from the sources' index arithmetic. The model's figure
 bf16-sizes-2026-11-27.md.
 """
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipelines.emulator import emulate_gemm
+from tools import hipkittens_kernels  # the repository root is on sys.path (conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "hipkittens"
@@ -28,17 +27,9 @@ def launch(size: int) -> dict:
     return json.loads((DATA / f"gfx950_bf16_nt_{size}" / "hipkittens.json").read_text())
 
 
-def tool():
-    spec = importlib.util.spec_from_file_location("hipkittens_kernels", REPO / "tools" / "hipkittens_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hipkittens_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("size", sorted(SIZES))
 def test_each_size_is_its_published_source_with_its_own_tile_order(size):
-    hk = tool()
+    hk = hipkittens_kernels
     build = hk.BUILDS[SIZES[size]]
     described = launch(size)
     block = 128 if size <= 2048 else 256
@@ -55,7 +46,7 @@ def test_the_1024_order_by_hand():
     """kernel_1024.cpp: 8×8 tiles of 128, chiplet_transform_chunked with 8 XCDs and chunks of WGM² = 4 (one span
     of 32 ids), then groups of WGM = 2 rows. Id 1 (XCD 1, local 0) becomes 0·32 + 1·4 + 0 = 4: group 0, row 4 % 2
     = 0, column 4 // 2 = 2. Id 8 (XCD 0, local 1) becomes 1: row 1, column 0."""
-    hk = tool()
+    hk = hipkittens_kernels
     build = hk.BUILDS["bf16-1024"]
     order = hk.tile_order(1024, 1024, build.block, build.chunk, build.wgm)
     assert order[0] == (0, 0) and order[1] == (0, 2) and order[8] == (1, 0)
