@@ -254,13 +254,7 @@ def fp8_arguments(amdgcn: str, m: int, n: int, k: int) -> list[dict]:
         described.append(dict(arg, name=arg["value_kind"], kind="hidden"))
     starts = {index * FP8_GL_BYTES: 8 for index in range(3)}
     starts.update({a["offset"]: a["size"] for a in described[3:]})
-    for offset, size in kernarg_loads(amdgcn):
-        covered, at = 0, offset
-        while at in starts and covered < size:
-            covered, at = covered + starts[at], at + starts[at]
-        if covered < size:
-            raise ToolError(f"the kernel loads {size} kernarg bytes at offset {offset}, which are not whole fields "
-                            "this tool describes.")
+    check_loads(amdgcn, starts)
     return described
 
 
@@ -276,6 +270,18 @@ def kernarg_loads(amdgcn: str) -> list[tuple[int, int]]:
     width = {"": 4, "x2": 8, "x4": 16, "x8": 32, "x16": 64}
     return sorted({(int(offset, 0), width[size]) for size, offset in
                    re.findall(r"s_load_dword(x\d+)?\s+s\[?\d+(?::\d+)?\]?,\s*s\[0:1\],\s*(0x[0-9a-f]+|\d+)", amdgcn)})
+
+
+def check_loads(amdgcn: str, starts: dict[int, int]) -> None:
+    """Every kernarg byte the listing loads is a described field or hidden argument (`starts`: offset -> size),
+    read from its start; consecutive described fields must make up a load."""
+    for offset, size in kernarg_loads(amdgcn):
+        covered, at = 0, offset
+        while at in starts and covered < size:
+            covered, at = covered + starts[at], at + starts[at]
+        if covered < size:
+            raise ToolError(f"the kernel loads {size} kernarg bytes at offset {offset}, which are not whole fields "
+                            "this tool describes.")
 
 
 def struct_fields(m: int, n: int, k: int) -> list[dict]:
@@ -305,16 +311,9 @@ def arguments(amdgcn: str, m: int, n: int, k: int) -> list[dict]:
         if not arg["value_kind"].startswith("hidden_"):
             raise ToolError(f"the kernel takes a second explicit argument ({arg}); this tool knows only micro_globals.")
         described.append(dict(arg, name=arg["value_kind"], kind="hidden"))
-    # every kernarg byte the listing loads is a described field or hidden argument, read from its start
     starts = {f["offset"]: f["size"] for f in described[0]["fields"]}
     starts.update({a["offset"]: a["size"] for a in described[1:]})
-    for offset, size in kernarg_loads(amdgcn):
-        covered, at = 0, offset
-        while at in starts and covered < size:
-            covered, at = covered + starts[at], at + starts[at]
-        if covered < size:  # consecutive described fields must make up the load
-            raise ToolError(f"the kernel loads {size} kernarg bytes at offset {offset}, which are not whole fields "
-                            "this tool describes.")
+    check_loads(amdgcn, starts)
     return described
 
 
