@@ -127,8 +127,8 @@ def tables(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             if p == "default":
                 continue
             this = group.get(p)
-            ok = default and this and default["status"] == "ok" and this["status"] == "ok"
-            line.append(f"{this['tflops'] / default['tflops']:.2f}×" if default and this and ok else "–")
+            line.append(f"{this['tflops'] / default['tflops']:.2f}×"
+                        if default and this and default["status"] == "ok" and this["status"] == "ok" else "–")
         line.append(f"{vendor['tflops']:.3g}" if vendor else "–")
         for p in pipelines:
             this = group.get(p)
