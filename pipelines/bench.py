@@ -19,9 +19,11 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 
 from transforms.errors import UserError
+from transforms.hopper import HopperSchedule
 from transforms.kernels import Kernel, kernel_label
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule, ScheduleError
@@ -31,6 +33,7 @@ from . import flow
 from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError, compiler_version
 from .named import plan_for, plan_job, uses_ukernels
+from .routes import route_for
 from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
 from .targets import ComputeUnits, Target, TargetError, check_dtype
 from .verify import FallbackError
@@ -55,7 +58,8 @@ class Refused:
         return f"refused: {self.reason}"
 
 
-CasePlan = Schedule | SplitK | Kernel | Refused | None  # what a case compiles: a plan, IREE's default or a refusal
+# what a case compiles: a plan, IREE's default or a refusal
+CasePlan = Schedule | SplitK | Kernel | HopperSchedule | Refused | None
 
 
 def load_suite(name: str) -> list[dict]:
@@ -104,7 +108,7 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: CasePlan,
 def _describe(plan: CasePlan) -> str:
     if plan is None:
         return "IREE default heuristic"
-    if isinstance(plan, (Schedule, SplitK, Refused)):
+    if isinstance(plan, (Schedule, SplitK, HopperSchedule, Refused)):
         return plan.describe()
     return f"{kernel_label(plan)} (generated warp-group kernel)"
 
@@ -131,7 +135,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
         label = f"{gemm.dtype} {gemm.shape_name} {gemm.layout} {pipeline}"
         sys.stderr.write(f"\rcompiling {index}/{len(cases)} {label[:70]:70s}")
         folder = plan / "cases" / ident
-        entry = {"id": ident, "label": label, "problem": asdict(gemm), "pipeline": pipeline,
+        entry: dict[str, Any] = {"id": ident, "label": label, "problem": asdict(gemm), "pipeline": pipeline,
                  "schedule": _describe(schedule),
                  "schedule_fields": asdict(schedule) if schedule else None, "target": target.name,
                  "flops": gemm.flops, "repeat": repeat, "function": "gemm",
@@ -154,6 +158,9 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
             flags = (f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",)
             try:
                 prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule, units))
+                device_inputs = route_for(prepared.job).device_inputs(prepared.job)
+                if device_inputs:  # made on the GPU machine and passed after the problem's own (`runner`)
+                    entry["device_inputs"] = device_inputs
                 if client is not None:
                     remote.append((entry, folder, prepared, flags))
                 else:

@@ -29,7 +29,7 @@ from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
     Tile, WarpGroups
 from transforms.kernels import KERNELS, Kernel, kernel_schedule
-from transforms.hopper import HopperError, HopperSchedule
+from transforms.hopper import NAMES as HOPPER_NAMES, HopperError, HopperSchedule, parse_schedule as parse_hopper
 from transforms.hopper_protocol import ProtocolHazard, check as check_protocol, step_table
 from transforms.warpgroups import SCHEDULES, Interleave4, LdsBudgetError, check_lds
 
@@ -41,25 +41,24 @@ from .emulator.foreign import is_foreign
 from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
-from .named import PIPELINES, get_pipeline, model_choice, pipelines_for, plan_for, plan_job, schedule_for, \
-    why_default, with_splits
+from .named import PIPELINES, get_pipeline, kernel_plan, model_choice, pipelines_for, plan_for, plan_job, \
+    schedule_for, why_default, with_splits
 from .output import FILE_MARK, PLAN_FILES, admit_file, admit_folder, owned, work_folder, write_file
 from .report import REPORT_FILES, write_reports
 from .cluster import ClusterSpec, cluster_spec, open_cluster
 from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
-from .routes import route_for
+from .routes import ROUTES, kernel_route, route_for
 from .timing.calibrate import Calibration, held_out, held_out_report, read_csv, render_held_out
 from .timing.calibrate import table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
 from .timing.predict import predict
-from .tune import finalize, from_cache, plan_search, route_candidates, search_limit, write_best
+from .tune import SEARCHES, finalize, from_cache, plan_search, search_limit, write_best
 from .tune_model import markdown, tune_model
 from .tune_cache import MODEL, Search, cached, device_kind, read_cache, tune_cache
 from .verify import FallbackError
 
 DEFAULT_CACHE = tune_cache()
-TUNE_ROUTES = {"config": "compilation_info", "codegen": "codegen", "split": "split-k"}  # --route: tune_cache.ROUTES
 MAX_K_STEPS = 64  # explain: the programs repeat after two K steps; more only lengthens the table
 
 
@@ -320,9 +319,17 @@ def _scheduled_job(args) -> flow.Job:
         if args.pipeline or _schedule_flags_given(args):
             raise UsageError(f"--schedule {args.schedule} is a whole kernel; it takes no --pipeline or schedule "
                              "flags.")
+        if args.schedule.partition(":")[0] in HOPPER_NAMES:
+            try:
+                return plan_job(target, args.schedule, gemm, parse_hopper(args.schedule))
+            except HopperError as err:
+                raise UsageError(str(err)) from None
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
         return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
+    kernel_choice = None if _schedule_flags_given(args) else kernel_plan(named.name, gemm, target)
+    if kernel_choice is not None:
+        return plan_job(target, pipeline, gemm, kernel_choice)
     choice = None if _schedule_flags_given(args) else model_choice(named.name, gemm, target)
     if choice is not None:
         job = plan_job(target, pipeline, gemm, choice.chosen.plan)
@@ -379,7 +386,8 @@ def cmd_inspect(args) -> int:
     if not dump.is_dir():
         raise UsageError(f"{args.folder} has {flow.REPORT_FILE} but no {report['files']['dump']}/ folder with the "
                          "compiled ISA; compile it again to inspect it.")
-    kernels = inspect_dump(dump, target)
+    route = ROUTES.get(str(report.get("route")))  # a report that names its route (the Hopper kernels')
+    kernels = route.inspect(dump, target) if route is not None else inspect_dump(dump, target)
     if not kernels:
         raise UsageError(f"{dump} holds no compiled dispatch; compile the folder again to inspect it.")
     report["dispatches"] = [k.as_dict() for k in kernels]
@@ -393,8 +401,10 @@ def cmd_list(args) -> int:
         rows.append({"target": target.name, "backend": target.backend, "description": target.description,
                      "wave_size": target.wave_size, "lds_bytes": target.lds_bytes, "dtypes": list(target.dtypes),
                      "pipelines": pipelines_for(target), "routes": {"schedule": target.schedule_route,
-                                                                    "codegen": target.codegen_route},
-                     "kernels": list(target.kernels), "mma": {k: v.opcode for k, v in target.mma.items()},
+                                                                    "codegen": target.codegen_route,
+                                                                    "kernel": target.kernel_route},
+                     "kernels": list(target.kernels), "kernel_schedules": list(getattr(
+                         kernel_route(target), "schedules", ())), "mma": {k: v.opcode for k, v in target.mma.items()},
                      "peak_tflops": target.peak_tflops, "sources": list(target.sources)})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -405,7 +415,9 @@ def cmd_list(args) -> int:
               f"peak {row['peak_tflops'] or 'n/a'} TFLOP/s")
         print(f"  pipelines: {', '.join(row['pipelines'])}")
         print(f"  routes: schedules through {row['routes']['schedule']}"
-              + (f", codegen through {row['routes']['codegen']}" if row["routes"]["codegen"] else ""))
+              + (f", codegen through {row['routes']['codegen']}" if row["routes"]["codegen"] else "")
+              + (f", its own kernels through {row['routes']['kernel']} ({', '.join(row['kernel_schedules'])})"
+                 if row["routes"]["kernel"] else ""))
         if row["kernels"]:
             print(f"  kernels: {', '.join(row['kernels'])}")
         for name, opcode in row["mma"].items():
@@ -611,18 +623,17 @@ def cmd_tune(args) -> int:
     if args.cache.is_dir():
         raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
     _writable(args.cache.parent, "folder")
-    codegen, split = args.route == "codegen", args.route == "split"
-    route = TUNE_ROUTES[args.route]
+    search = SEARCHES[args.route]
     devices = _devices(args, target)
     spec = _cluster_spec(args, devices)  # every flag is checked before the cache may answer
-    if codegen or split:
-        route_candidates(gemm, target, route)  # one sentence where the codegen route or no split-K plan fits
+    if search.checked_first:
+        search.find(gemm, target, None)  # one sentence where the route or no candidate fits
     read_cache(args.cache)  # a cache that finalize could not update stops the search before it starts
     folder = args.output
     if devices and not (args.force or args.compile_only):
-        found = len(route_candidates(gemm, target, route))
+        found = len(search.find(gemm, target, None))
         kind = MODEL if is_model(devices) else device_kind(environment(devices[0])["device_name"])
-        hit = cached(gemm, target, args.cache, Search(route, kind, search_limit(args.limit, found)))
+        hit = cached(gemm, target, args.cache, Search(search.name, kind, search_limit(args.limit, found)))
         if hit is not None:
             files = from_cache(gemm, target, hit, args.cache)
             work_folder(folder, "tune", args.force)
@@ -637,8 +648,8 @@ def cmd_tune(args) -> int:
     if not owned(folder / "results.jsonl") or args.device:  # a user's results.jsonl is never resumed from
         with _maybe_cluster(spec) as client:
             work_folder(folder, "tune", args.force)  # the plan search writes a tune plan (output.PLAN_FILES)
-            plan_search(gemm, target, folder, args.limit, codegen, args.force, KEPT if is_model(devices) else (),
-                        split, client, device_units(devices, target))
+            plan_search(gemm, target, folder, args.limit, search, args.force, KEPT if is_model(devices) else (),
+                        client, device_units(devices, target))
             if args.compile_only or not devices:
                 print(f"wrote {folder}/plan.json; run it where the device is with\n"
                       f"  python -m pipelines.runner {folder} --device {_device_hint(target)}\nthen `pipelines tune` "
@@ -683,9 +694,9 @@ def _png_output(path: Path, force: bool) -> None:
 
 
 def cmd_explain(args) -> int:
-    if args.schedule in HOPPER_SCHEDULES:
+    if args.schedule in HOPPER_NAMES:
         return _explain_hopper(args)
-    names = sorted(set(SCHEDULES) | set(KERNELS) | set(HOPPER_SCHEDULES))
+    names = sorted(set(SCHEDULES) | set(KERNELS) | set(HOPPER_NAMES))
     if args.stages is not None or args.cluster is not None:
         raise UsageError("--stages and --cluster are for the hopper-* schedules; the AMD ones take --lds-stages.")
     if args.schedule not in names:
@@ -730,19 +741,17 @@ def cmd_explain(args) -> int:
     return 0
 
 
-# explain's names of the Hopper kernels' schedules (transforms.hopper): kind, persistent
-HOPPER_SCHEDULES = {"hopper-cooperative": ("cooperative", False),
-                    "hopper-cooperative-persistent": ("cooperative", True), "hopper-pingpong": ("pingpong", True)}
 
 
 def _explain_hopper(args) -> int:
     """A Hopper schedule's K steps per warp-group role, its stage hand-off checked under random interleavings."""
     if args.output:
         _png_output(args.output, args.force)
-    if args.target or args.lds_stages is not None:
-        raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --target and --lds-stages are for "
-                         "the AMD warp-group schedules.")
-    kind, persistent = HOPPER_SCHEDULES[args.schedule]
+    route = kernel_route(get_target(args.target)) if args.target else None
+    if (args.target and (route is None or args.schedule not in route.schedules)) or args.lds_stages is not None:
+        raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --lds-stages and a --target other "
+                         "than sm_90a are for the AMD warp-group schedules.")
+    kind, persistent = HOPPER_NAMES[args.schedule]
     m, n, k = _dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
     stages = 4 if args.stages is None else args.stages
     schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent,
@@ -943,9 +952,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", action="append")
     p.add_argument("--repetitions", type=_at_least(1), help="timed repetitions of each candidate (default 3)")
     p.add_argument("--limit", type=_at_least(1), help="benchmark at most this many candidates")
-    p.add_argument("--route", choices=("config", "codegen", "split"), default="config",
-                   help="search compilation_info schedules (config), the transform-dialect codegen route (CUDA) or "
-                        "split-K plans (split: S, tile and kernel of the split-k pipeline)")
+    p.add_argument("--route", choices=tuple(SEARCHES), default="config",
+                   help="search compilation_info schedules (config), the transform-dialect codegen route (CUDA), "
+                        "split-K plans (split: S, tile and kernel of the split-k pipeline) or the target's own "
+                        "kernels (hopper, sm_90a: kind, tile, stages, tile order, cluster)")
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the tune cache (JSON), which answers the same "
                    "search again (problem, route, device, --limit), saying so; --force searches anyway")

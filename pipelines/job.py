@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from transforms import schedule as sched
 from transforms.problem import Gemm
+from transforms.hopper import HopperSchedule
 from transforms.split_k import SplitK
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
@@ -31,7 +32,7 @@ class Option:
     """One thing a pipeline that chooses by the timing model may run (`pipelines.pick`)."""
 
     name: str  # "default", the rule's name ("tile ladder", "split-K rule", "tuned schedule") or a kernel's
-    plan: sched.Schedule | SplitK | PingPong8 | DoubleBuffered | ProducerConsumer | None
+    plan: sched.Schedule | SplitK | PingPong8 | DoubleBuffered | ProducerConsumer | HopperSchedule | None
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ class Job:
     compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
     model: ModelPlan | None = None  # a model through the codegen library and compilation_info (routes.model)
     choice: Pick | None = None  # the timing model's choice that gave this job its plan (`pipelines.pick`)
+    # A route named by the job, with its plan (the Hopper route's schedule); "": the route the fields above
+    # imply (`pipelines.routes.route_for`)
+    route: str = ""
+    plan: HopperSchedule | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from transforms.hopper import HopperSchedule
 from transforms.problem import Gemm
 from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, Staging, Swizzle, Tile, aligned, k_contiguous, \
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
@@ -39,12 +40,13 @@ from transforms.schedule import ScheduleError, check as check_schedule
 
 from .job import Job, Option, Pick
 from .pick import pick
-from .routes import codegen_route
+from .routes import codegen_route, kernel_route
 from .targets import ComputeUnits, Target, TargetError, dtype_family
 from .tune_cache import Search, TuneError, cached, tune_cache
 
 CODEGEN_CANDIDATE = "codegen-candidate"  # tune's label for a searched schedule of the codegen route
 SPLIT_CANDIDATE = "split-candidate"  # tune's label for a searched split-K plan (`tune --route split`)
+HOPPER_CANDIDATE = "hopper-candidate"  # tune's label for a searched schedule of the target's own kernels
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class Pipeline:
     # On a target with a timing model, the model chooses between IREE's default, this pipeline's own plan (`choose`,
     # or the split plan) and the generated warp-group kernels (`pipelines.pick`); elsewhere the plan stands.
     by_model: bool = False
+    # The target's own kernels (`Target.kernel_route`): `kernel`, the pipeline is its shipped kernel (refused where
+    # the kernels do not take the problem); `prefers_kernel`, the pipeline takes that kernel where the route says it
+    # fills the problem (`fills`), else its own rule. Pipelines with `kernel` run only on targets with such a route.
+    kernel: bool = False
+    prefers_kernel: bool = False
 
 
 def _intrinsic(pattern: str, dtype: str) -> str:
@@ -449,7 +456,8 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
     Pipeline("auto", "largest tile that still fills every compute unit; split-K where that grid leaves compute "
                      "units idle (AMD: the fastest of that, tuned's schedule, IREE's default and the warp-group "
                      "kernels by the timing model, IREE's default unless another beats it by more than the model's "
-                     "error)", _auto, split=split_plan, why_default=_auto_why_default, by_model=True),
+                     "error)", _auto, split=split_plan, why_default=_auto_why_default, by_model=True,
+             prefers_kernel=True),
     Pipeline("searched", "the best schedule (or split-K plan) `pipelines tune` measured for this exact problem",
              _searched, split=_searched_split, why_default=_searched_why_default),
     Pipeline("ukernel", "IREE 3.13's own heuristic with its ROCm tensor ukernels (its built-in ping-pong), "
@@ -461,14 +469,30 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
              _codegen_raster, codegen=True, raster=True),
     Pipeline("split-k", "the reduction split across workgroups (streaming kernel for M < 16, MMA tiles above), "
                         "partial sums added by a second dispatch", lambda gemm, target: None, split=_split_required),
+    Pipeline("hopper", "the target's own Hopper kernel (sm_90a: TMA, mbarrier, wgmma), its shipped schedule",
+             lambda gemm, target: None, kernel=True,
+             why_default=lambda gemm, target: "it is the target's own kernel"),
 )}
 
 
-def rule_plan(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None = None) -> Schedule | SplitK | None:
+def kernel_plan(name: str, gemm: Gemm, target: Target) -> HopperSchedule | None:
+    """The target's own kernel where pipeline `name` takes it (`Pipeline.kernel`, `Pipeline.prefers_kernel`), else
+    None; a `kernel` pipeline's problem the kernels do not take is one sentence (TargetError)."""
+    pipeline, route = get_pipeline(name), kernel_route(target)
+    if route is None or not (pipeline.kernel or (pipeline.prefers_kernel and route.fills(gemm, target))):
+        return None
+    return route.default_plan(gemm, target)
+
+
+def rule_plan(name: str, gemm: Gemm, target: Target,
+              units: ComputeUnits | None = None) -> Schedule | SplitK | HopperSchedule | None:
     """What pipeline `name`'s own rule does with `gemm`, before any choice by the timing model: a split-K plan where
     its rule splits (for `units`, the device's compute units where known, else the target's), else its schedule (or
     None)."""
     pipeline = get_pipeline(name)
+    kernel = kernel_plan(name, gemm, target)
+    if kernel is not None:
+        return kernel
     if pipeline.split is not None:
         split, _ = pipeline.split(gemm, target, units)
         if split is not None:
@@ -476,7 +500,7 @@ def rule_plan(name: str, gemm: Gemm, target: Target, units: ComputeUnits | None 
     return pipeline.choose(gemm, target)
 
 
-def _rule_name(name: str, plan: Schedule | SplitK | None) -> str:
+def _rule_name(name: str, plan: Schedule | SplitK | HopperSchedule | None) -> str:
     if isinstance(plan, SplitK):
         return "split-K rule"
     return "tuned schedule" if name == "tuned" else "tile ladder"
@@ -504,7 +528,7 @@ def model_choice(name: str, gemm: Gemm, target: Target, units: ComputeUnits | No
 
 
 def plan_for(name: str, gemm: Gemm, target: Target,
-             units: ComputeUnits | None = None) -> Schedule | SplitK | Kernel | None:
+             units: ComputeUnits | None = None) -> Schedule | SplitK | Kernel | HopperSchedule | None:
     """What pipeline `name` does with `gemm`: the timing model's choice where the pipeline chooses by it on `target`
     (`model_choice`), else its own rule (`rule_plan`)."""
     choice = model_choice(name, gemm, target, units)
@@ -521,10 +545,15 @@ def schedule_for(name: str, gemm: Gemm, target: Target) -> Schedule | None:
     return choice.chosen.plan
 
 
-def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | Kernel | None,
+def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | Kernel | HopperSchedule | None,
              units: ComputeUnits | None = None) -> Job:
     """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it; a split-K plan of a
     pipeline's rule carries the rule's reason for `units` (None: the target's compute units)."""
+    route = kernel_route(target)
+    if isinstance(plan, HopperSchedule):
+        if route is None or not route.takes(plan):
+            raise TargetError(f"{target.name} has no route for the Hopper kernels.")
+        return Job(target, pipeline, (gemm,), (None,), route=route.name, plan=plan)
     if plan is not None and not isinstance(plan, (Schedule, SplitK)):  # a generated warp-group kernel
         return Job(target, pipeline, (gemm,), (None,), ukernel=plan)
     if isinstance(plan, SplitK):
@@ -559,4 +588,4 @@ def pipelines_for(target: Target) -> list[str]:
     route = codegen_route(target)
     return [p.name for p in PIPELINES.values()
             if (not p.codegen or (route is not None and (route.raster or not p.raster)))
-            and (not p.ukernels or target.iree_ukernels)]
+            and (not p.ukernels or target.iree_ukernels) and (not p.kernel or target.kernel_route)]

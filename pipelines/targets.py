@@ -170,6 +170,9 @@ class Target:
     # `codegen` pipelines do (None: they do not run here); generated warp-group kernels it has (ukernel route).
     schedule_route: str = "iree-cpu"
     codegen_route: str | None = None
+    # The route of the target's own kernels: the `hopper` pipeline's, and `auto`'s first choice where it takes the
+    # problem (None: the target has none)
+    kernel_route: str | None = None
     kernels: tuple[str, ...] = ()
     # Generated MFMA kernels shipped with padded LDS rows instead of the XOR swizzle, each for the prediction named
     # beside its entry (`transforms.ukernel_dbuf.dbuf_schedule`).
@@ -472,6 +475,21 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                          **_CUDA_RULES),
         sources=("NVIDIA A100 data sheet (108 SMs, 312 TFLOP/s bf16/f16 tensor core, dense)",
                  "IREE 3.13 target description for sm_80 (166912 B workgroup memory)")),
+    Target(
+        # Hopper: its own kernels through the hopper route (sm_90a PTX in the program's executable); IREE's own
+        # pipelines (default, tuned, auto where the Hopper kernels do not take the problem, codegen) compile sm_80
+        # PTX, which the driver JIT-compiles for the H100, as IREE 3.13 has no sm_90a target ("missing GPU target"
+        # for --iree-cuda-target=sm_90a): their limits are sm_80's (166912 B of shared memory a workgroup).
+        "sm_90a", "cuda", "NVIDIA Hopper (H100 / H200): Hopper kernels as sm_90a PTX; IREE's own pipelines as sm_80 "
+        "PTX, JIT-compiled", _CUDA + ("--iree-cuda-target=sm_80",),
+        dtypes=("f16", "bf16"), wave_size=32, lds_bytes=166912, lds_per_cu=233472, vgprs_per_lane=255,
+        vgpr_file_per_lane=65536 // 32, mma=_SM80_MMA, compute_units=132, peak_tflops={"16bit": 989.4},
+        **_NVIDIA, kernel_route="hopper-program",
+        named=NamedRules(tuned=_SM80_TUNED, auto_intrinsics={"16bit": ("NV_MMA_SYNC_F32_16x8x16_{T}",)},
+                         **_CUDA_RULES),
+        sources=("NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 SMs, 228 KB shared memory per "
+                 "SM, 227 KB per thread block; 989.4 TFLOP/s bf16/f16 dense)",
+                 "IREE 3.13 target description for sm_80 (166912 B workgroup memory), the PTX IREE's pipelines emit")),
     Target(
         "sm_89", "cuda", "NVIDIA Ada (L40S); PTX JIT-compiled on Hopper", _CUDA + ("--iree-cuda-target=sm_89",),
         dtypes=("f16", "bf16", "f8E4M3FN", "f8E5M2"), wave_size=32, lds_bytes=101376, lds_per_cu=102400,

@@ -13,12 +13,13 @@ in a cache keyed by problem, target, IREE version and search (route, device, can
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
 from transforms.errors import UserError
+from transforms.hopper import HopperSchedule
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, schedule_from_dict
 from transforms.split_k import SplitK, split_from_dict
@@ -26,15 +27,15 @@ from transforms.split_k import SplitK, split_from_dict
 from . import flow
 from .compiler import compiler_version
 from .bench import build_plan
-from .named import CODEGEN_CANDIDATE, SPLIT_CANDIDATE, plan_job, split_candidates
+from .named import CODEGEN_CANDIDATE, HOPPER_CANDIDATE, SPLIT_CANDIDATE, plan_job, split_candidates
 from .output import output_folder, write_atomic
 from .report import load_rows
-from .routes import codegen_route, schedule_route
+from .routes import codegen_route, kernel_route, schedule_route
 from .targets import ComputeUnits, Target
 from .tune_cache import MODEL, Search, TuneError, cache_key, device_kind, read_cache
 
-# Each route's label for its candidates in a plan (IREE's default is "default").
-ROUTE_LABELS = {"compilation_info": "candidate", "codegen": CODEGEN_CANDIDATE, "split-k": SPLIT_CANDIDATE}
+TunePlan = Schedule | SplitK | HopperSchedule
+
 
 def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     """The schedules of the target's schedule route that pass its checks (`routes.spec`)."""
@@ -49,11 +50,45 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     return route.candidates(gemm, target)
 
 
-def route_candidates(gemm: Gemm, target: Target, route: str) -> list[Schedule | SplitK]:
+def kernel_candidates(gemm: Gemm, target: Target) -> list[HopperSchedule]:
+    """The schedules of the target's own kernels (`Target.kernel_route`) that take `gemm`."""
+    route = kernel_route(target)
+    if route is None:
+        raise TuneError(f"{target.name} has no kernels of its own to search (--route hopper is sm_90a's).")
+    return route.candidates(gemm, target)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Searched:
+    """A route `tune` searches: its --route name, its name in the summary and the cache (`tune_cache.ROUTES`), the
+    label its candidates carry in a plan (IREE's default is "default"), its candidates in the order --limit keeps
+    them (for the device's compute units where the route weighs them), and how a cached plan is read back.
+    `checked_first`: tune finds its candidates before anything else, so a route that does not fit the problem or
+    target is one sentence at once (the schedule route's search is left to the plan)."""
+
+    option: str
+    name: str
+    label: str
+    find: Callable[[Gemm, Target, ComputeUnits | None], Sequence[TunePlan]]
+    read: Callable[[dict], TunePlan]
+    checked_first: bool = True
+
+
+SEARCHES = {s.option: s for s in (
+    Searched("config", "compilation_info", "candidate", lambda g, t, u: candidates(g, t), schedule_from_dict,
+             checked_first=False),
+    Searched("codegen", "codegen", CODEGEN_CANDIDATE, lambda g, t, u: codegen_candidates(g, t), schedule_from_dict),
+    Searched("split", "split-k", SPLIT_CANDIDATE, split_candidates, split_from_dict),
+    Searched("hopper", "hopper", HOPPER_CANDIDATE, lambda g, t, u: kernel_candidates(g, t),
+             lambda fields: HopperSchedule(**fields)),
+)}
+BY_NAME = {s.name: s for s in SEARCHES.values()}
+BY_LABEL = {s.label: s for s in SEARCHES.values()}
+
+
+def route_candidates(gemm: Gemm, target: Target, route: str) -> list[TunePlan]:
     """Every candidate a search of `route` (a `tune_cache.ROUTES` name) measures, in the order --limit keeps them."""
-    find: dict[str, Callable[[Gemm, Target], Sequence[Schedule | SplitK]]] = {
-        "compilation_info": candidates, "codegen": codegen_candidates, "split-k": split_candidates}
-    return list(find[route](gemm, target))
+    return list(BY_NAME[route].find(gemm, target, None))
 
 
 def search_limit(limit: int | None, found: int) -> int | None:
@@ -61,19 +96,15 @@ def search_limit(limit: int | None, found: int) -> int | None:
     return limit if limit is not None and limit < found else None
 
 
-def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None, codegen: bool = False,
-                force: bool = False, keep: Sequence[str] = (), split: bool = False, client=None,
+def plan_search(gemm: Gemm, target: Target, folder: Path, limit: int | None = None,
+                search: Searched = SEARCHES["config"], force: bool = False, keep: Sequence[str] = (), client=None,
                 units: ComputeUnits | None = None) -> Path:
-    """`split`: search split-K plans (`named.split_candidates`, ordered around the rule's choice for `units`, the
-    compute units of the device that will run them) instead of schedules. `client`: compile the candidates on a
-    dask cluster (`pipelines.cluster`). The folder is a tune plan (`output.PLAN_FILES`)."""
-    options: list[Schedule | SplitK] = []
-    options += split_candidates(gemm, target, units) if split else \
-        (codegen_candidates if codegen else candidates)(gemm, target)
-    options = options[:limit]
-    label = SPLIT_CANDIDATE if split else CODEGEN_CANDIDATE if codegen else "candidate"
-    cases: list[tuple[Gemm, str, Schedule | SplitK | None]] = [(gemm, "default", None)]
-    cases += [(gemm, label, s) for s in options]
+    """The candidates of `search` (split-K plans are ordered around the rule's choice for `units`, the compute units
+    of the device that will run them) and IREE's default. `client`: compile the candidates on a dask cluster
+    (`pipelines.cluster`). The folder is a tune plan (`output.PLAN_FILES`)."""
+    options = list(search.find(gemm, target, units))[:limit]
+    cases: list[tuple[Gemm, str, TunePlan | None]] = [(gemm, "default", None)]
+    cases += [(gemm, search.label, s) for s in options]
     return build_plan(target, cases, folder, force, keep, client, kind="tune", units=units)
 
 
@@ -87,8 +118,8 @@ def finalize(gemm: Gemm, target: Target, folder: Path, cache: Path) -> dict:
         raise TuneError(f"{len(missing)} of {len(plan['cases'])} cases in {folder} are not measured yet; run "
                         f"`python -m pipelines.runner {folder} --device ...` first.")
     labels = {c["pipeline"] for c in plan["cases"]}
-    route = next((r for r, label in ROUTE_LABELS.items() if label in labels), "compilation_info")
-    label = ROUTE_LABELS[route]
+    searched = next((s for label, s in BY_LABEL.items() if label in labels), SEARCHES["config"])
+    route, label = searched.name, searched.label
     # Predicted rows (`--device model`) have no numerics to check; a plan's rows are all of one kind (runner).
     predicted = any(r.get("predicted") and r["status"] == "ok" for r in rows)
     good = [r for r in rows if r["pipeline"] == label and r["status"] == "ok" and (r.get("correct") or predicted)]
@@ -150,12 +181,11 @@ def from_cache(gemm: Gemm, target: Target, hit: dict, cache: Path) -> dict[str, 
     the winner's gemm.mlir and spec.mlir, built again as the search built them (`flow.prepare`, no compile). Not
     its report.json (a compile) nor ranking.md (the search's rows are not cached). Nothing is written here: an
     entry that no longer builds stops before the folder is made (`write_best` writes them)."""
-    route = str(hit.get("route")) if hit.get("route") in ROUTE_LABELS else "compilation_info"
+    searched = BY_NAME.get(str(hit.get("route")), SEARCHES["config"])
     fields = hit.get("schedule")
     try:
-        plan = None if fields is None else split_from_dict(fields) if route == "split-k" else \
-            schedule_from_dict(fields)
-        prepared = flow.prepare(plan_job(target, ROUTE_LABELS[route], gemm, plan))
+        plan = None if fields is None else searched.read(fields)
+        prepared = flow.prepare(plan_job(target, searched.label, gemm, plan))
     except (UserError, TypeError, KeyError, ValueError) as err:  # an entry edited by hand, or of an older tool
         raise TuneError(f"the tune cache {cache} answers this search with a schedule that does not build "
                         f"({str(err).rstrip('.')}); search again with --force.") from None

@@ -30,7 +30,7 @@ def tune_cache() -> Path:
 
 
 # The routes a search can take, as `tune` names them in its summary and in the cache.
-ROUTES = ("compilation_info", "codegen", "split-k")
+ROUTES = ("compilation_info", "codegen", "split-k", "hopper")
 MODEL = "model"  # the device of a search whose times the timing model predicted (`--device model`)
 
 

@@ -51,6 +51,8 @@ SM_COUNT = 132
 # few, and 128 × 40 + 2 × 128 × 232 fits the SM's 64 Ki registers.
 PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 WARPGROUP = 128
+# Shared memory one thread block may take on sm_90 (the whitepaper's table 3: 227 KB of the SM's 228 KB)
+SHARED_BYTES = 227 * 1024
 SWIZZLE_BYTES = 128  # TMA and wgmma 128-byte swizzle: a K tile row of 64 16-bit elements
 DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgmma's type list
 # nt: B is N×K (K-major, as A); nn: B is K×N (N-major): TMA loads it in boxes of 64 columns (one 128-byte swizzle
@@ -78,6 +80,16 @@ class HopperSchedule:
     # 1/cluster_m of B's instead of all of it)
     cluster_m: int = 1
 
+    @property
+    def name(self) -> str:
+        """The schedule's name on the command line (`NAMES`)."""
+        return "hopper-" + self.kind + ("-persistent" if self.kind == "cooperative" and self.persistent else "")
+
+    def describe(self) -> str:
+        cluster = f", clusters of {self.cluster_m} sharing B" if self.cluster_m > 1 else ""
+        return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
+                f"{self.group_m} block rows{cluster} (TMA, mbarrier, wgmma; sm_90a)")
+
     def check(self) -> None:
         if self.kind not in KINDS:
             raise HopperError(f"Hopper schedule kind {self.kind!r} is not one of {', '.join(KINDS)}.")
@@ -104,7 +116,7 @@ class HopperSchedule:
                               "once), or 1 for row order.")
         if not 2 <= self.stages <= 7:
             raise HopperError("stages must be 2 to 7.")
-        if self.shared_bytes() > 227 * 1024:
+        if self.shared_bytes() > SHARED_BYTES:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
 
     @property
@@ -141,6 +153,50 @@ class HopperSchedule:
     def shared_bytes(self) -> int:
         a, b = self.stage_bytes()
         return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8  # 1 KiB to align the swizzled tiles
+
+
+# The schedules' names on the command line: kind, persistent (ping-pong always loops over tiles).
+NAMES = {"hopper-cooperative": ("cooperative", False), "hopper-cooperative-persistent": ("cooperative", True),
+         "hopper-pingpong": ("pingpong", True)}
+# The shipped schedule (the `hopper` pipeline and `auto` on sm_90a): cooperative 128x256, 4 stages, workgroups
+# looping over the tiles in groups of 16 block rows, clusters of two sharing B, the fastest of the three schedules
+# on all four 8192^3 problems of results/h100/hopper/2026-11-25c (0.96-0.98x cuBLAS).
+DEFAULT = HopperSchedule(block_m=128, block_n=256, stages=4, group_m=16, persistent=True, cluster_m=2)
+
+
+def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: int | None = None,
+                   cluster_m: int | None = None, group_m: int | None = None) -> HopperSchedule:
+    """The schedule `name` (`NAMES`) with the given choices, the rest the shipped schedule's (ping-pong: 128x128)."""
+    if name not in NAMES:
+        raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
+    kind, persistent = NAMES[name]
+    m, n, k = tile or (DEFAULT.block_m, 128 if kind == "pingpong" else DEFAULT.block_n, DEFAULT.block_k)
+    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, kind=kind, persistent=persistent,
+                              stages=DEFAULT.stages if stages is None else stages,
+                              group_m=DEFAULT.group_m if group_m is None else group_m,
+                              cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m)
+    schedule.check()
+    return schedule
+
+
+def parse_schedule(text: str) -> HopperSchedule:
+    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M]]` (a name of `NAMES`; the sizes left out are the shipped
+    schedule's), checked; one sentence for anything else."""
+    name, _, sizes = text.partition(":")
+    if name not in NAMES:
+        raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
+    if not sizes:
+        return named_schedule(name)
+    try:
+        numbers = [int(v) for v in sizes.split("x")]
+    except ValueError:
+        numbers = []
+    if len(numbers) not in (4, 5):
+        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M], e.g. "
+                          f"{name}:128x256x4x16x2.")
+    block_m, block_n, stages, group_m, *cluster = numbers
+    return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, cluster[0] if cluster else 1,
+                          group_m)
 
 
 def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None:

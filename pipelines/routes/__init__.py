@@ -10,18 +10,20 @@
 | `lanes`           | `lanes`       | ROCm    | a whole transform-dialect library (MMA fragments per lane)     |
 | `split-reduction` | `split`       | GPUs    | split-K in the linalg program, compilation_info on the partial op |
 | `model-codegen`   | `model`       | CUDA    | a model: codegen library where it applies, compilation_info else |
+| `hopper-program`  | `hopper`      | sm_90a  | the whole program: TMA/mbarrier/wgmma kernels as nvvm IR        |
 
-Each target names its schedule and codegen routes (`Target.schedule_route`, `Target.codegen_route`) and the
-kernels it has; a job asks for a kernel (ukernel), for a split reduction, for the codegen route, or for its target's
-schedule route.
+Each target names its schedule, codegen and kernel routes (`Target.schedule_route`, `Target.codegen_route`,
+`Target.kernel_route`) and the kernels it has; a job names its route (`Job.route`, with its plan), or asks for a
+kernel (ukernel), for a split reduction, for the codegen route, or for its target's schedule route.
 """
 
 from __future__ import annotations
 
 from ..job import Job
 from ..targets import Target
-from .base import Flags, Route, RouteError
+from .base import Flags, KernelRoute, Route, RouteError
 from .codegen import CodegenLibraryRoute
+from .hopper import HopperRoute
 from .lanes import LanesRoute
 from .library import LibraryRoute
 from .model import ModelLibraryRoute
@@ -31,7 +33,7 @@ from .ukernel import UkernelRoute
 
 ROUTES: dict[str, Route] = {r.name: r for r in (TuningSpecRoute(), OpAttributeRoute(), HostRoute(), UkernelRoute(),
                                                 CodegenLibraryRoute(), LanesRoute(), SplitReductionRoute(),
-                                                ModelLibraryRoute())}
+                                                ModelLibraryRoute(), HopperRoute())}
 
 
 def schedule_route(target: Target) -> Route:
@@ -43,7 +45,16 @@ def codegen_route(target: Target) -> LibraryRoute | None:
     return ROUTES[target.codegen_route] if target.codegen_route else None  # type: ignore[return-value]
 
 
+def kernel_route(target: Target) -> KernelRoute | None:
+    """The route of the target's own kernels (the `hopper` pipeline's; None: it has none)."""
+    return ROUTES[target.kernel_route] if target.kernel_route else None  # type: ignore[return-value]
+
+
 def route_for(job: Job) -> Route:
+    if job.route:
+        if job.route not in ROUTES:
+            raise RouteError(f"unknown route '{job.route}'; the routes are {', '.join(ROUTES)}.")
+        return ROUTES[job.route]
     if job.ukernel is not None:
         return ROUTES["ukernel"]
     if job.split is not None:
@@ -59,4 +70,5 @@ def route_for(job: Job) -> Route:
     return schedule_route(job.target)
 
 
-__all__ = ["ROUTES", "Flags", "LibraryRoute", "Route", "RouteError", "codegen_route", "route_for", "schedule_route"]
+__all__ = ["ROUTES", "Flags", "KernelRoute", "LibraryRoute", "Route", "RouteError", "codegen_route", "kernel_route",
+           "route_for", "schedule_route"]

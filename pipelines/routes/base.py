@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transforms.errors import UserError
+from transforms.hopper import HopperSchedule
 from transforms.problem import Gemm
 from transforms.kernels import Kernel
 from transforms.schedule import Schedule
@@ -82,7 +83,11 @@ class Route:
         compiled = run_iree_compile(source, folder, prepared.job.target, flags.spec, print_pass_ir=flags.print_pass_ir,
                                     extra_flags=(*extra_flags, *flags.extra), library=flags.library,
                                     moved_to=moved_to)
-        return compiled, inspect_dump(compiled.dump, prepared.job.target)
+        return compiled, self.inspect(compiled.dump, prepared.job.target)
+
+    def inspect(self, dump: Path, target: Target) -> list[KernelStats]:
+        """The statistics of each compiled dispatch in a dump folder (`pipelines inspect` too)."""
+        return inspect_dump(dump, target)
 
     # ---- after compiling
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
@@ -91,6 +96,15 @@ class Route:
     def verified(self, job: Job) -> bool:
         """Whether `verify` checked something for this job (the report's `verified`)."""
         return any(s is not None for s in job.schedules)
+
+    def takes(self, plan: object) -> bool:
+        """Whether `plan` is a plan of this route (`Job.plan`)."""
+        return False
+
+    def device_inputs(self, job: Job) -> list[dict]:
+        """Inputs beyond the problem's that only the GPU machine can make, each {"kind": ..., ...} for the runner
+        (`pipelines.runner.device_inputs`); [] for most routes."""
+        return []
 
     # ---- the report
     def describe(self, schedule: Schedule | None, gemm: Gemm) -> str:
@@ -104,3 +118,18 @@ class Route:
 
     def report_extra(self, job: Job) -> dict:
         return {}
+
+
+class KernelRoute(Route):
+    """A route of a target's own kernels (`Target.kernel_route`): the `hopper` pipeline takes its shipped plan,
+    `auto` takes it where it fills the problem, `tune --route hopper` searches its candidates."""
+
+    schedules: tuple[str, ...] = ()  # the names `--schedule` takes for them
+
+    def default_plan(self, gemm: Gemm, target: Target) -> HopperSchedule:
+        """The shipped plan for `gemm`, or one sentence (TargetError) why the kernels do not take it."""
+        raise NotImplementedError
+
+    def fills(self, gemm: Gemm, target: Target) -> bool:
+        """Whether `auto` takes the shipped plan for `gemm`."""
+        raise NotImplementedError

@@ -190,7 +190,7 @@ def test_tune_route_split_orders_its_candidates_for_the_device_that_runs_them(tm
     monkeypatch.setattr(tune, "build_plan", lambda target, cases, folder, *a, **kw: planned.setdefault(
         kw["units"], [c[2] for c in cases if c[1] != "default"]))
     for units in (None, H100):
-        tune.plan_search(gemm, sm80, tmp_path / "t", limit=1, split=True, units=units)
+        tune.plan_search(gemm, sm80, tmp_path / "t", limit=1, search=tune.SEARCHES["split"], units=units)
     assert planned[None] == [split_plan(gemm, sm80)[0]] and planned[H100] == [split_plan(gemm, sm80, H100)[0]]
     assert planned[None] != planned[H100]  # the two counts give different plans at this shape
 

@@ -1,0 +1,144 @@
+"""The Hopper route: the project's sm_90a kernels (TMA loads, mbarrier stage hand-off, wgmma; `transforms.hopper`)
+as nvvm-level IR in a `hal.executable.source`, for targets whose table entry names this route as their kernel
+route (`Target.kernel_route`).
+
+The source is the whole program (`transforms.hopper.program`: a one-thread `@patch` dispatch writes the operands'
+addresses into the tensor maps, then `@gemm`), so no transform script is built; the executable states its own
+target (sm_90a), which iree-compile keeps whatever the target's flags say. `verify` proves every choice of the
+schedule in the PTX (`transforms.hopper.check_ptx`) after the stage hand-off was checked under random
+interleavings (`transforms.hopper_protocol`) before compiling. The program takes the two tensor maps as a third
+input, which only the GPU machine can encode (`pipelines.tensormap`): the route names them as the case's device
+inputs, and the runner encodes and appends them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from transforms import hopper
+from transforms.hopper_protocol import ProtocolHazard, check as check_protocol
+from transforms.problem import Gemm
+
+from ..compiler import Compiled, run_iree_compile
+from ..inspect import KernelStats, ptx_stats
+from ..job import Job, Prepared
+from ..targets import Target, check_problem
+from ..verify import FallbackError
+from .base import KernelRoute, RouteError
+
+FUNCTION = "gemm"  # the program's function, as on every other route (the runner calls a case's `function`)
+DISPATCH = "module_hopper"  # the executable's dispatch in the dump
+
+
+def job_hopper(job: Job) -> hopper.HopperSchedule:
+    if not isinstance(job.plan, hopper.HopperSchedule):
+        raise RouteError(f"pipeline {job.pipeline} names no Hopper schedule.")
+    return job.plan
+
+
+class HopperRoute(KernelRoute):
+    name = "hopper-program"
+    schedules = tuple(hopper.NAMES)
+    about = "the project's Hopper kernels (TMA, mbarrier, wgmma) as sm_90a nvvm IR in an executable source"
+
+    def takes(self, plan: object) -> bool:
+        """Whether `plan` is a plan of this route (`pipelines.named.plan_job`)."""
+        return isinstance(plan, hopper.HopperSchedule)
+
+    def default_plan(self, gemm: Gemm, target: Target) -> hopper.HopperSchedule:
+        """The shipped schedule for `gemm` (the `hopper` pipeline), or one sentence why the kernels do not take it."""
+        check_problem(target, gemm)
+        try:
+            hopper.check_problem(gemm, hopper.DEFAULT)
+        except hopper.HopperError as err:
+            raise RouteError(str(err)) from None
+        return hopper.DEFAULT
+
+    def fills(self, gemm: Gemm, target: Target) -> bool:
+        """Whether `auto` takes the shipped kernel for `gemm`: the kernels take it and it has a whole 128x256 tile
+        (smaller problems keep `auto`'s own rule: their split-K and skinny kernels are issue 33's)."""
+        try:
+            self.default_plan(gemm, target)
+        except RouteError:
+            return False
+        return gemm.m >= hopper.DEFAULT.block_m and gemm.n >= hopper.DEFAULT.block_n
+
+    def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
+        """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
+        most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
+        one of two; those the kernels refuse for the problem are left out. The shipped schedule comes first, then
+        the others by how many of its choices they change (so --limit keeps its neighbours)."""
+        self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
+        shapes = {"cooperative": ((128, 256), (256, 128), (128, 128)), "pingpong": ((128, 128), (64, 256))}
+        found = [hopper.DEFAULT]
+        for name, (kind, persistent) in hopper.NAMES.items():
+            for block_m, block_n in shapes[kind]:
+                most = max((s for s in range(2, 8) if hopper.HopperSchedule(
+                    block_m=block_m, block_n=block_n, stages=s).shared_bytes() <= hopper.SHARED_BYTES), default=0)
+                for stages in sorted({most, most - 1} - {0, 1}, reverse=True):
+                    for group_m in (16, 8):
+                        for cluster_m in (2, 1):
+                            schedule = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=stages,
+                                                             kind=kind, persistent=persistent, group_m=group_m,
+                                                             cluster_m=cluster_m)
+                            try:
+                                schedule.check()
+                                hopper.check_problem(gemm, schedule)
+                            except hopper.HopperError:
+                                continue
+                            if schedule not in found:
+                                found.append(schedule)
+        shipped = hopper.DEFAULT.__dict__
+        return sorted(found, key=lambda c: sum(value != shipped[key] for key, value in c.__dict__.items()))
+
+    def prepare(self, job: Job) -> Prepared:
+        schedule = job_hopper(job)
+        if job.user_source is not None or len(job.gemms) != 1:
+            raise RouteError("the Hopper kernels compile one GEMM given with --shape, not an input file.")
+        gemm, = job.gemms
+        check_problem(job.target, gemm)
+        try:
+            hopper.check_problem(gemm, schedule)
+            check_protocol(schedule)  # the stage hand-off under random interleavings (schedule.check first)
+            source = hopper.program(gemm, schedule, function=FUNCTION)
+        except (hopper.HopperError, ProtocolHazard) as err:
+            raise RouteError(str(err)) from None
+        return Prepared(job, source, None, (None,))
+
+    def spec_refusal(self, job: Job) -> str | None:
+        return "the Hopper kernels are a whole program (gemm.mlir), with no transform script"
+
+    def compile(self, prepared: Prepared, source: Path, folder: Path, spec_file: Path, extra_flags: tuple[str, ...],
+                moved_to: tuple[Path, Path]) -> tuple[Compiled, list[KernelStats]]:
+        compiled = run_iree_compile(source, folder, prepared.job.target, None, extra_flags=extra_flags,
+                                    moved_to=moved_to)
+        stats = self.inspect(compiled.dump, prepared.job.target)
+        if not stats:
+            raise FallbackError(f"{DISPATCH}: the dump holds no PTX of the Hopper kernel gemm.")
+        return compiled, stats
+
+    def inspect(self, dump: Path, target: Target) -> list[KernelStats]:
+        """The GEMM kernel's statistics from its PTX (the `@patch` kernel beside it does no GEMM work)."""
+        ptx = [p for p in sorted(dump.glob("*.ptx")) if ".entry gemm(" in p.read_text()]
+        return [ptx_stats(DISPATCH, ptx[0], hopper.ptx_kernel(ptx[0].read_text(), "gemm"), 2)] if ptx else []
+
+    def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
+        job = prepared.job
+        ptx = (dump / stats[0].isa_file).read_text()
+        try:
+            hopper.check_ptx(ptx, job.gemms[0], job_hopper(job))
+        except hopper.HopperError as err:
+            raise FallbackError(f"{DISPATCH}: {err}") from None
+
+    def verified(self, job: Job) -> bool:
+        return True
+
+    def summary(self, job: Job) -> list[str]:
+        return [job_hopper(job).describe()]
+
+    def report_extra(self, job: Job) -> dict:
+        return {"route": self.name, "hopper_schedule": job_hopper(job).__dict__,
+                "device_inputs": self.device_inputs(job)}
+
+    def device_inputs(self, job: Job) -> list[dict]:
+        return [{"kind": "tensor-maps", "maps": hopper.tensor_maps(job.gemms[0], job_hopper(job))}]

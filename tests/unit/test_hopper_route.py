@@ -1,0 +1,191 @@
+"""The Hopper kernels as a route of `pipelines` (issue 32): `--target sm_90a` compiles them through the `hopper`
+pipeline, `--schedule hopper-*` and `auto`; bench plans name their tensor maps for the GPU machine, and the runner
+passes them after A and B and times the vendor library as long as the kernels.
+
+Oracles: the PTX itself (counted here, not through `check_ptx`), CUDA's tensor-map conventions (dims innermost
+first, byte strides of the outer dim, boxes of one 128-byte swizzle row), and the problem sizes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipelines import cli, flow, runner
+from pipelines.named import pipelines_for, plan_for
+from pipelines.routes import ROUTES, kernel_route
+from pipelines.targets import TARGETS, get_target
+from pipelines.verify import FallbackError
+from transforms import hopper
+from transforms.problem import Epilogue, Gemm
+
+SM90 = "sm_90a"
+
+
+def _ptx(folder: Path) -> str:
+    found = [p.read_text() for p in sorted((folder / "dump").glob("*.ptx"))]
+    found = [text for text in found if ".entry gemm(" in text]
+    assert len(found) == 1
+    return found[0]
+
+
+def _compile(tmp_path: Path, name: str, *argv: str) -> tuple[dict, str]:
+    out = tmp_path / name
+    assert cli.main(["compile", "--target", SM90, *argv, "-o", str(out)]) == 0
+    return json.loads((out / "report.json").read_text()), _ptx(out)
+
+
+def test_the_hopper_pipeline_compiles_the_shipped_schedule(tmp_path):
+    report, ptx = _compile(tmp_path, "a", "--shape", "256x512x128", "--dtype", "bf16", "--layout", "nt",
+                           "--pipeline", "hopper")
+    assert report["pipeline"] == "hopper" and report["verified"] is True
+    assert report["hopper_schedule"] == hopper.DEFAULT.__dict__
+    assert report["schedule_summary"][0].startswith("hopper-cooperative-persistent 128x256x64, 4 stages")
+    # the PTX: 3 warp groups, clusters of two, m64n256k16 bf16 wgmma only, B's share multicast
+    gemm = hopper.ptx_kernel(ptx, "gemm")
+    assert re.search(r"\.maxntid 384, 1, 1", gemm) and re.search(r"\.reqnctapercluster 2, 1, 1", gemm)
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(\S+?)\s", gemm)) == {"m64n256k16.f32.bf16.bf16"}
+    assert ".multicast::cluster" in gemm
+    assert report["mma"] == {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16": report["mma_count"]}
+    # the tensor maps the GPU machine encodes: A M x K and B N x K (nt), innermost first, row strides in bytes,
+    # boxes of 64 K elements (one 128-byte swizzle row) by the block (B: each of the two workgroups' half)
+    maps = report["device_inputs"][0]["maps"]
+    assert report["device_inputs"][0]["kind"] == "tensor-maps"
+    assert [(m["dims"], m["stride"], m["box"]) for m in maps] == [([128, 256], 256, [64, 128]),
+                                                                 ([128, 512], 256, [64, 128])]
+
+
+def test_a_named_schedule_nn_f16(tmp_path):
+    report, ptx = _compile(tmp_path, "b", "--shape", "256x256x192", "--dtype", "f16", "--layout", "nn",
+                           "--schedule", "hopper-pingpong:128x128x6x8")
+    assert report["pipeline"] == "hopper-pingpong:128x128x6x8" and report["verified"] is True
+    gemm = hopper.ptx_kernel(ptx, "gemm")
+    # 6 stages: a full and an empty barrier each, and ping-pong's two order barriers
+    assert len(re.findall(r"mbarrier\.init\.shared\.b64", gemm)) == 2 * 6 + 2
+    assert ".reqnctapercluster" not in gemm
+    # nn: B K x N read as stored, transposed by wgmma (its last immediate 1)
+    assert set(re.findall(r"wgmma\.mma_async[^;]*,\s*(\d)\s*;", gemm)) == {"1"}
+    maps = report["device_inputs"][0]["maps"]
+    assert [(m["dims"], m["stride"], m["box"]) for m in maps] == [([192, 256], 384, [64, 128]),
+                                                                 ([256, 192], 512, [64, 64])]
+
+
+@pytest.mark.parametrize("argv, sentence", [
+    (["--target", "sm_80", "--pipeline", "hopper"], "pipeline 'hopper' does not run on sm_80"),
+    (["--target", "gfx942", "--schedule", "hopper-cooperative"], "gfx942 has no route for the Hopper kernels"),
+    (["--target", SM90, "--schedule", "hopper-pingpong:1x2"], "is not hopper-pingpong:BLOCK_M"),
+    (["--target", SM90, "--schedule", "hopper-cooperative:128x256x9x8"], "stages must be 2 to 7"),
+    (["--target", SM90, "--pipeline", "hopper", "--layout", "tn"], "layout nt or nn"),
+    (["--target", SM90, "--pipeline", "hopper", "--epilogue", "bias-relu"], "epilogue bias-relu is not built"),
+    (["--target", SM90, "--pipeline", "hopper", "--dtype", "f8e4m3fn"], "sm_90a"),
+])
+def test_what_the_hopper_route_refuses(argv, sentence, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["compile", "--shape", "256x256x128", *argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and sentence in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_only_a_target_with_a_kernel_route_has_the_hopper_pipeline():
+    having = [name for name, target in TARGETS.items() if "hopper" in pipelines_for(target)]
+    assert having == [SM90]
+    assert kernel_route(get_target(SM90)) is ROUTES[get_target(SM90).kernel_route]
+
+
+@pytest.mark.parametrize("m, n, layout, takes", [
+    (128, 256, "nt", True), (127, 256, "nt", False), (128, 255, "nt", False), (8192, 8192, "nn", True),
+    (4096, 4096, "tn", False),
+])
+def test_auto_takes_the_hopper_kernel_where_it_has_a_whole_tile(m, n, layout, takes):
+    plan = plan_for("auto", Gemm(m, n, 4096, "bf16", layout), get_target(SM90))
+    assert isinstance(plan, hopper.HopperSchedule) is takes
+    if takes:
+        assert plan == hopper.DEFAULT
+
+
+def test_auto_leaves_an_epilogue_to_its_own_rule():
+    plan = plan_for("auto", Gemm(4096, 4096, 4096, "bf16", "nt", epilogue=Epilogue("bias-relu")), get_target(SM90))
+    assert not isinstance(plan, hopper.HopperSchedule)
+
+
+def test_verify_refuses_ptx_without_a_requested_choice(tmp_path):
+    report, _ = _compile(tmp_path, "c", "--shape", "256x512x128", "--pipeline", "hopper", "--layout", "nt")
+    dump = tmp_path / "c" / "dump"
+    ptx_file = next(p for p in dump.glob("*.ptx") if ".entry gemm(" in p.read_text())
+    ptx_file.write_text(ptx_file.read_text().replace(".multicast::cluster", ""))
+    job = cli._job(cli.build_parser().parse_args(["compile", "--target", SM90, "--shape", "256x512x128",
+                                                  "--pipeline", "hopper", "--layout", "nt", "-o", "x"]))
+    prepared = flow.prepare(job)
+    stats = [type("S", (), {"isa_file": ptx_file.name})()]
+    with pytest.raises(FallbackError, match="cluster"):
+        ROUTES[job.route].verify(prepared, dump, stats)
+
+
+def test_bench_plan_names_the_tensor_maps_for_the_gpu_machine(tmp_path):
+    out = tmp_path / "plan"
+    assert cli.main(["bench", "--target", SM90, "--shape", "256x512x128", "--layout", "nt", "--pipelines",
+                     "default,hopper", "--compile-only", "-o", str(out)]) == 0
+    cases = {c["pipeline"]: c for c in json.loads((out / "plan.json").read_text())["cases"]}
+    assert cases["hopper"]["status"] == "ok" and cases["default"]["status"] == "ok"
+    assert cases["hopper"]["function"] == "gemm" and cases["hopper"]["input_shapes"] == [[256, 128], [512, 128]]
+    assert cases["hopper"]["device_inputs"] == [{"kind": "tensor-maps",
+                                                 "maps": hopper.tensor_maps(Gemm(256, 512, 128, "bf16", "nt"),
+                                                                            hopper.DEFAULT)}]
+    assert "device_inputs" not in cases["default"]
+    assert "cooperative-persistent" in cases["hopper"]["schedule"]
+
+
+def test_the_runner_makes_the_device_inputs(monkeypatch, tmp_path):
+    made = []
+
+    def encode_all(maps):
+        made.append(maps)
+        return np.arange(16 * len(maps), dtype=np.int64)
+
+    monkeypatch.setattr("pipelines.tensormap.encode_all", encode_all)
+    maps = [{"operand": "A"}, {"operand": "B"}]
+    got = runner.device_inputs({"device_inputs": [{"kind": "tensor-maps", "maps": maps}]}, tmp_path)
+    assert made == [maps] and len(got.arrays) == 1 and got.files == [f"32xi64=@{tmp_path / 'device_input0.bin'}"]
+    assert np.fromfile(tmp_path / "device_input0.bin", dtype=np.int64).tolist() == list(range(32))
+    assert runner.device_inputs({}, tmp_path).arrays == []
+    with pytest.raises(runner.RunError, match="'surprise'"):
+        runner.device_inputs({"id": "x", "device_inputs": [{"kind": "surprise"}]}, tmp_path)
+
+
+def test_run_case_passes_device_inputs_last_and_times_the_vendor_as_long(monkeypatch, tmp_path):
+    gemm = Gemm(16, 8, 64, "bf16", "nt")
+    case = {"id": "h", "label": "h", "problem": {"m": 16, "n": 8, "k": 64, "dtype": "bf16", "layout": "nt",
+                                                 "batch": None, "epilogue": {"kind": "none"}},
+            "pipeline": "hopper", "schedule": "s", "target": SM90, "flops": gemm.flops, "repeat": 1,
+            "function": "gemm", "input_shapes": [[16, 64], [8, 64]], "input_dtypes": ["bf16", "bf16"],
+            "vmfb": "k.vmfb", "status": "ok", "vendor": True,
+            "device_inputs": [{"kind": "tensor-maps", "maps": [{}, {}]}]}
+    monkeypatch.setattr("pipelines.tensormap.encode_all", lambda maps: np.full(32, 7, dtype=np.int64))
+    seen = {}
+
+    def run_once(case, vmfb, device, arrays):
+        seen["run"] = arrays
+        return runner.reference(case, arrays[:2])
+
+    def time_iree(case, vmfb, device, inputs, repetitions, warmup_s=None, min_time_s=None):
+        seen["iree"] = (inputs.files, warmup_s, min_time_s)
+        return [1.0, 1.0, 1.0]
+
+    def time_vendor(case, arrays, repetitions, warmup_s=None, min_time_s=None):
+        seen["vendor"] = (len(arrays), warmup_s, min_time_s)
+        return [1.0, 1.0, 1.0]
+
+    monkeypatch.setattr(runner, "run_once", run_once)
+    monkeypatch.setattr(runner, "time_iree", time_iree)
+    monkeypatch.setattr(runner, "time_vendor", time_vendor)
+    row = runner.run_case(case, tmp_path, "cuda", 3, {"device_name": "t", "device": "cuda"},
+                          runner.ProblemData(tmp_path))
+    assert row["status"] == "ok" and row["correct"] is True
+    assert [a.shape for a in seen["run"]] == [(16, 64), (8, 64), (32,)] and (seen["run"][2] == 7).all()
+    files, warmup, min_time = seen["iree"]
+    assert len(files) == 3 and files[2].startswith("32xi64=@")
+    assert seen["vendor"] == (2, warmup, min_time) and warmup and min_time  # as long as the kernels, A and B only
