@@ -39,8 +39,11 @@ from .targets import ComputeUnits, Target, TargetError, check_dtype
 from .verify import FallbackError
 
 SUITES = Path(__file__).parent / "suites"
-# Each dispatch is repeated so one invocation does about this much work (capped), see runner's docstring.
-REPEAT_FLOPS = 2e12
+# Each dispatch is repeated so one invocation does about this much work (capped), see runner's docstring. Each call
+# of a program also allocates its output and launches its dispatches: on an H100 that cost about 0.45 ms a call (a
+# Hopper kernel at 8192^3 bf16 ran 580 TFLOP/s at 2 repeats a call, 2e12 FLOPs, and 662 at 19, 2e13;
+# results/h100/hopper-route/README.md), so a call does 2e13.
+REPEAT_FLOPS = 2e13
 MAX_REPEAT = 200
 
 
