@@ -29,6 +29,7 @@ from transforms.hazards import Hazard, check
 from transforms.schedule import DEFAULT_RASTER_ROWS, LDS_LAYOUTS, WORKGROUP_ORDERS, Schedule, Staging, Swizzle, \
     Tile, WarpGroups
 from transforms.kernels import KERNELS, Kernel, kernel_schedule
+from transforms.split_k import SplitK
 from transforms.hopper import NAMES as HOPPER_NAMES, HopperError, HopperSchedule, parse_schedule as parse_hopper
 from transforms.hopper_protocol import ProtocolHazard, check as check_protocol, step_table
 from transforms.warpgroups import SCHEDULES, Interleave4, LdsBudgetError, check_lds
@@ -48,7 +49,8 @@ from .report import REPORT_FILES, write_reports
 from .cluster import ClusterSpec, cluster_spec, open_cluster
 from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
 from .targets import TARGETS, TargetError, check_kernel_target, get_target, kernel_targets
-from .routes import ROUTES, kernel_route, route_for
+from .routes import ROUTES, codegen_route_name, kernel_route, route_for
+from .routes.split import SplitReductionRoute
 from .timing.calibrate import Calibration, held_out, held_out_report, read_csv, render_held_out
 from .timing.calibrate import table as calibration_table
 from .timing.device import KEPT, check_devices, is_model, predict_plan
@@ -273,12 +275,12 @@ def _read_input(path: Path) -> str:
 def _job(args) -> flow.Job:
     job = _scheduled_job(args)
     split = getattr(args, "split_k", None)
-    if job.split is not None and split is not None:
-        return dataclasses.replace(job, split=with_splits(job.split, split),
+    if isinstance(job.plan, SplitK) and split is not None:
+        return dataclasses.replace(job, plan=with_splits(job.plan, split),
                                    split_reason=f"split-K {split}: asked for with --split-k")
     if split is None:
         return job
-    if job.pipeline != "default" or job.ukernel is not None or job.iree_ukernels:
+    if job.pipeline != "default" or job.route or job.iree_ukernels:
         raise UsageError(f"--split-k {split} splits the reduction under IREE's own configuration; give it with "
                          f"--pipeline default and no schedule flags, not '{job.pipeline}'.")
     if not route_for(job).splits_reduction:
@@ -312,8 +314,8 @@ def _scheduled_job(args) -> flow.Job:
                                          not named.codegen and spec_reads_dispatches(target))
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
         schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
-        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text, codegen=named.codegen,
-                        iree_ukernels=named.ukernels)
+        return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text,
+                        route=codegen_route_name(target) if named.codegen else "", iree_ukernels=named.ukernels)
     gemm = _gemm(args)
     if getattr(args, "schedule", None):
         if args.pipeline or _schedule_flags_given(args):
@@ -326,7 +328,7 @@ def _scheduled_job(args) -> flow.Job:
                 raise UsageError(str(err)) from None
         check_kernel_target(args.schedule, target)
         kernel = kernel_schedule(args.schedule, gemm.dtype, target)
-        return flow.Job(target, args.schedule, (gemm,), (None,), ukernel=kernel)
+        return plan_job(target, args.schedule, gemm, kernel)
     kernel_choice = None if _schedule_flags_given(args) else kernel_plan(named.name, gemm, target)
     if kernel_choice is not None:
         return plan_job(target, pipeline, gemm, kernel_choice)
@@ -337,9 +339,10 @@ def _scheduled_job(args) -> flow.Job:
     if named.split is not None and not _schedule_flags_given(args):
         split, why = named.split(gemm, target, None)  # compile has no device: the target table's compute units
         if split is not None:
-            return flow.Job(target, pipeline, (gemm,), (None,), split=split, split_reason=why)
-    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),), codegen=named.codegen,
-                    iree_ukernels=named.ukernels)
+            return flow.Job(target, pipeline, (gemm,), (None,), route=SplitReductionRoute.name, plan=split,
+                            split_reason=why)
+    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),),
+                    route=codegen_route_name(target) if named.codegen else "", iree_ukernels=named.ukernels)
 
 
 def cmd_compile(args) -> int:

@@ -71,23 +71,20 @@ class Job:
     gemms: tuple[Gemm, ...]
     schedules: tuple[sched.Schedule | None, ...]  # one per GEMM; None leaves it to IREE
     user_source: str | None = None  # text of a user .mlir; None builds the source from the single GEMM
-    ukernel: PingPong8 | DoubleBuffered | ProducerConsumer | None = None  # a generated kernel, as a ukernel
-    codegen: bool = False  # the schedule becomes a whole transform-dialect library (the target's codegen route)
-    iree_ukernels: bool = False  # IREE's own ROCm tensor ukernels enabled; every GEMM must be taken by one
-    # IREE splits each GEMM's reduction this many ways (partial GEMMs in one dispatch, their sum in a second) and
-    # configures both itself (`--iree-dispatch-creation-split-matmul-reduction`); 1: no split. Verified.
-    split_k: int = 1
-    # The reduction split in the linalg program with our kernel for the partial products (the split-reduction route),
-    # and the rule's reason for choosing it; None: no such split.
-    split: SplitK | None = None
-    split_reason: str = ""
-    compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
-    model: ModelPlan | None = None  # a model through the codegen library and compilation_info (routes.model)
-    choice: Pick | None = None  # the timing model's choice that gave this job its plan (`pipelines.pick`)
-    # A route named by the job, with its plan (the Hopper route's schedule); "": the route the fields above
-    # imply (`pipelines.routes.route_for`)
+    # The route (`pipelines.routes.ROUTES`) and its plan: a generated warp-group kernel (ukernel), a split-K plan
+    # (split-reduction: the reduction split in the linalg program, our kernel for the partial products), a model
+    # plan (model-codegen), a Hopper schedule (the Hopper kernels). "": the target's schedule route, whose plans
+    # are `schedules`, one per GEMM.
     route: str = ""
-    plan: HopperSchedule | None = None
+    plan: PingPong8 | DoubleBuffered | ProducerConsumer | SplitK | ModelPlan | HopperSchedule | None = None
+    split_reason: str = ""  # a split-K plan's reason, where a pipeline's rule chose it
+    compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
+    # Options of the schedule route: IREE's own ROCm tensor ukernels enabled (every GEMM must be taken by one), and
+    # IREE's own reduction split in this many ways (partial GEMMs in one dispatch, their sum in a second, both
+    # configured by IREE, `--iree-dispatch-creation-split-matmul-reduction`; 1: none). Both verified.
+    iree_ukernels: bool = False
+    split_k: int = 1
+    choice: Pick | None = None  # the timing model's choice that gave this job its plan (`pipelines.pick`)
 
 
 @dataclass(frozen=True)

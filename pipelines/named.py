@@ -40,7 +40,9 @@ from transforms.schedule import ScheduleError, check as check_schedule
 
 from .job import Job, Option, Pick
 from .pick import pick
-from .routes import codegen_route, kernel_route
+from .routes import codegen_route, codegen_route_name, kernel_route
+from .routes.split import SplitReductionRoute
+from .routes.ukernel import UkernelRoute
 from .targets import ComputeUnits, Target, TargetError, dtype_family
 from .tune_cache import Search, TuneError, cached, tune_cache
 
@@ -555,13 +557,14 @@ def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK 
             raise TargetError(f"{target.name} has no route for the Hopper kernels.")
         return Job(target, pipeline, (gemm,), (None,), route=route.name, plan=plan)
     if plan is not None and not isinstance(plan, (Schedule, SplitK)):  # a generated warp-group kernel
-        return Job(target, pipeline, (gemm,), (None,), ukernel=plan)
+        return Job(target, pipeline, (gemm,), (None,), route=UkernelRoute.name, plan=plan)
     if isinstance(plan, SplitK):
         rule = PIPELINES[pipeline].split if pipeline in PIPELINES else None
         chosen, why = rule(gemm, target, units) if rule is not None else (None, "")
-        return Job(target, pipeline, (gemm,), (None,), split=plan, split_reason=why if chosen == plan else "",
-                   compute_units=units)
-    return Job(target, pipeline, (gemm,), (plan,), codegen=is_codegen(pipeline), iree_ukernels=uses_ukernels(pipeline))
+        return Job(target, pipeline, (gemm,), (None,), route=SplitReductionRoute.name, plan=plan,
+                   split_reason=why if chosen == plan else "", compute_units=units)
+    return Job(target, pipeline, (gemm,), (plan,), route=codegen_route_name(target) if is_codegen(pipeline) else "",
+               iree_ukernels=uses_ukernels(pipeline))
 
 
 def uses_ukernels(name: str) -> bool:

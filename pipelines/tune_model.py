@@ -36,7 +36,7 @@ from .model_input import (ModelError, dispatch_launches, read_model,
 from .named import get_pipeline, schedule_for
 from .output import output_folder
 from .routes import codegen_route, route_for
-from .routes.model import library_sequence, plan_library
+from .routes.model import ModelLibraryRoute, library_sequence, plan_library
 from .targets import Target
 from .verify import configured_contractions
 from .tune_cache import TuneError
@@ -94,7 +94,8 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
             return schedule_for(on_ops.name, key, target)
 
         schedules = tuple(choice(g) for g in gemms)
-        tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text, model=plan))
+        tuned = flow.prepare(Job(target, pipeline, tuple(gemms), schedules, user_source=text,
+                                 route=ModelLibraryRoute.name if plan is not None else "", plan=plan))
         if tuned.spec is None and plan is None and spec_reads_dispatches(target):
             # Nothing scheduled (IREE's default everywhere): still a spec, one that configures nothing, so that
             # `iree-compile --iree-codegen-tuning-spec-path=spec.mlir` and --with-spec work whatever was chosen.

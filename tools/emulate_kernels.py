@@ -26,6 +26,9 @@ from pipelines.targets import TARGETS, kernel_targets
 from transforms.errors import UserError
 from transforms.kernels import KERNELS, UkernelError, kernel_schedule
 from transforms.problem import Gemm, parse_shape
+from pipelines.routes.ukernel import UkernelRoute
+
+UKERNEL = UkernelRoute.name  # the route's name, as a job names it
 
 # Multiples of the kernel's (M, N, K) tile: none is a shape of the tests (256³ and whole-tile squares, which use
 # 1 or 2 tiles of M and N), each has an odd count of tiles along two axes, and K runs 2 to 5 steps (the loops'
@@ -50,7 +53,7 @@ def combinations() -> list[tuple[str, str, str, str]]:
                     m, n, k = schedule.tile
                     try:
                         flow.prepare(flow.Job(target, name, (Gemm(m, n, 2 * k, dtype, layout),), (None,),
-                                              ukernel=schedule))
+                                              route=UKERNEL, plan=schedule))
                     except (UkernelError, ValueError):
                         continue  # not generated for this combination (one sentence at the CLI)
                     found.append((name, target_name, dtype, layout))
@@ -65,7 +68,7 @@ def run_one(case: tuple[str, str, str, str, tuple[int, int, int], int]) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "k"
         job = flow.Job(target, name, (Gemm(m, n, k, dtype, layout),), (None,),
-                       ukernel=kernel_schedule(name, dtype, target))
+                       route=UKERNEL, plan=kernel_schedule(name, dtype, target))
         try:
             flow.compile_job(flow.prepare(job), folder)
         except UserError as err:  # a shape the shipped kernel does not compile for is a finding, not a crash

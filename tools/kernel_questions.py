@@ -30,6 +30,9 @@ from transforms.kernels import kernel_schedule
 from transforms.lds_swizzle import xor_rows
 from transforms.problem import Gemm
 from transforms.ukernel_dbuf import LDS_PAD
+from pipelines.routes.ukernel import UkernelRoute
+
+UKERNEL = UkernelRoute.name  # the route's name, as a job names it
 
 # (question, variant, target, how): how is ("kernel", name, field changes), ("default", flags) or
 # ("no-setprio", kernel name) -- the last edits the shipped kernel's ISA.
@@ -88,7 +91,7 @@ def _compile(target, gemm: Gemm, how: tuple, folder: Path) -> None:
         # for it in the route's check, and nothing else (the compiled kernel is verified as always).
         kernels.kernel_schedule = lambda *args: kernel
     try:
-        flow.compile_job(flow.prepare(Job(target, name, (gemm,), (None,), ukernel=kernel)), folder)
+        flow.compile_job(flow.prepare(Job(target, name, (gemm,), (None,), route=UKERNEL, plan=kernel)), folder)
     finally:
         kernels.kernel_schedule = shipped_schedule
     if how[0] == "no-setprio":

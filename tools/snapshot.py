@@ -2,7 +2,9 @@
 
 Every route (tuning spec, compilation_info on the op, IREE's default, injected ukernel, CUDA codegen library,
 ROCm lane route, host CPU) × every target it runs on × input type × layout, plus a few schedule-flag
-configurations, compiled through the CLI exactly as a user would. For each configuration the SHA-256 of every
+configurations, the split-reduction route, IREE's own ukernels, a model (`compile --input` and `tune-model` of a
+small ONNX transformer block: the model route) and the Hopper route (sm_90a), compiled through the CLI exactly as
+a user would. For each configuration the SHA-256 of every
 file the compile wrote is recorded (the output folder's path replaced by a placeholder, so two runs into different
 folders compare; `UNSTABLE` files are left out); refused configurations record their one-sentence message instead.
 
@@ -48,7 +50,26 @@ EXTRA = [  # schedule flags, padded problems and IREE's default on the GPU targe
     ("sm_80", "bf16", "nn", "codegen", PADDED, ()),
     ("sm_89", "bf16", "nn", "default", SHAPE, ()),
     ("sm_89", "f16", "nn", "auto", "2048x2048x2048", ()),
+    # the split-reduction route and IREE's own ROCm ukernels
+    ("sm_80", "bf16", "nt", "split-k", "32x8192x8192", ()),
+    ("gfx942", "bf16", "nt", "split-k", "64x8192x8192", ()),
+    ("sm_80", "f16", "nn", "auto", "16x4096x4096", ()),
+    ("gfx942", "bf16", "nt", "ukernel", "4096x4096x4096", ()),
+    # the Hopper route and IREE's pipelines on sm_90a
+    ("sm_90a", "bf16", "nt", "hopper", SHAPE, ()),
+    ("sm_90a", "f16", "nn", "hopper", SHAPE, ()),
+    ("sm_90a", "bf16", "nt", "auto", SHAPE, ()),
+    ("sm_90a", "bf16", "nn", "default", SHAPE, ()),
+    ("sm_90a", "bf16", "nt", "kernel:hopper-pingpong:128x128x6x8", SHAPE, ()),
 ]
+# A model as a user gives it: (name, CLI arguments with {MODEL} for the ONNX block tools/transformer_block.py builds)
+MODELS = [
+    ("model_compile_gfx942_auto", ["compile", "--input", "{MODEL}", "--target", "gfx942", "--pipeline", "auto"]),
+    ("model_compile_sm80_tuned", ["compile", "--input", "{MODEL}", "--target", "sm_80", "--pipeline", "tuned"]),
+    ("model_tunemodel_sm80_codegen", ["tune-model", "{MODEL}", "--target", "sm_80", "--pipeline", "codegen"]),
+    ("model_tunemodel_gfx942_auto", ["tune-model", "{MODEL}", "--target", "gfx942", "--pipeline", "auto"]),
+]
+BLOCK = (64, 128, 256)  # rows, width, MLP width of the block
 
 
 def configurations() -> list[tuple[str, list[str]]]:
@@ -60,15 +81,16 @@ def configurations() -> list[tuple[str, list[str]]]:
         choice = (["--schedule", pipeline.removeprefix("kernel:")] if pipeline.startswith("kernel:") else
                   [] if pipeline == "custom" else ["--pipeline", pipeline])
         name = "_".join((target, dtype, layout, pipeline.replace(":", "-"), shape, *flags)).replace("-", "")
-        out.append((name, ["--target", target, "--shape", shape, "--dtype", dtype, "--layout", layout, *choice,
-                           *flags]))
-    return out
+        out.append((name, ["compile", "--target", target, "--shape", shape, "--dtype", dtype, "--layout", layout,
+                           *choice, *flags]))
+    return out + MODELS
 
 
 def _fingerprint(job: tuple[str, list[str], str]) -> tuple[str, dict]:
     name, args, root = job
     folder = Path(root) / name
-    done = subprocess.run([sys.executable, "-m", "pipelines", "compile", *args, "-o", str(folder)],
+    args = [a.replace("{MODEL}", str(Path(root) / "block.onnx")) for a in args]
+    done = subprocess.run([sys.executable, "-m", "pipelines", *args, "-o", str(folder)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines() or ["no message"]
@@ -78,13 +100,17 @@ def _fingerprint(job: tuple[str, list[str], str]) -> tuple[str, dict]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         if any(part in str(path.relative_to(folder)) for part in UNSTABLE):
             continue
-        data = path.read_bytes().replace(placeholder, b"<out>")
+        data = path.read_bytes().replace(placeholder, b"<out>").replace(str(root).encode(), b"<root>")
         files[str(path.relative_to(folder))] = hashlib.sha256(data).hexdigest()
     return name, {"exit": 0, "files": files}
 
 
 def snapshot(workers: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="snapshot-") as root:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from tools import transformer_block
+
+        transformer_block.build(Path(root) / "block.onnx", *BLOCK)
         jobs = [(name, args, root) for name, args in configurations()]
         with ProcessPoolExecutor(workers) as pool:
             return dict(pool.map(_fingerprint, jobs))

@@ -13,8 +13,8 @@
 | `hopper-program`  | `hopper`      | sm_90a  | the whole program: TMA/mbarrier/wgmma kernels as nvvm IR        |
 
 Each target names its schedule, codegen and kernel routes (`Target.schedule_route`, `Target.codegen_route`,
-`Target.kernel_route`) and the kernels it has; a job names its route (`Job.route`, with its plan), or asks for a
-kernel (ukernel), for a split reduction, for the codegen route, or for its target's schedule route.
+`Target.kernel_route`) and the kernels it has; a job names its route and carries that route's plan (`Job.route`,
+`Job.plan`), or names none and takes its target's schedule route with a schedule per GEMM.
 """
 
 from __future__ import annotations
@@ -50,25 +50,23 @@ def kernel_route(target: Target) -> KernelRoute | None:
     return ROUTES[target.kernel_route] if target.kernel_route else None  # type: ignore[return-value]
 
 
+def codegen_route_name(target: Target) -> str:
+    """The route a `codegen` pipeline's job names on `target` (one sentence where it has none)."""
+    route = codegen_route(target)
+    if route is None:
+        raise RouteError(f"the codegen pipeline compiles for CUDA and ROCm targets, not {target.name}; use "
+                         "'default'.")
+    return route.name
+
+
 def route_for(job: Job) -> Route:
-    if job.route:
-        if job.route not in ROUTES:
-            raise RouteError(f"unknown route '{job.route}'; the routes are {', '.join(ROUTES)}.")
-        return ROUTES[job.route]
-    if job.ukernel is not None:
-        return ROUTES["ukernel"]
-    if job.split is not None:
-        return ROUTES["split-reduction"]
-    if job.model is not None:
-        return ROUTES["model-codegen"]
-    if job.codegen:
-        route = codegen_route(job.target)
-        if route is None:
-            raise RouteError(f"the codegen pipeline compiles for CUDA and ROCm targets, not {job.target.name}; use "
-                             "'default'.")
-        return route
-    return schedule_route(job.target)
+    """The route the job names, or its target's schedule route."""
+    if not job.route:
+        return schedule_route(job.target)
+    if job.route not in ROUTES:
+        raise RouteError(f"unknown route '{job.route}'; the routes are {', '.join(ROUTES)}.")
+    return ROUTES[job.route]
 
 
-__all__ = ["ROUTES", "Flags", "KernelRoute", "LibraryRoute", "Route", "RouteError", "codegen_route", "kernel_route",
-           "route_for", "schedule_route"]
+__all__ = ["ROUTES", "Flags", "KernelRoute", "LibraryRoute", "Route", "RouteError", "codegen_route",
+           "codegen_route_name", "kernel_route", "route_for", "schedule_route"]

@@ -16,10 +16,11 @@ from transforms.hopper import HopperSchedule
 from transforms.problem import Gemm
 from transforms.kernels import Kernel
 from transforms.schedule import Schedule
+from transforms.split_k import SplitK
 
 from ..compiler import Compiled, run_iree_compile
 from ..inspect import KernelStats, inspect_dump
-from ..job import Job, Prepared
+from ..job import Job, ModelPlan, Prepared
 from ..targets import Target
 
 
@@ -47,9 +48,9 @@ def job_schedule(job: Job) -> Schedule:
 
 def job_kernel(job: Job) -> Kernel:
     """The generated kernel of a ukernel job."""
-    if job.ukernel is None:
+    if job.plan is None or isinstance(job.plan, (SplitK, ModelPlan, HopperSchedule)):
         raise RouteError(f"pipeline {job.pipeline} names no generated kernel.")
-    return job.ukernel
+    return job.plan
 
 
 class Route:

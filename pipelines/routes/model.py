@@ -110,9 +110,9 @@ class ModelLibraryRoute(Route):
         return Job(job.target, job.pipeline, job.gemms, job.schedules, user_source=job.user_source)
 
     def _plan(self, job: Job) -> ModelPlan:
-        if job.model is None:
+        if not isinstance(job.plan, ModelPlan):
             raise ScheduleError("the model-codegen route compiles a model plan.")
-        return job.model
+        return job.plan
 
     def prepare(self, job: Job) -> Prepared:
         plan = self._plan(job)

@@ -28,9 +28,9 @@ from .spec import DISPATCH_NAME
 
 
 def job_split(job: Job) -> SplitK:
-    if job.split is None:
+    if not isinstance(job.plan, SplitK):
         raise RouteError(f"pipeline {job.pipeline} gives no split-K plan for this route.")
-    return job.split
+    return job.plan
 
 
 def split_info(job: Job) -> ir.Attribute:

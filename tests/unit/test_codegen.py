@@ -22,6 +22,9 @@ from pipelines.verify import FallbackError
 from transforms import codegen_script
 from transforms.problem import Gemm, ProblemError, build_module
 from transforms.schedule import Schedule, ScheduleError, Staging, Swizzle, Tile
+from pipelines.routes.codegen import CodegenLibraryRoute
+
+CODEGEN = CodegenLibraryRoute.name  # the route's name, as a job names it
 
 
 def verify_job(job: flow.Job, dump: Path, stats) -> None:
@@ -87,7 +90,7 @@ def test_accumulator_budget(workgroup, warps, message):
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     out = tmp_path_factory.mktemp("codegen") / "out"
-    prepared = flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True))
+    prepared = flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (BASE,), route=CODEGEN))
     report = flow.compile_job(prepared, out)
     return out, report
 
@@ -108,7 +111,7 @@ def test_missing_choice_is_named(compiled, asked, choice):
     """The PTX compiled for BASE, checked against another schedule: the differing choice is named."""
     out, _ = compiled
     with pytest.raises(FallbackError, match=choice):
-        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), route=CODEGEN), out / "dump",
                              inspect_dump(out / "dump", SM80))
 
 
@@ -124,7 +127,7 @@ def test_global_traffic_in_k_loop_is_named(compiled, tmp_path):
         if text is not None:
             (dump / path.name).write_text(text)
     with pytest.raises(FallbackError, match="accumulator in registers"):
-        verify_job(flow.Job(SM80, "codegen", (GEMM,), (BASE,), codegen=True), dump,
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (BASE,), route=CODEGEN), dump,
                              inspect_dump(dump, SM80))
 
 
@@ -133,7 +136,7 @@ def compiled_bf16(tmp_path_factory):
     out = tmp_path_factory.mktemp("codegen_bf16") / "out"
     gemm = GEMM.with_(dtype="bf16")
     schedule = dataclasses.replace(BASE, tile=dataclasses.replace(BASE.tile, mma=codegen_script.codegen_mma("bf16")))
-    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)), out)
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (schedule,), route=CODEGEN)), out)
     return out, report, gemm, schedule
 
 
@@ -157,7 +160,7 @@ def test_bf16_without_the_retyped_kernel_is_named(compiled_bf16, tmp_path):
     for name in (flow.KERNEL_DIR, "dump"):
         shutil.copytree(out / flow.KERNEL_DIR / "dump" if name == "dump" else out / name, tmp_path / name)
     (tmp_path / flow.RETYPED_PTX).write_text((out / flow.RETYPED_PTX).read_text())
-    job = flow.Job(SM80, "codegen", (gemm,), (schedule,), codegen=True)
+    job = flow.Job(SM80, "codegen", (gemm,), (schedule,), route=CODEGEN)
     with pytest.raises(FallbackError, match="does not carry the retyped PTX"):
         f16 = next(k for k in inspect_dump(tmp_path / flow.KERNEL_DIR / "dump", SM80) if k.mma_count)
         _linked_retyped(job, tmp_path, tmp_path / "dump", inspect_dump(tmp_path / "dump", SM80), f16)
@@ -213,7 +216,7 @@ def test_codegen_pipeline_prefers_a_tile_that_divides(shape, tile):
 def compiled_padded(tmp_path_factory):
     out = tmp_path_factory.mktemp("codegen_padded") / "out"
     gemm = Gemm(1000, 1000, 1000, "f16")
-    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (BASE,), codegen=True)), out)
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (gemm,), (BASE,), route=CODEGEN)), out)
     return out, report
 
 
@@ -233,7 +236,7 @@ def test_missing_padding_is_named(compiled_padded):
     out, _ = compiled_padded
     with pytest.raises(FallbackError, match="requested padding to 1024x1024x992 did not take effect: the "
                                             "dispatch computes 1024x1024x1024"):
-        verify_job(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), codegen=True),
+        verify_job(flow.Job(SM80, "codegen", (Gemm(1000, 1000, 990, "f16"),), (BASE,), route=CODEGEN),
                              out / "dump", inspect_dump(out / "dump", SM80))
 
 
@@ -312,7 +315,7 @@ def test_raster_functions_compute_the_model():
 @pytest.fixture(scope="module")
 def compiled_raster(tmp_path_factory):
     out = tmp_path_factory.mktemp("codegen_raster") / "out"
-    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (RASTER,), codegen=True)), out)
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen", (GEMM,), (RASTER,), route=CODEGEN)), out)
     return out, report
 
 
@@ -330,7 +333,7 @@ def test_block_order_is_read_from_the_ptx(request, fixture, asked, choice):
     """Row order: each copy's global address depends on one block id; raster order: on both."""
     out, _ = request.getfixturevalue(fixture)
     with pytest.raises(FallbackError, match=choice):
-        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), codegen=True), out / "dump",
+        verify_job(flow.Job(SM80, "codegen", (GEMM,), (asked,), route=CODEGEN), out / "dump",
                              inspect_dump(out / "dump", SM80))
 
 
@@ -364,7 +367,7 @@ def test_raster_whose_n_tile_depends_on_y_alone_verifies(tmp_path):
     """3072x2048x1024 failed its own cp.async check before: B's copies depend on y alone in that order."""
     gemm = Gemm(3072, 2048, 1024, "f16")
     schedule = get_pipeline("codegen-raster").choose(gemm, SM80)
-    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen-raster", (gemm,), (schedule,), codegen=True)),
+    report = flow.compile_job(flow.prepare(flow.Job(SM80, "codegen-raster", (gemm,), (schedule,), route=CODEGEN)),
                               tmp_path / "out")
     assert report["verified"] and "order raster (8 rows)" in report["schedule_summary"][0]
     kernel = next(k for k in inspect_dump(tmp_path / "out" / "dump", SM80) if k.mma_count)

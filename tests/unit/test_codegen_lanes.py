@@ -17,6 +17,9 @@ from pipelines.targets import get_target
 from pipelines.verify import FallbackError
 from transforms import codegen_script
 from transforms.problem import Gemm
+from pipelines.routes.lanes import LanesRoute
+
+LANES = LanesRoute.name  # the route's name, as a job names it
 
 
 def verify_job(job: flow.Job, dump: Path, stats) -> None:
@@ -52,7 +55,7 @@ def _compile(tmp_path, target: str, dtype: str, layout: str):
     gemm, target = Gemm(*SHAPE, dtype, layout), get_target(target)
     schedule = get_pipeline("codegen").choose(gemm, target)
     out = tmp_path / f"{target.name}_{dtype}_{layout}"
-    report = flow.compile_job(flow.prepare(flow.Job(target, "codegen", (gemm,), (schedule,), codegen=True)), out)
+    report = flow.compile_job(flow.prepare(flow.Job(target, "codegen", (gemm,), (schedule,), route=LANES)), out)
     return out, report, gemm, schedule, target
 
 
@@ -77,12 +80,12 @@ def test_lds_in_the_kernel_is_named(tmp_path):
     """A lane route kernel that touches LDS (a lane-private tensor turned into a shared buffer) is refused."""
     out, _, gemm, schedule, target = _compile(tmp_path, "gfx942", "f16", "nn")
     kernel, = inspect_dump(out / "dump", target)
-    job = flow.Job(target, "codegen", (gemm,), (schedule,), codegen=True)
+    job = flow.Job(target, "codegen", (gemm,), (schedule,), route=LANES)
     with pytest.raises(FallbackError, match="fragments read per lane from global memory"):
         verify_job(job, out / "dump", [dataclasses.replace(kernel, lds_bytes=16384, lds_writes=32)])
     other = dataclasses.replace(schedule, tile=dataclasses.replace(schedule.tile, mma="MFMA_F32_32x32x8_F16"))
     with pytest.raises(FallbackError, match="MMA intrinsic MFMA_F32_32x32x8_F16"):
-        verify_job(flow.Job(target, "codegen", (gemm,), (other,), codegen=True), out / "dump", [kernel])
+        verify_job(flow.Job(target, "codegen", (gemm,), (other,), route=LANES), out / "dump", [kernel])
 
 
 def test_k_loop_step():

@@ -14,6 +14,9 @@ import pytest
 from pipelines.cli import main
 from pipelines.emulator import EmulatorError, emulate_gemm
 from pipelines.emulator.isa import Reg, parse_instruction
+from pipelines.routes.ukernel import UkernelRoute
+
+UKERNEL = UkernelRoute.name  # the route's name, as a job names it
 
 
 def gemm(target, dtype, shape, pipeline="default", *extra):
@@ -288,8 +291,8 @@ def test_bank_conflicts_of_pingpong8_with_and_without_its_swizzle(tmp_path, comp
     swizzled = emulate_gemm(compiled(*kernel("gfx942", "bf16", "nt", "pingpong8")))
     plain = dataclasses.replace(ukernel_schedule("bf16", 32), xor_rows=0)
     gemm = Gemm(256, 256, 256, "bf16", "nt")
-    flow.compile_job(flow.prepare(flow.Job(TARGETS["gfx942"], "pingpong8", (gemm,), (None,), ukernel=plain)),
-                     tmp_path / "plain")
+    job = flow.Job(TARGETS["gfx942"], "pingpong8", (gemm,), (None,), route=UKERNEL, plan=plain)
+    flow.compile_job(flow.prepare(job), tmp_path / "plain")
     unswizzled = emulate_gemm(tmp_path / "plain")
     assert_matches(unswizzled)
     assert swizzled.lds_conflict_cycles * 4 < unswizzled.lds_conflict_cycles

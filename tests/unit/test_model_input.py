@@ -13,10 +13,13 @@ import sys
 import pytest
 
 from pipelines.cli import main
+from pipelines.routes.model import ModelLibraryRoute
 
 onnx = pytest.importorskip("onnx")  # the test extra installs it
 
 from tools import transformer_block  # noqa: E402
+
+MODEL_ROUTE = ModelLibraryRoute.name  # the route's name, as a job names it
 
 S, D, F = 64, 128, 256
 
@@ -333,10 +336,10 @@ def test_a_consumer_configuration_that_did_not_take_effect_is_an_error(tmp_path)
     plan, _ = plan_library(text, target, get_pipeline("codegen").choose)
     wrong = dataclasses.replace(plan, consumer_sizes=plan.consumer_sizes + (7 * 2048,))
     gemms = tuple(g for g, _ in plan.library)
-    job = Job(target, "codegen", gemms, (None,) * len(gemms), user_source=text, model=wrong)
+    job = Job(target, "codegen", gemms, (None,) * len(gemms), user_source=text, route=MODEL_ROUTE, plan=wrong)
     with pytest.raises(FallbackError, match="consumers of 14336 elements"):
         flow.compile_job(flow.prepare(job), tmp_path / "out")
-    flow.compile_job(flow.prepare(dataclasses.replace(job, model=plan)), tmp_path / "ok")  # as planned: verified
+    flow.compile_job(flow.prepare(dataclasses.replace(job, plan=plan)), tmp_path / "ok")  # as planned: verified
 
 
 def test_a_searched_model_takes_the_predicted_best_where_it_beats_the_default(tmp_path, monkeypatch):

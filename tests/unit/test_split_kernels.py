@@ -21,6 +21,9 @@ from pipelines.verify import FallbackError
 from transforms.problem import Gemm
 from transforms.split_k import SplitK, Streaming, build_split_module, streaming_info
 from transforms.schedule import Schedule
+from pipelines.routes.split import SplitReductionRoute
+
+SPLIT = SplitReductionRoute.name  # the route's name, as a job names it
 
 SM80 = get_target("sm_80")
 
@@ -85,10 +88,10 @@ def test_split_kernels_compile_and_are_verified(tmp_path, target, shape, layout,
 def test_a_configuration_that_did_not_take_effect_is_an_error(tmp_path):
     """The output is checked against what was asked: a request for 512 columns per workgroup is not found in a
     kernel compiled with 256."""
-    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), split=SplitK(64, Streaming(256, 8)))
+    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), route=SPLIT, plan=SplitK(64, Streaming(256, 8)))
     prepared = flow.prepare(job)
     flow.compile_job(prepared, tmp_path / "out")
-    asked = flow.prepare(flow.Job(SM80, "split-k", job.gemms, (None,), split=SplitK(64, Streaming(512, 8))))
+    asked = flow.prepare(flow.Job(SM80, "split-k", job.gemms, (None,), route=SPLIT, plan=SplitK(64, Streaming(512, 8))))
     stats = inspect_dump(tmp_path / "out" / "dump", SM80)
     with pytest.raises(FallbackError, match="no dispatch computes the partial products"):
         route_for(asked.job).verify(asked, tmp_path / "out" / "dump", stats)
@@ -158,7 +161,7 @@ def test_a_missing_sum_dispatch_is_an_error(tmp_path):
     """The partial products alone are not the GEMM: without a dispatch summing the S slices, the check fails."""
     from pipelines.inspect import inspect_dump as stats_of
 
-    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), split=SplitK(64, Streaming(256, 8)))
+    job = flow.Job(SM80, "split-k", (gemm("1x4096x4096"),), (None,), route=SPLIT, plan=SplitK(64, Streaming(256, 8)))
     prepared = flow.prepare(job)
     flow.compile_job(prepared, tmp_path / "out")
     stats = [s for s in stats_of(tmp_path / "out" / "dump", SM80) if "dispatch_0" in s.dispatch]

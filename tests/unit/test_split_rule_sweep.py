@@ -128,7 +128,7 @@ def test_a_bench_job_reports_whose_compute_units_the_rule_filled():
     sm80, problem = get_target("sm_80"), Gemm(16, 8192, 8192)
     plan = plan_for("split-k", problem, sm80, H100)
     job = plan_job(sm80, "split-k", problem, plan, H100)
-    assert job.split.splits == 32 and "the device's" in job.split_reason
+    assert job.plan.splits == 32 and "the device's" in job.split_reason
     extra = route_for(job).report_extra(job)["split_k"]
     assert extra["compute_units"] == {"count": 132, "source": "device", "name": "cuda: NVIDIA H100 80GB HBM3"}
     table_job = plan_job(sm80, "split-k", problem, plan_for("split-k", problem, sm80))

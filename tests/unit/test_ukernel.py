@@ -18,6 +18,9 @@ from transforms.kernels import kernel_schedule
 from transforms.lds_swizzle import XorSwizzle, lds_swizzle
 from transforms.ukernel import UkernelError, build_pingpong8, ukernel_name, ukernel_schedule
 from transforms.warpgroups import DoubleBuffered, PingPong8
+from pipelines.routes.ukernel import UkernelRoute
+
+UKERNEL = UkernelRoute.name  # the route's name, as a job names it
 
 KERNEL = ukernel_schedule("bf16")
 DB1151 = kernel_schedule("double_buffered", "bf16", TARGETS["gfx1151"])
@@ -25,7 +28,7 @@ NT = Gemm(1024, 1024, 512, "bf16", "nt")
 
 
 def job(gemm=NT, target="gfx942", kernel=KERNEL):
-    return flow.Job(TARGETS[target], "pingpong8", (gemm,), (None,), ukernel=kernel)
+    return flow.Job(TARGETS[target], "pingpong8", (gemm,), (None,), route=UKERNEL, plan=kernel)
 
 
 @pytest.mark.parametrize("request_, message", [
@@ -241,7 +244,7 @@ def test_gfx950_two_stage_pingpong8(tmp_path):
     assert result.passed and result.matches
     without = dataclasses.replace(TARGETS["gfx950"], lds_transpose_reads=False)
     with pytest.raises(UkernelError, match="transposing LDS reads, which gfx950 does not have"):
-        flow.prepare(flow.Job(without, "pingpong8", (gemm.with_(layout="nn"),), (None,), ukernel=kernel))
+        flow.prepare(flow.Job(without, "pingpong8", (gemm.with_(layout="nn"),), (None,), route=UKERNEL, plan=kernel))
     with pytest.raises(TargetError, match="generated for gfx950; gfx942 is not covered"):
         check_kernel_target("pingpong8_dma", TARGETS["gfx942"])
 
