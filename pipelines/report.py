@@ -13,6 +13,8 @@ import sys
 from numbers import Real
 from pathlib import Path
 
+from transforms.problem import describe_epilogue
+
 from .output import output_folder
 from .runner import RunError, read_results, row_kinds
 
@@ -227,3 +229,48 @@ def _plot(rows: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def describe_choice(choice: dict) -> str:
+    lines = [f"  chose {choice['chosen']}: {choice['why']}"]
+    if choice["rows"]:
+        lines.append("    PREDICTED by the timing model, not measured:")
+    for row in choice["rows"]:
+        time_ = f"{row['microseconds']:10.1f} us" if row["microseconds"] is not None else f"{'-':>13}"
+        mark = "  <- chosen" if row["name"] == choice["chosen"] else ""
+        lines.append(f"      {row['name']:<24}{time_}  {row['note']}{mark}")
+    if choice.get("cached"):
+        lines.append(f"    (predictions read from {choice['cached']}, not made now)")
+    if choice.get("cache_note"):
+        lines.append(f"    ({choice['cache_note']})")
+    return "\n".join(lines)
+
+
+def render_report(report: dict) -> str:
+    lines = [f"target {report['target']}, pipeline {report['pipeline']}"]
+    if report.get("choice"):
+        lines.append(describe_choice(report["choice"]))
+    for problem, summary in zip(report["problems"], report["schedule_summary"]):
+        shape = "x".join(str(problem[k]) for k in ("batch", "m", "n", "k") if problem[k] is not None)
+        lines.append(f"  gemm {shape} {problem['dtype']} {problem['layout']} epilogue "
+                     f"{describe_epilogue(problem['epilogue']['kind'])}: {summary}")
+    if report.get("split_k", {}).get("why"):
+        lines.append(f"  why: {report['split_k']['why']}")
+    if report.get("padded_to"):
+        lines.append(f"  padded to {report['padded_to']}: A and B zero-padded to whole tiles, the result sliced back")
+    lines.append("  verified: every requested choice found in the output" if report["verified"]
+                 else "  verified: nothing requested (IREE's own choices)")
+    for k in report["dispatches"]:
+        mma = ", ".join(f"{n}x {op}" for op, n in k["mma"].items()) or "none"
+        lines.append(f"  {k['dispatch']}: mma {mma}")
+        lines.append(f"    LDS {k['lds_bytes']} B, VGPR {k['vgpr_count']}, AGPR {k['agpr_count']}, "
+                     f"SGPR {k['sgpr_count']}, spills {k['spill_count']}, occupancy {k['occupancy']} waves/SIMD, "
+                     f"workgroup {k['workgroup_size']}")
+        lines.append(f"    global loads {k['global_loads']} (direct-to-LDS {k['dma_loads']}), stores "
+                     f"{k['global_stores']}, LDS reads {k['lds_reads']}, writes {k['lds_writes']}, barriers "
+                     f"{k['barriers']}, s_setprio {k['setprio']}")
+        hopper = {"TMA copies": k.get("tensor_copies"), "bulk copies": k.get("bulk_copies"),
+                  "mbarrier waits": k.get("mbarrier_waits"), "mbarrier arrives": k.get("mbarrier_arrives")}
+        if any(hopper.values()):
+            lines.append("    " + ", ".join(f"{name} {count}" for name, count in hopper.items()))
+    return "\n".join(lines)

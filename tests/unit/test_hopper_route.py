@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from pipelines import cli, flow, runner
+from pipelines.request import job_from_args
 from pipelines.named import pipelines_for, plan_for
 from pipelines.routes import ROUTES, kernel_route
 from pipelines.targets import TARGETS, get_target
@@ -117,7 +118,7 @@ def test_verify_refuses_ptx_without_a_requested_choice(tmp_path):
     dump = tmp_path / "c" / "dump"
     ptx_file = next(p for p in dump.glob("*.ptx") if ".entry gemm(" in p.read_text())
     ptx_file.write_text(ptx_file.read_text().replace(".multicast::cluster", ""))
-    job = cli._job(cli.build_parser().parse_args(["compile", "--target", SM90, "--shape", "256x512x128",
+    job = job_from_args(cli.build_parser().parse_args(["compile", "--target", SM90, "--shape", "256x512x128",
                                                   "--pipeline", "hopper", "--layout", "nt", "-o", "x"]))
     prepared = flow.prepare(job)
     stats = [type("S", (), {"isa_file": ptx_file.name})()]

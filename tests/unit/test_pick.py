@@ -10,6 +10,7 @@ import pytest
 from pipelines import cli, pick
 from pipelines.job import Job, Option, Row
 from pipelines.named import get_pipeline, model_choice, plan_for, rule_plan, schedule_for
+from pipelines.report import describe_choice
 from pipelines.targets import TARGETS
 from pipelines.timing.predict import predict
 from transforms.kernels import kernel_schedule
@@ -166,7 +167,7 @@ def test_a_file_the_tool_did_not_write_is_never_read_or_replaced(tmp_path, monke
         assert got.cached == "" and got.chosen.name == "default" and "left alone" in got.cache_note
     assert len(calls) == 4 and cache.read_text() == content.replace("KEY", key)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["picks.json"]
-    assert "left alone" in cli._describe_choice(got.as_dict())
+    assert "left alone" in describe_choice(got.as_dict())
 
 
 @pytest.mark.parametrize("entry", ['{"rows": [{"name": "default"}]}', '"text"',
