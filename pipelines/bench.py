@@ -34,6 +34,7 @@ from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError, compiler_version
 from .named import plan_for, plan_job, uses_ukernels
 from .routes import route_for
+from .plan import Case, Plan
 from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
 from .targets import ComputeUnits, Target, TargetError, check_dtype
 from .verify import FallbackError
@@ -182,9 +183,9 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
             if origin is not None:
                 entry.update(status=origin["status"], vmfb=origin["vmfb"],
                              **({"error": origin["error"]} if "error" in origin else {}))
-    meta = {"target": target.name, "iree_compiler": compiler_version(), "git_commit": git_commit(),
-            "compute_units": (units or target.units()).to_json(), "cases": entries}
-    write_atomic(plan / "plan.json", json.dumps(meta, indent=1))
+    written = Plan(target.name, compiler_version(), git_commit(), (units or target.units()).to_json(),
+                   tuple(Case.from_json(entry) for entry in entries))
+    write_atomic(plan / "plan.json", written.to_json())
     return plan
 
 

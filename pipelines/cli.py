@@ -47,6 +47,7 @@ from .named import (
     pipelines_for,
     plan_for,
 )
+from .plan import Plan
 from .output import PLAN_FILES, admit_file, admit_folder, owned, work_folder
 from .report import REPORT_FILES, write_reports
 from .request import _check_pipeline, _gemm
@@ -88,28 +89,15 @@ def _devices(args, target) -> list[str]:
     return devices
 
 
-def _read_json(path: Path, what: str):
-    try:
-        return json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UsageError(f"{what} {path} is not valid JSON ({err}).") from None
-
-
-# What the runner reads from each case of a plan.json.
-_PLAN_CASE_KEYS = {"id": str, "label": str, "status": str, "problem": dict, "pipeline": str, "function": str,
-                   "input_shapes": list, "input_dtypes": list, "flops": int, "repeat": int}
-
-
 def _plan_target(plan: Path):
     """The target a plan folder was compiled for, read from its plan.json (one sentence if it cannot be)."""
-    meta = _read_json(plan / "plan.json", "plan")
-    cases = meta.get("cases") if isinstance(meta, dict) else None
-    if not isinstance(meta, dict) or not isinstance(meta.get("target"), str) or not isinstance(cases, list) or not all(
-            isinstance(c, dict) and all(isinstance(c.get(key), kind) for key, kind in _PLAN_CASE_KEYS.items())
-            for c in cases):
-        raise UsageError(f"plan {plan / 'plan.json'} is not a 'target' with a list of 'cases' as `pipelines bench "
-                         "--compile-only` writes them; write it again.")
-    return get_target(meta["target"])
+    try:
+        text = (plan / "plan.json").read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{plan} has no plan.json; give a folder `pipelines bench --compile-only` wrote.") from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"plan {plan / 'plan.json'} is not valid JSON ({err}).") from None
+    return get_target(Plan.from_json(text, str(plan / "plan.json")).target)
 
 
 def _run(plan: Path, devices: list[str], repetitions: int, client=None) -> Path:

@@ -34,6 +34,7 @@ import numpy as np
 from transforms.errors import UserError
 
 from .output import owned
+from .plan import Plan
 from .cluster import Task, checked_row, cluster_spec, open_cluster, run_tasks, visible_devices
 from .reference import NUMPY_TYPES, dtype_family, float64_result, relative_tolerance  # no compiler import
 
@@ -432,28 +433,18 @@ def _worker_process(*args) -> None:
         sys.exit(130)
 
 
-# What the runner reads from a plan's cases and from each case's problem (`read_plan`).
-PLAN_CASE_KEYS = {"id": str, "label": str, "status": str, "problem": dict, "pipeline": str, "schedule": str,
-                  "target": str, "function": str, "input_shapes": list, "input_dtypes": list, "flops": int,
-                  "repeat": int}
-PROBLEM_KEYS = {"m": int, "n": int, "k": int, "dtype": str, "layout": str, "epilogue": dict}
-
-
 def read_plan(plan: Path) -> dict:
-    """plan.json of a plan folder, checked for everything the runner reads from it (one sentence where it is not
-    as `pipelines bench --compile-only` writes it), so a hand-edited or truncated plan never fails mid-run."""
+    """plan.json of a plan folder, checked for everything the runner reads from it (`pipelines.plan`: one sentence
+    where it is not as `pipelines bench --compile-only` writes it), so a hand-edited or truncated plan never fails
+    mid-run."""
     path = plan / "plan.json"
     try:
-        meta = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        text = path.read_text()
+    except UnicodeDecodeError as err:
         raise RunError(f"plan {path} is not valid JSON ({err}).") from None
-    cases = meta.get("cases") if isinstance(meta, dict) else None
-    if not isinstance(cases, list) or not all(
-            isinstance(c, dict) and all(isinstance(c.get(key), kind) for key, kind in PLAN_CASE_KEYS.items())
-            and all(isinstance(c["problem"].get(key), kind) for key, kind in PROBLEM_KEYS.items())
-            and isinstance(c["problem"]["epilogue"].get("kind"), str) for c in cases):
-        raise RunError(f"plan {path} is not a list of 'cases' with their problems as `pipelines bench --compile-only` "
-                       "writes them; write it again.")
+    checked = Plan.from_json(text, str(path))
+    meta = json.loads(text)
+    meta["cases"] = [c.to_json() for c in checked.cases]
     return meta
 
 

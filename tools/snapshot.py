@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,7 @@ MODELS = [
     ("model_tunemodel_gfx942_auto", ["tune-model", "{MODEL}", "--target", "gfx942", "--pipeline", "auto"]),
 ]
 BLOCK = (64, 128, 256)  # rows, width, MLP width of the block
+SCRATCH = re.compile(rb"\.[\w.-]*?\.pipelines-tmp-\d+-[0-9a-f]+")
 
 
 def configurations() -> list[tuple[str, list[str]]]:
@@ -101,17 +103,19 @@ def _fingerprint(job: tuple[str, list[str], str]) -> tuple[str, dict]:
         if any(part in str(path.relative_to(folder)) for part in UNSTABLE):
             continue
         data = path.read_bytes().replace(placeholder, b"<out>").replace(str(root).encode(), b"<root>")
+        # tune-model records the scratch folder it compiled in (a process id and a random suffix)
+        data = SCRATCH.sub(b"<scratch>", data)
         files[str(path.relative_to(folder))] = hashlib.sha256(data).hexdigest()
     return name, {"exit": 0, "files": files}
 
 
-def snapshot(workers: int) -> dict:
+def snapshot(workers: int, only: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="snapshot-") as root:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
         from tools import transformer_block
 
         transformer_block.build(Path(root) / "block.onnx", *BLOCK)
-        jobs = [(name, args, root) for name, args in configurations()]
+        jobs = [(name, args, root) for name, args in configurations() if only is None or name.startswith(only)]
         with ProcessPoolExecutor(workers) as pool:
             return dict(pool.map(_fingerprint, jobs))
 
@@ -136,11 +140,13 @@ def main() -> int:
     parser.add_argument("-o", "--output", type=Path, help="write the fingerprints here (refuses an existing file)")
     parser.add_argument("--compare", type=Path, help="a recorded snapshot to compare against")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--only", help="the configurations whose names begin with this (a --compare lists the "
+                        "others as missing)")
     args = parser.parse_args()
     if args.output is not None and args.output.exists():
         print(f"{args.output} exists; give a new file name.", file=sys.stderr)
         return 2
-    result = snapshot(args.workers)
+    result = snapshot(args.workers, args.only)
     compiled = sum(r["exit"] == 0 for r in result.values())
     print(f"{len(result)} configurations: {compiled} compiled, {len(result) - compiled} refused")
     if args.output is not None:

@@ -32,9 +32,12 @@ REPORT = {"target": "gfx942", "pipeline": "default",
           "dispatches": [{"isa_file": "k.rocmasm"}]}
 ROW = {"id": "c1", "pipeline": "default", "status": "ok", "tflops": 1.5, "correct": True, "max_rel_error": 1e-6,
        "problem": {"dtype": "bf16", "batch": None, "m": 64, "n": 64, "k": 64, "layout": "nn"}}
-PLAN_CASE = {"id": "c1", "label": "bf16 64x64x64 nn default", "status": "ok", "problem": ROW["problem"],
-             "pipeline": "default", "function": "gemm", "input_shapes": [[64, 64], [64, 64]],
-             "input_dtypes": ["bf16", "bf16"], "flops": 524288, "repeat": 1, "vmfb": "cases/c1/gemm.vmfb"}
+# a case as `pipelines bench --compile-only` writes it (`pipelines.plan.Case`)
+PLAN_CASE = {"id": "c1", "label": "bf16 64x64x64 nn default", "status": "ok",
+             "problem": dict(ROW["problem"], epilogue={"kind": "none", "alpha": 1.0, "beta": 1.0}),
+             "pipeline": "default", "schedule": "IREE default heuristic", "target": "cpu", "function": "gemm",
+             "input_shapes": [[64, 64], [64, 64]], "input_dtypes": ["bf16", "bf16"], "flops": 524288, "repeat": 1,
+             "vmfb": "cases/c1/gemm.vmfb"}
 BINARY = b"\x00\x01\xff\xfe\x89PNG\r\n\x1a\n"
 MATMUL = """func.func @f(%a: tensor<{a}>, %b: tensor<{b}>) -> tensor<{c}> {{
   %z = arith.constant 0.0 : f32
