@@ -524,9 +524,15 @@ class IsaFamily:
     # GFX9's encoding generation (CDNA): stores count in vmcnt, 16-bit VALU results zero the high half, the
     # GFX9 forms of LDS and buffer instructions; False: GFX10 and later (RDNA: vscnt, true16 halves)
     gfx9: bool
+    # The wait-state table that applies (`pipelines.emulator.waitstates`): "mai" (CDNA's matrix-core and VALU
+    # rules, with XNACK soft clauses) or "wmma" (RDNA3's WMMA rule)
+    wait_states: str = "mai"
+    # Wait states an XDL MFMA of more than 2 passes needs beyond the CDNA3 table (rocRoller XDLWrite94x: 1 on CDNA4)
+    xdl_write_extra: int = 0
 
 
-ISA_FAMILIES = {f.name: f for f in (IsaFamily("cdna3", True), IsaFamily("cdna4", True), IsaFamily("rdna3", False))}
+ISA_FAMILIES = {f.name: f for f in (IsaFamily("cdna3", True), IsaFamily("cdna4", True, xdl_write_extra=1),
+                                    IsaFamily("rdna3", False, wait_states="wmma"))}
 
 
 def isa_family(target_name: str) -> IsaFamily:

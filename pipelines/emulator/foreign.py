@@ -31,7 +31,7 @@ import numpy as np
 
 from ..inspect import KernelStats, occupancy
 from ..reference import NUMPY_TYPES, relative_tolerance
-from ..targets import TARGETS
+from ..targets import ISA_FAMILIES, TARGETS
 from .isa import Kernel, parse_listing
 from .localise import localise
 from .machine import DecodeContext, EmulatorError
@@ -306,7 +306,9 @@ def load_foreign(folder: str | Path, kernel_text: str | None = None) -> ForeignK
                            f"{producer.format!r} (written by {producer.tool}).")
     name = _field(launch, "kernel", str, where)
     target = _field(launch, "target", str, where)
-    emulated = [t.name for t in TARGETS.values() if t.emulated and t.wave_size == 64]
+    # the loader reads GFX9 (CDNA) code objects: the ISA family says which targets have them
+    emulated = [t.name for t in TARGETS.values() if t.emulated and t.isa_family in ISA_FAMILIES
+                and ISA_FAMILIES[t.isa_family].gfx9]
     if target not in emulated:
         raise ForeignError(f"{where} names target {target!r:.40}; foreign kernels run on {' and '.join(emulated)}.")
     grid, size = _triple(launch, "grid", where), _triple(launch, "workgroup_size", where)

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
-from ..targets import TARGETS
+from ..targets import TARGETS, IsaFamily, isa_family
 from .isa import EXEC, M0, VCC, Instruction, Reg
 
-CDNA = ("cdna3", "cdna4")  # ISA families (`Target.isa_family`) the MAI rules apply to
+MAI, WMMA = "mai", "wmma"  # the tables of rules, as an ISA family names the one that applies (`IsaFamily.wait_states`)
 
 
 @dataclass(frozen=True)
@@ -77,16 +77,16 @@ def _first_overlap(regs, others) -> Reg | None:
 
 
 # ---------------------------------------------------------------------------------------------------- the table
-# A rule: (name, targets, producer test, consumer test, required(producer, consumer, arch, overlap) -> int or None,
+# A rule: (name, table, producer test, consumer test, required(producer, consumer, ISA family, overlap) -> int or None,
 # which registers meet: 'raw' (producer writes, consumer reads), 'waw', 'war' (producer reads, consumer writes),
 # source). `required` may be 0 (e.g. SrcC the same registers): the nearest producer then hides older ones.
 
-def _cdna4_extra(family: str, passes: int) -> int:
+def _xdl_extra(family: IsaFamily, passes: int) -> int:
     # rocRoller XDLWrite94x.cpp: CDNA4 needs one more wait state after an XDL MFMA of more than 2 passes.
-    return 1 if family == "cdna4" and passes > 2 else 0
+    return family.xdl_write_extra if passes > 2 else 0
 
 
-def _mfma_srcc(p: Op, c: Op, arch: str, reg: Reg) -> int:
+def _mfma_srcc(p: Op, c: Op, family: IsaFamily, reg: Reg) -> int:
     src_c = c.roles[2]
     # Same registers as the previous MFMA's destination (the accumulate chain): interlocked, except after a
     # 2-pass MFMA (GCNHazardRecognizer checkMAIHazards90A, GFX940_SMFMA4x4WritesVGPRFullSrcCWaitStates = 2).
@@ -94,17 +94,17 @@ def _mfma_srcc(p: Op, c: Op, arch: str, reg: Reg) -> int:
         return 2 if p.passes == 2 else 0
     # Overlapping but not the same: XDL N passes -> N + 1 (GFX940_XDL_N_PassWritesVGPROverlappedSMFMASrcCWaitStates);
     # CDNA4 one more after more than 2 passes (rocRoller XDLWrite94x: N + 3 + 1 - 2).
-    return p.passes + 1 + _cdna4_extra(arch, p.passes)
+    return p.passes + 1 + _xdl_extra(family, p.passes)
 
 
-def _mfma_write_read(p: Op, c: Op, arch: str, reg: Reg) -> int:
+def _mfma_write_read(p: Op, c: Op, family: IsaFamily, reg: Reg) -> int:
     # XDL N passes -> N + 3 before SrcA/B of an MFMA, a VALU, VMEM, DS or FLAT reads or a VALU writes its result
     # (GFX940_XDL_N_PassWritesVGPROverlappedSrcABWaitStates, GFX940_XDL_N_PassWriteVgprVALUMemExpReadWaitStates,
     # GFX940_XDL_N_PassWriteVgprVALUWawWaitStates; CDNA3 ISA guide table "XDL write VGPR"); CDNA4 +1.
-    return p.passes + 3 + _cdna4_extra(arch, p.passes)
+    return p.passes + 3 + _xdl_extra(family, p.passes)
 
 
-def _srcc_read_then_write(p: Op, c: Op, arch: str, reg: Reg) -> int:
+def _srcc_read_then_write(p: Op, c: Op, family: IsaFamily, reg: Reg) -> int:
     # An XDL MFMA reads SrcC late; a VALU/memory write of those registers must wait: 2 passes -> 1, 4 -> 3, 8 -> 7,
     # 16 -> 15 (GCNHazardRecognizer checkMAIVALUHazards SMFMA*ReadVgprVALUWarWaitStates; rocRoller XDLReadSrcC94x).
     return {2: 1, 4: 3, 8: 7}.get(p.passes, 15)
@@ -113,11 +113,11 @@ def _srcc_read_then_write(p: Op, c: Op, arch: str, reg: Reg) -> int:
 @dataclass(frozen=True)
 class Rule:
     name: str
-    targets: tuple
+    table: str  # MAI or WMMA: the families whose `wait_states` name it
     producer: Callable[[Op], bool]
     consumer: Callable[[Op], bool]
     relation: str  # 'raw', 'waw', 'war'
-    required: Callable[[Op, Op, str, Reg], int]
+    required: Callable[[Op, Op, IsaFamily, Reg], int]
     source: str
     producer_regs: Callable[[Op], tuple] = lambda op: op.writes
     consumer_regs: Callable[[Op], tuple] = lambda op: op.reads
@@ -136,65 +136,65 @@ _is_valu = lambda op: op.kind == "valu"  # noqa: E731
 _is_mem = lambda op: op.kind in ("vmem", "ds")  # noqa: E731
 
 RULES: tuple[Rule, ...] = (
-    Rule("mfma-write-srcc", CDNA, lambda p: p.kind == "mfma", lambda c: c.kind == "mfma", "raw", _mfma_srcc,
+    Rule("mfma-write-srcc", MAI, lambda p: p.kind == "mfma", lambda c: c.kind == "mfma", "raw", _mfma_srcc,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> XDL read SrcC overlapped); "
          "GCNHazardRecognizer.cpp checkMAIHazards90A; rocRoller XDLWrite94x",
          consumer_regs=lambda c: (c.roles[2],)),
-    Rule("mfma-write-srcab", CDNA, lambda p: p.kind == "mfma", lambda c: c.kind == "mfma", "raw", _mfma_write_read,
+    Rule("mfma-write-srcab", MAI, lambda p: p.kind == "mfma", lambda c: c.kind == "mfma", "raw", _mfma_write_read,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> XDL read SrcA/B); GCNHazardRecognizer.cpp "
          "checkMAIHazards90A; rocRoller XDLWrite94x",
          consumer_regs=lambda c: c.roles[:2] + c.roles[3:]),
-    Rule("mfma-write-valu-mem-read", CDNA, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "raw",
+    Rule("mfma-write-valu-mem-read", MAI, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "raw",
          _mfma_write_read,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> VALU/VMEM/DS/FLAT read); GCNHazardRecognizer.cpp "
          "checkMAIVALUHazards; rocRoller XDLWrite94x",
          consumer_regs=lambda c: _vector(c.reads)),
-    Rule("mfma-write-valu-mem-write", CDNA, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "waw",
+    Rule("mfma-write-valu-mem-write", MAI, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "waw",
          _mfma_write_read,
          "CDNA3 ISA guide, MAI dependency table (XDL write VGPR -> VALU write, WAW); GCNHazardRecognizer.cpp "
          "checkMAIVALUHazards; rocRoller XDLWrite94x",
          consumer_regs=lambda c: _vector(c.writes)),
-    Rule("mfma-srcc-read-write", CDNA, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "war",
+    Rule("mfma-srcc-read-write", MAI, lambda p: p.kind == "mfma", lambda c: _is_valu(c) or _is_mem(c), "war",
          _srcc_read_then_write,
          "CDNA3 ISA guide, MAI dependency table (XDL read SrcC -> VALU write, WAR); GCNHazardRecognizer.cpp "
          "checkMAIVALUHazards; rocRoller XDLReadSrcC94x",
          producer_regs=lambda p: (p.roles[2],), consumer_regs=lambda c: _vector(c.writes)),
-    Rule("valu-write-mfma-read", CDNA, _is_valu, lambda c: c.kind == "mfma", "raw", lambda p, c, a, r: 2,
+    Rule("valu-write-mfma-read", MAI, _is_valu, lambda c: c.kind == "mfma", "raw", lambda p, c, a, r: 2,
          "CDNA3 ISA guide, MAI dependency table (VALU write VGPR -> MFMA read: 2); GCNHazardRecognizer.cpp "
          "checkMAIHazards90A LegacyVALUNotDotWritesVGPRWaitStates; rocRoller VALUWrite",
          producer_regs=lambda p: _vector(p.writes), consumer_regs=lambda c: _vector(c.roles)),
-    Rule("valu-write-exec-mfma", CDNA, _is_valu, lambda c: c.kind == "mfma", "raw", lambda p, c, a, r: 4,
+    Rule("valu-write-exec-mfma", MAI, _is_valu, lambda c: c.kind == "mfma", "raw", lambda p, c, a, r: 4,
          "CDNA3 ISA guide, MAI dependency table (VALU write EXEC -> MFMA: 4); GCNHazardRecognizer.cpp "
          "checkMAIHazards90A VALUWritesExecWaitStates",
          producer_regs=lambda p: tuple(w for w in p.writes if overlap(w, Reg("s", EXEC, 2))),
          consumer_regs=lambda c: (Reg("s", EXEC, 2),)),
-    Rule("valu-write-sgpr-vmem-read", CDNA, _is_valu, lambda c: c.kind == "vmem", "raw", lambda p, c, a, r: 5,
+    Rule("valu-write-sgpr-vmem-read", MAI, _is_valu, lambda c: c.kind == "vmem", "raw", lambda p, c, a, r: 5,
          "CDNA3 ISA guide, section 4.5 Manually Inserted Wait States (VALU writes SGPR -> VMEM reads that SGPR: 5); "
          "GCNHazardRecognizer.cpp checkVMEMHazards VmemSgprWaitStates; rocRoller VALUWriteSGPRVMEM",
          producer_regs=lambda p: _scalar(p.writes), consumer_regs=lambda c: _scalar(c.reads)),
-    Rule("valu-write-sgpr-valu-read", CDNA, _is_valu, _is_valu, "raw", lambda p, c, a, r: 2,
+    Rule("valu-write-sgpr-valu-read", MAI, _is_valu, _is_valu, "raw", lambda p, c, a, r: 2,
          "CDNA3 ISA guide, section 4.5 (VALU writes SGPR/VCC -> VALU reads it as a constant: 2); "
          "GCNHazardRecognizer.cpp checkVALUHazards VALUWriteSGPRVALUReadWaitstates (hasVDecCoExecHazard, gfx940+); "
          "rocRoller VALUWriteSGPRVCC94x",
          producer_regs=lambda p: tuple(w for w in _scalar(p.writes) if not overlap(w, Reg("s", EXEC, 2))),
          consumer_regs=lambda c: _scalar(c.reads)),
-    Rule("trans-write-valu-read", CDNA, lambda p: p.kind == "valu" and p.trans,
+    Rule("trans-write-valu-read", MAI, lambda p: p.kind == "valu" and p.trans,
          lambda c: c.kind == "valu" and not c.trans, "raw", lambda p, c, a, r: 1,
          "CDNA3 ISA guide, section 4.5 (VALU trans op -> non-trans VALU reads its result: 1); "
          "GCNHazardRecognizer.cpp checkVALUHazards TransDefWaitstates (hasTransForwardingHazard); "
          "rocRoller VALUTransWrite94x",
          producer_regs=lambda p: _vector(p.writes), consumer_regs=lambda c: _vector(c.reads)),
-    Rule("salu-write-m0-lds-dma", CDNA, lambda p: p.kind == "salu", lambda c: c.reads_m0, "raw",
+    Rule("salu-write-m0-lds-dma", MAI, lambda p: p.kind == "salu", lambda c: c.reads_m0, "raw",
          lambda p, c, a, r: 1,
          "CDNA3 ISA guide, section 4.5 (S_MOV to M0 -> LDS DMA / s_sendmsg / LDS add-TID reading M0: 1); "
          "GCNHazardRecognizer.cpp checkReadM0Hazards (hasReadM0LdsDmaHazard)",
          producer_regs=lambda p: tuple(w for w in p.writes if overlap(w, Reg("s", M0))),
          consumer_regs=lambda c: (Reg("s", M0),)),
-    Rule("setreg-getreg", CDNA, lambda p: p.kind == "setreg", lambda c: c.kind in ("getreg", "setreg"), "hwreg",
+    Rule("setreg-getreg", MAI, lambda p: p.kind == "setreg", lambda c: c.kind in ("getreg", "setreg"), "hwreg",
          lambda p, c, a, r: 2,
          "CDNA3 ISA guide, section 4.5 (S_SETREG -> S_GETREG / S_SETREG of the same hardware register: 2); "
          "GCNHazardRecognizer.cpp checkGetRegHazards, checkSetRegHazards (getSetRegWaitStates 2 on gfx9)"),
-    Rule("wmma-write-srcab", ("rdna3",), lambda p: p.kind == "wmma", lambda c: c.kind == "wmma", "raw",
+    Rule("wmma-write-srcab", WMMA, lambda p: p.kind == "wmma", lambda c: c.kind == "wmma", "raw",
          lambda p, c, a, r: 1,
          "RDNA3 ISA guide, WMMA dependency checks (a WMMA reading the previous WMMA's D as A or B needs one "
          "independent VALU, e.g. v_nop); GCNHazardRecognizer.cpp fixWMMAHazards",
@@ -205,7 +205,7 @@ RULES: tuple[Rule, ...] = (
 # the clause reads or writes, and a store may not follow loads in one; a non-memory instruction (LLVM: s_nop 0) ends
 # the clause (GCNHazardRecognizer.cpp checkSoftClauseHazards, called from checkVMEMHazards and checkSMRDHazards).
 _is_clause_mem = lambda op: op.kind in ("vmem", "smem")  # noqa: E731
-SOFT_CLAUSE = Rule("xnack-soft-clause", CDNA, _is_clause_mem, _is_clause_mem, "clause", lambda p, c, a, r: 1,
+SOFT_CLAUSE = Rule("xnack-soft-clause", MAI, _is_clause_mem, _is_clause_mem, "clause", lambda p, c, a, r: 1,
                    "GCNHazardRecognizer.cpp checkSoftClauseHazards (XNACK replay of a VMEM/SMEM soft clause); CDNA3 "
                    "ISA guide, XNACK / memory clauses", unit="instructions breaking the clause")
 MAX_WAIT_STATES = 20  # the largest requirement of the table (16-pass XDL + 3 + 1 on CDNA4 = 20)
@@ -301,18 +301,18 @@ def _hwreg(inst: Instruction) -> str:
 # ---------------------------------------------------------------------------------------------------- checking
 
 
-def _pair(rule: Rule, p: Op, c: Op, arch: str) -> tuple[Reg, int] | None:
+def _pair(rule: Rule, p: Op, c: Op, family: IsaFamily) -> tuple[Reg, int] | None:
     """(register, required) when `rule` makes producer `p` and consumer `c` a hazard, else None."""
     if rule.relation == "hwreg":
         if p.hwreg and p.hwreg == c.hwreg:
             none = Reg("s", 0, 0)  # a hardware register, not a register range
-            return none, rule.required(p, c, arch, none)
+            return none, rule.required(p, c, family, none)
         return None
     regs = rule.producer_regs(p)
     met = _first_overlap(regs, rule.consumer_regs(c))
     if met is None:
         return None
-    return met, rule.required(p, c, arch, met)
+    return met, rule.required(p, c, family, met)
 
 
 class WaitStateChecker:
@@ -321,15 +321,15 @@ class WaitStateChecker:
     def __init__(self, instructions: list[Instruction], arch: str, mma_passes: dict[str, int]):
         self.instructions = instructions
         self.arch = arch
-        self.family = TARGETS[arch].isa_family
-        self.rules = tuple(r for r in RULES if self.family in r.targets)
+        self.family = isa_family(arch)
+        self.rules = tuple(r for r in RULES if r.table == self.family.wait_states)
         self.ops = [classify(inst, arch, mma_passes) for inst in instructions]
         for inst, op in zip(instructions, self.ops):
-            if op.kind in ("mfma", "wmma") and not op.passes and self.family in CDNA:
+            if op.kind in ("mfma", "wmma") and not op.passes and self.family.wait_states == MAI:
                 from .machine import EmulatorError
                 raise EmulatorError(f"the wait-state table has no pass count for '{inst.opcode}' (line {inst.line}).")
         self._pairs = lru_cache(maxsize=None)(self._pair_hazards)
-        self.soft_clauses = self.family in SOFT_CLAUSE.targets
+        self.soft_clauses = SOFT_CLAUSE.table == self.family.wait_states
         # LLVM looks for a soft clause among the last MaxLookAhead wait states it emitted: 19 where the function
         # uses a0, else 5 (GCNHazardRecognizer constructor); a conflict further back is not a hazard it breaks.
         uses_a0 = any(r.kind == "a" and r.index == 0 for op in self.ops for r in op.reads + op.writes)

@@ -6,15 +6,17 @@ import ast
 from pathlib import Path
 
 from pipelines.routes import ROUTES
-from pipelines.targets import TARGETS
+from pipelines.targets import ISA_FAMILIES, TARGETS
 
 REPO = Path(__file__).resolve().parents[2]
 ALLOWED = {REPO / "pipelines" / "targets.py", *(REPO / "pipelines" / "routes").glob("*.py")}
-NAMES = set(TARGETS) | {t.backend for t in TARGETS.values()} | set(ROUTES)
+NAMES = set(TARGETS) | {t.backend for t in TARGETS.values()} | set(ROUTES) | set(ISA_FAMILIES)
 # Strings that spell a backend's name but mean something else there, with the reason.
 SAME_WORD = {("pipelines/runner.py", "cuda"): "IREE's runtime driver and torch's device are called cuda too",
              ("pipelines/named.py", "ukernel"): "the pipeline of IREE's own tensor ukernels (issue 15 names it so); "
-                                                "the route of generated ukernels is another thing"}
+                                                "the route of generated ukernels is another thing",
+             ("transforms/kernels.py", "wave_size"): "a generated kernel's own wave size picks its variant's name "
+                                                     "(interleave is the wave32 build of interleave4)"}
 # Attributes that say which route a job takes; the driver reads none of them.
 ROUTE_FLAGS = {"backend", "codegen", "ukernel", "schedule_route", "codegen_route"}
 
@@ -42,6 +44,11 @@ def offences(path: Path) -> list[str]:
             operands = [node.left, *node.comparators]
             names = [n for operand in operands for n in _named(operand)]
             flags = [o.attr for o in operands if isinstance(o, ast.Attribute) and o.attr == "backend"]
+            # a wave size compared with a number stands in for an ISA (the target table says what differs)
+            if any(isinstance(o, ast.Attribute) and o.attr == "wave_size" for o in operands) and any(
+                    isinstance(o, ast.Constant) and isinstance(o.value, int) for o in operands) \
+                    and (str(where), "wave_size") not in SAME_WORD:
+                flags.append("wave_size")
             if names or flags:
                 found.append(f"{where}:{node.lineno} compares with {', '.join(names + flags)}")
         elif isinstance(node, ast.Dict):
@@ -76,9 +83,12 @@ def test_the_check_finds_what_it_forbids(tmp_path):
                       'x = TARGETS["gfx1151"]\n'
                       'y = get_target("cpu")\n'
                       'z = name in ("rocm", "cuda")\n'
-                      'w = ROUTES["lanes"]\n')
+                      'w = ROUTES["lanes"]\n'
+                      'if family == "cdna4": pass\n'
+                      'if target.wave_size == 64: pass\n'
+                      'if target.wave_size == other.wave_size: pass\n')
     found = offences_at(sample)
-    assert [line.split(" ", 1)[0] for line in found] == ["2", "3", "4", "5", "6", "7", "8"], found
+    assert [line.split(" ", 1)[0] for line in found] == ["2", "3", "4", "5", "6", "7", "8", "9", "10"], found
 
 
 def offences_at(path: Path) -> list[str]:
