@@ -43,7 +43,7 @@ FULL_SHAPES = (
 # The CI tier: one of each kind, in one input type per family.
 CI_SHAPES = ((None, 127, 131, 67), (None, 1, 4096, 4096), (None, 257, 513, 129), (None, 1000, 1000, 1000),
              (None, 4000, 4000, 4000), (4, 257, 129, 64), (None, 3072, 2048, 1024), (None, 256, 256, 256))
-NAMED = ("default", "tuned", "auto", "codegen", "codegen-raster", "split-k")  # `searched` needs a tune cache
+NAMED = ("default", "tuned", "auto", "codegen", "codegen-raster", "split-k", "hopper")  # `searched` needs a tune cache
 LAYOUTS = ("nn", "nt", "tn")
 
 

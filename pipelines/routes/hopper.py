@@ -22,7 +22,7 @@ from transforms.problem import Gemm
 from ..compiler import Compiled, run_iree_compile
 from ..inspect import KernelStats, ptx_stats
 from ..job import Job, Prepared
-from ..targets import Target, check_problem
+from ..targets import Target, TargetError, check_problem
 from ..verify import FallbackError
 from .base import KernelRoute, RouteError
 
@@ -50,8 +50,8 @@ class HopperRoute(KernelRoute):
         check_problem(target, gemm)
         try:
             hopper.check_problem(gemm, hopper.DEFAULT)
-        except hopper.HopperError as err:
-            raise RouteError(str(err)) from None
+        except hopper.HopperError as err:  # a refusal before compiling, as a named pipeline's (TargetError)
+            raise TargetError(str(err)) from None
         return hopper.DEFAULT
 
     def fills(self, gemm: Gemm, target: Target) -> bool:
@@ -59,7 +59,7 @@ class HopperRoute(KernelRoute):
         (smaller problems keep `auto`'s own rule: their split-K and skinny kernels are issue 33's)."""
         try:
             self.default_plan(gemm, target)
-        except RouteError:
+        except TargetError:
             return False
         return gemm.m >= hopper.DEFAULT.block_m and gemm.n >= hopper.DEFAULT.block_n
 

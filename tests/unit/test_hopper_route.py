@@ -108,6 +108,25 @@ def test_auto_takes_the_hopper_kernel_where_it_has_a_whole_tile(m, n, layout, ta
         assert plan == hopper.DEFAULT
 
 
+@pytest.mark.parametrize("k, takes", [(4096, True), (4100, False), (4104, True)])
+def test_auto_takes_the_hopper_kernel_only_where_tma_takes_k(k, takes):
+    """K a multiple of 8 (16-byte rows for TMA): otherwise `auto` keeps its own rule, without a refusal."""
+    plan = plan_for("auto", Gemm(4096, 4096, k, "bf16", "nt"), get_target(SM90))
+    assert isinstance(plan, hopper.HopperSchedule) is takes
+
+
+def test_a_bench_suite_records_what_the_hopper_pipeline_refuses(tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"problems": [{"shape": "256x256x100", "layout": "nt"},
+                                              {"shape": "256x256x128", "layout": "tn"}]}))
+    out = tmp_path / "plan"
+    assert cli.main(["bench", "--target", SM90, "--suite", str(suite), "--pipelines", "hopper", "--compile-only",
+                     "-o", str(out)]) == 0
+    cases = json.loads((out / "plan.json").read_text())["cases"]
+    assert [c["status"] for c in cases] == ["refused", "refused"]
+    assert "K must be a multiple of 8" in cases[0]["error"] and "layout nt or nn" in cases[1]["error"]
+
+
 def test_auto_leaves_an_epilogue_to_its_own_rule():
     plan = plan_for("auto", Gemm(4096, 4096, 4096, "bf16", "nt", epilogue=Epilogue("bias-relu")), get_target(SM90))
     assert not isinstance(plan, hopper.HopperSchedule)
