@@ -12,7 +12,8 @@ only when the command succeeds (SIGINT and SIGTERM clean the scratch up and are 
 in); `work_folder` admits a plan folder that resumes (bench, tune, calibrate --keep); `write_file` and
 `write_atomic` write one file through a temporary file and `os.replace`. A scratch left by a killed run (SIGKILL
 cannot be caught) carries the dead process's id in its name and is removed by the next run that writes beside it.
-Nothing here imports the rest of the project (tools/hopper_gemm.py imports it on GPU machines without a compiler).
+Nothing here imports the rest of the project (results/h100/hopper/hopper_gemm.py imports it on GPU machines
+without a compiler).
 """
 
 from __future__ import annotations

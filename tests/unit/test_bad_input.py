@@ -579,7 +579,7 @@ def assert_one_sentence(code, stderr: str, message: str, interrupted: bool = Fal
 
 def test_every_verb_and_tool_meets_300_distinct_bad_inputs():
     """The bad-input tables of the command line (here and test_bad_input_flags.py), of the GPU-side runner and of
-    tools/hopper_gemm.py together: each entry a distinct command line with the sentence it must give."""
+    results/h100/hopper/hopper_gemm.py together: each entry a distinct command line with the sentence it must give."""
     import test_bad_input_flags
     import test_hopper_gemm_cli
 

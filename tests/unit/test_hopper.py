@@ -159,7 +159,7 @@ def test_nn_schedules_whose_b_share_is_not_whole_boxes_are_refused(gemm, schedul
 
 @pytest.mark.parametrize("schedule, words", [("pingpong:128x128x9x8", "stages must be"), ("split:1x2", "KIND")])
 def test_the_build_tool_refuses_bad_schedules_in_one_sentence_and_writes_nothing(tmp_path, schedule, words):
-    tool = Path(__file__).resolve().parents[2] / "tools" / "hopper_gemm.py"
+    tool = Path(__file__).resolve().parents[2] / "results" / "h100" / "hopper" / "hopper_gemm.py"
     done = subprocess.run([sys.executable, str(tool), "build", "--shape", "64x64x64", "--schedule", schedule,
                            "--no-default", "-o", str(tmp_path / "out")], capture_output=True, text=True)
     assert done.returncode != 0 and words in done.stderr and "Traceback" not in done.stderr
@@ -170,7 +170,7 @@ def test_inspect_reports_each_kernels_hopper_instructions_cluster_and_registers(
     """`hopper_gemm.py inspect`: per built kernel, from its PTX, the wgmma (a peeled first K step and the loop's:
     2 × 4 k16 steps), TMA loads (A's box and B's 64-column boxes, those of B multicast in a cluster), the cluster
     and the register split."""
-    tool = Path(__file__).resolve().parents[2] / "tools" / "hopper_gemm.py"
+    tool = Path(__file__).resolve().parents[2] / "results" / "h100" / "hopper" / "hopper_gemm.py"
     out = tmp_path / "h"
     done = subprocess.run([sys.executable, str(tool), "build", "--shape", "512x512x512", "--dtype", "f16", "--layout",
                            "nn", "--schedule", "cooperative-persistent:128x256x3x8x2", "--schedule",

@@ -1,7 +1,7 @@
-"""tools/hopper_gemm.py's command line: every bad input is one sentence and exit 2 with nothing written, Ctrl-C is
-exit 130, its output folder follows the project's admission rule (pipelines.output), and `run` and `inspect` still
-import where there is no compiler (the GPU machines). In-process where possible; no GPU and, but for one
-subprocess, no compile (`_build` is replaced by a fake that writes what a build writes)."""
+"""results/h100/hopper/hopper_gemm.py's command line: every bad input is one sentence and exit 2 with nothing
+written, Ctrl-C is exit 130, its output folder follows the project's admission rule (pipelines.output), and `run`
+and `inspect` still import where there is no compiler (the GPU machines). In-process where possible; no GPU and,
+but for one subprocess, no compile (`_build` is replaced by a fake that writes what a build writes)."""
 
 import hashlib
 import importlib.util
@@ -15,7 +15,7 @@ import pytest
 from pipelines.output import MANIFEST, SCRATCH_TAG
 
 REPO = Path(__file__).resolve().parents[2]
-TOOL = REPO / "tools" / "hopper_gemm.py"
+TOOL = REPO / "results" / "h100" / "hopper" / "hopper_gemm.py"
 _spec = importlib.util.spec_from_file_location("hopper_gemm_tool", TOOL)
 hg = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = hg  # its dataclass looks its module up there

@@ -93,7 +93,7 @@ def test_the_cycle_finder_finds_a_planted_cycle():
 def test_the_runner_imports_without_the_compiler(module):
     """A plan runs on a GPU machine that has only iree-base-runtime: importing the runner must not reach
     iree.compiler (it did, through the target table, until the family of an input type moved to reference.py);
-    nor must the PTX reading that `tools/hopper_gemm.py inspect` does there."""
+    nor must the PTX reading that `results/h100/hopper/hopper_gemm.py inspect` does there."""
     import subprocess
     import sys
 

@@ -1,6 +1,6 @@
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
 nvidia-smi -L > $OUT/gpu.txt
-for d in .plan/hf/p*/; do timeout 45 python3 tools/hopper_gemm.py run $d --repetitions 3 >> $OUT/rows.jsonl 2>>$OUT/err.txt || echo "$d timed out or failed" >> $OUT/err.txt; done
+for d in .plan/hf/p*/; do timeout 45 python3 results/h100/hopper/hopper_gemm.py run $d --repetitions 3 >> $OUT/rows.jsonl 2>>$OUT/err.txt || echo "$d timed out or failed" >> $OUT/err.txt; done
 tail -5 $OUT/err.txt
 python3 -c "
 import json

@@ -11,7 +11,7 @@ for spec in "bf16 4096x4096x4096 nt" "bf16 8192x8192x8192 nt" "f16 4096x4096x409
             "bf16 6000x6000x6000 nn" "bf16 4000x12000x2000 nn" "bf16 10000x2560x7000 nn"; do
   set -- $spec
   i=$((i+1))
-  .venv/bin/python tools/hopper_gemm.py build --shape $2 --dtype $1 --layout $3 $S --repeat-flops 2e13 \
+  .venv/bin/python results/h100/hopper/hopper_gemm.py build --shape $2 --dtype $1 --layout $3 $S --repeat-flops 2e13 \
       -o $OUT/p$(printf %02d $i) &
   if (( i % 7 == 0 )); then wait; fi
 done

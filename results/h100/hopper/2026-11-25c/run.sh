@@ -7,7 +7,7 @@ nvidia-smi -L > $OUT/gpu.txt
 nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv >> $OUT/gpu.txt
 start=$(date +%s)
 for d in $IN/p*/; do
-  timeout 100 python3 tools/hopper_gemm.py run $d --repetitions 3 >> $OUT/rows.jsonl 2>>$OUT/err.txt || echo "$d timed out or failed" >> $OUT/err.txt
+  timeout 100 python3 results/h100/hopper/hopper_gemm.py run $d --repetitions 3 >> $OUT/rows.jsonl 2>>$OUT/err.txt || echo "$d timed out or failed" >> $OUT/err.txt
   echo "$d $(( $(date +%s) - start ))s" >> $OUT/progress.txt
 done
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> $OUT/gpu.txt

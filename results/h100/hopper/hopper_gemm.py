@@ -1,10 +1,10 @@
 """The Hopper route's kernels measured (issue 19): built here, run on an H100/H200.
 
-    python tools/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 \\
+    python results/h100/hopper/hopper_gemm.py build --shape 4096x4096x4096 --dtype bf16 \\
         [--schedule cooperative-persistent:128x256x4x8 ...] -o DIR [--force]
     # on the GPU machine (iree-base-runtime, torch for the float64 reference and cuBLAS):
-    python tools/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
-    python tools/hopper_gemm.py inspect DIR [--json]   # wgmma/TMA/mbarrier counts, cluster, registers
+    python results/h100/hopper/hopper_gemm.py run DIR [--repetitions 5] > DIR/rows.jsonl
+    python results/h100/hopper/hopper_gemm.py inspect DIR [--json]   # wgmma/TMA/mbarrier counts, cluster, registers
 
 `build` checks each schedule's stage hand-off (transforms.hopper_protocol) and writes, per problem (layout nt: A
 M×K, B N×K; nn: B K×N; C f32 M×N): the Hopper program of each schedule, its .vmfb and PTX (dump/NAME/, checked with
@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository (this script lies in results/h100/hopper/)
 sys.path.insert(0, str(ROOT))
 
 # Both import nothing beyond the standard library, so `run` and `inspect` work on a GPU machine without a compiler.
