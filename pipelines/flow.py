@@ -31,13 +31,14 @@ def prepare(job: Job) -> Prepared:
 
 
 def compile_job(prepared: Prepared, out: Path, extra_flags: tuple[str, ...] = (), force: bool = False,
-                check: bool = True) -> dict:
+                check: bool = True, final: Path | None = None) -> dict:
     """Compile into `out`; `force` writes into a folder that holds files this tool did not write (they stay).
     `check=False` keeps a kernel the route's checks would refuse (a coverage grid wants the spilling kernel itself);
-    its report says `verified: false`."""
+    its report says `verified: false`. `final`: where `out` ends up when it lies in another command's scratch
+    folder (tune-model's), so that the recorded compile command names the folder the user finds."""
     route = route_for(prepared.job)
     with output_folder(out, "compile", force) as folder:
-        moved_to = (folder, Path(os.path.abspath(out)))
+        moved_to = (folder, Path(os.path.abspath(final or out)))
         source = folder / SOURCE_FILE
         source.write_text(prepared.source)
         if prepared.spec is not None:

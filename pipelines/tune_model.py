@@ -105,7 +105,8 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                 raise ModelError(f"{target.name} reads no tuning spec, so there is nothing to link {user_spec} into.")
             tuned = dataclasses.replace(tuned, spec=_linked(user_spec, tuned.spec))
         default = flow.prepare(Job(target, "default", tuple(gemms), (None,) * len(gemms), user_source=text))
-        reports = {name: flow.compile_job(prepared, folder / name, force=True)
+        # each compiled where the user finds it (`out`), once this scratch folder is renamed into place
+        reports = {name: flow.compile_job(prepared, folder / name, force=True, final=out / name)
                    for name, prepared in (("tuned", tuned), ("default", default))}
         script = LIBRARY_FILE if plan is not None else flow.SPEC_FILE
         if (folder / "tuned" / flow.SPEC_FILE).is_file():
@@ -122,7 +123,7 @@ def tune_model(model: Path, target: Target, pipeline: str, out: Path, force: boo
                                   "predicted_speedup_over_default": r["speedup"], "plan": r["plan"],
                                   "used": r["schedule"] is not None} for g, r in found.items()]
         if predict:
-            _add_predictions(summary, folder, target, pipeline, gemms, schedules, dispatch_launches(text, target,
+            _add_predictions(summary, folder, out, target, pipeline, gemms, schedules, dispatch_launches(text, target,
                                                                                                       str(model)))
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
@@ -155,7 +156,7 @@ def _search(folder: Path, target: Target, gemms, limit: int, client) -> dict[Gem
     return found
 
 
-def _add_predictions(summary: dict, folder: Path, target: Target, pipeline: str, gemms, schedules,
+def _add_predictions(summary: dict, folder: Path, out: Path, target: Target, pipeline: str, gemms, schedules,
                      launches: dict[str, int]) -> None:
     """PREDICTED times (the timing model, not a measurement): each distinct contraction compiled alone under
     `predicted/` (the same schedule, or IREE's default; an f32 result and no fused consumer, which the model's
@@ -170,8 +171,9 @@ def _add_predictions(summary: dict, folder: Path, target: Target, pipeline: str,
         times[key] = {}
         for name, chosen in (("tuned", schedule), ("default", None)):
             job = Job(target, pipeline if chosen is not None else "default", (key,), (chosen,))
-            sub = folder / PREDICTED_DIR / f"{index}_{key.shape_name}_{key.layout}" / name
-            flow.compile_job(flow.prepare(job), sub, force=True)
+            where = Path(PREDICTED_DIR) / f"{index}_{key.shape_name}_{key.layout}" / name
+            sub = folder / where
+            flow.compile_job(flow.prepare(job), sub, force=True, final=out / where)
             times[key][name] = round(predict(sub).microseconds, 2)
     by_name = {_named(g): t for g, t in times.items()}
     totals = {"tuned": 0.0, "default": 0.0}

@@ -388,3 +388,20 @@ def test_each_contraction_keeps_its_first_dispatchs_gemm(monkeypatch):
     monkeypatch.setattr(model_input, "gemms_from_mlir",
                         lambda module, where, skipped: [("d0", first), ("d1", other), ("d2", second)])
     assert model_input.contractions_at_flow("flow", "m") == [first, other]
+
+
+def test_tune_model_records_the_compile_commands_where_the_user_finds_them(tmp_path):
+    """tuned/ and default/ (and predicted/) are compiled inside tune-model's scratch folder, which is renamed into
+    place: their compile_command.txt and report.json name the output folder, so the command runs again as
+    written, and no scratch folder's name is left in any file."""
+    out = tmp_path / "out"
+    assert main(["tune-model", str(block(tmp_path / "block.onnx")), "--target", "gfx942", "--pipeline", "auto",
+                 "--predict", "-o", str(out)]) == 0
+    commands = sorted(out.rglob("compile_command.txt"))
+    assert {c.parent.name for c in commands} >= {"tuned", "default"} and any("predicted" in str(c) for c in commands)
+    for command in commands:
+        text = command.read_text()
+        assert f"{command.parent}/gemm.mlir" in text and f"-o {command.parent}/gemm.vmfb" in text, text
+    leftovers = [str(p) for p in out.rglob("*") if p.is_file() and p.suffix in (".txt", ".json", ".md")
+                 and "pipelines-tmp" in p.read_text()]
+    assert not leftovers, leftovers
