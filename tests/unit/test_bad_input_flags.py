@@ -69,7 +69,13 @@ G_FILES = {
         command="iree-compile gemm.mlir --iree-dispatch-creation-split-matmul-reduction=4 -o gemm.vmfb")),
     # a plan as `bench --compile-only` wrote it before problems carried their epilogue
     "plan_no_epilogue/plan.json": json.dumps({"target": "cpu", "cases": [dict(
-        PLAN_CASE, schedule="IREE default heuristic", target="cpu")]}),
+        PLAN_CASE, problem={k: v for k, v in PLAN_CASE["problem"].items() if k != "epilogue"})]}),
+    # a plan whose cases do not say what they compile or for which target (an older bench's)
+    "plan_no_target/plan.json": json.dumps({"target": "cpu", "cases": [
+        {k: v for k, v in PLAN_CASE.items() if k not in ("schedule", "target")}]}),
+    "plan_no_target/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "bench",
+                                                         "outputs": {"plan": ["plan.json", "results.jsonl",
+                                                                              "cases/"]}}),
     "plan_no_epilogue/.pipelines-output.json": json.dumps({"written_by": "amd-gemm-pipelines", "kind": "bench",
                                                            "outputs": {"plan": ["plan.json", "results.jsonl",
                                                                                 "cases/"]}}),
@@ -204,9 +210,9 @@ RUNNER_CASES = [
     ("{F}/plan_cpu --device local-task --device local-task://0", "are the same device"),
     ("{F}/plan_empty --device local-task", "has no plan.json"),
     ("{F}/plan_truncated --device local-task", "is not valid JSON"),
-    ("{F}/plan_case_missing --device local-task", "is not a list of 'cases' with their problems"),
-    ("{F}/plan_cpu --device local-task", "is not a list of 'cases' with their problems"),  # no schedule, target
-    ("{G}/plan_no_epilogue --device local-task", "is not a list of 'cases' with their problems"),
+    ("{F}/plan_case_missing --device local-task", "(a case without function)"),
+    ("{G}/plan_no_target --device local-task", "(a case without schedule, target)"),
+    ("{G}/plan_no_epilogue --device local-task", "wrong or missing problem epilogue"),
 ]
 
 
