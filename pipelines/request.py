@@ -135,6 +135,9 @@ def _scheduled_job(args) -> flow.Job:
         if getattr(args, "schedule", None):
             raise UsageError(f"--schedule {args.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
+        if named.kernel:
+            raise UsageError(f"pipeline '{named.name}' compiles the target's own kernel for one GEMM given with "
+                             "--shape; a model's contractions take 'auto', 'tuned' or 'codegen'.")
         given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(args, name) is not None]
         if given:
             raise UsageError(f"{', '.join(given)} {'describes' if len(given) == 1 else 'describe'} a --shape problem; "

@@ -106,7 +106,8 @@ class HopperRoute(KernelRoute):
         return Prepared(job, source, None, (None,))
 
     def spec_refusal(self, job: Job) -> str | None:
-        return "the Hopper kernels are a whole program (gemm.mlir), with no transform script"
+        return ("the Hopper kernels are a whole program (gemm.mlir) with no transform script; use `pipelines compile` "
+                "and find the program in its output.")
 
     def compile(self, prepared: Prepared, source: Path, folder: Path, spec_file: Path, extra_flags: tuple[str, ...],
                 moved_to: tuple[Path, Path]) -> tuple[Compiled, list[KernelStats]]:

@@ -209,3 +209,36 @@ def test_run_case_passes_device_inputs_last_and_times_the_vendor_as_long(monkeyp
     files, warmup, min_time = seen["iree"]
     assert len(files) == 3 and files[2].startswith("32xi64=@")
     assert seen["vendor"] == (2, warmup, min_time) and warmup and min_time  # as long as the kernels, A and B only
+
+
+def _model_file(tmp_path: Path) -> Path:
+    """A two-contraction linalg program, as a user's --input."""
+    path = tmp_path / "model.mlir"
+    path.write_text("""func.func @main(%a: tensor<256x128xf16>, %b: tensor<128x256xf16>) -> tensor<256x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x128xf16>, tensor<128x256xf16>) outs(%f : tensor<256x256xf32>)
+    -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+""")
+    return path
+
+
+@pytest.mark.parametrize("verb", ["compile", "tune-model"])
+def test_the_hopper_pipeline_refuses_a_model_rather_than_falling_back(verb, tmp_path, capsys):
+    """A model through `--pipeline hopper` would get IREE's default for every contraction under the hopper label;
+    it is refused, nothing written."""
+    model, out = _model_file(tmp_path), tmp_path / "out"
+    argv = ["compile", "--input", str(model)] if verb == "compile" else ["tune-model", str(model)]
+    assert cli.main([*argv, "--target", SM90, "--pipeline", "hopper", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "pipeline 'hopper' compiles the target's own kernel for one GEMM" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_spec_of_the_hopper_pipeline_is_one_sentence(tmp_path, capsys):
+    assert cli.main(["spec", "--target", SM90, "--shape", "256x256x128", "--pipeline", "hopper"]) == 2
+    err = capsys.readouterr().err
+    assert "whole program (gemm.mlir) with no transform script" in err and err.rstrip().endswith(".")
