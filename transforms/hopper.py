@@ -180,12 +180,13 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
 
 
 def parse_schedule(text: str) -> HopperSchedule:
-    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M]]` (a name of `NAMES`; the sizes left out are the shipped
-    schedule's), checked; one sentence for anything else."""
-    name, _, sizes = text.partition(":")
+    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M]]` (a name of `NAMES`), checked; one sentence for anything
+    else. The name alone is the shipped schedule's sizes for that kind (`named_schedule`); with sizes, a CLUSTER_M
+    left out is 1 (no cluster)."""
+    name, colon, sizes = text.partition(":")
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
-    if not sizes:
+    if not colon:
         return named_schedule(name)
     try:
         numbers = [int(v) for v in sizes.split("x")]

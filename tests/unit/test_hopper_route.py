@@ -63,6 +63,8 @@ def test_a_named_schedule_nn_f16(tmp_path):
     report, ptx = _compile(tmp_path, "b", "--shape", "256x256x192", "--dtype", "f16", "--layout", "nn",
                            "--schedule", "hopper-pingpong:128x128x6x8")
     assert report["pipeline"] == "hopper-pingpong:128x128x6x8" and report["verified"] is True
+    assert report["hopper_schedule"] == dict(hopper.DEFAULT.__dict__, kind="pingpong", block_n=128, stages=6,
+                                             group_m=8, cluster_m=1)  # the schedule compiled, not the shipped one
     gemm = hopper.ptx_kernel(ptx, "gemm")
     # 6 stages: a full and an empty barrier each, and ping-pong's two order barriers
     assert len(re.findall(r"mbarrier\.init\.shared\.b64", gemm)) == 2 * 6 + 2
@@ -242,3 +244,58 @@ def test_spec_of_the_hopper_pipeline_is_one_sentence(tmp_path, capsys):
     assert cli.main(["spec", "--target", SM90, "--shape", "256x256x128", "--pipeline", "hopper"]) == 2
     err = capsys.readouterr().err
     assert "whole program (gemm.mlir) with no transform script" in err and err.rstrip().endswith(".")
+
+
+def test_the_search_starts_at_the_shipped_schedule_and_moves_away():
+    """tune --route hopper: the shipped schedule first, then by how many of its choices a candidate changes (so
+    --limit keeps its neighbours); 128x128 tiles are tried at the most stages 227 KiB holds (7) and one fewer."""
+    found = ROUTES[get_target(SM90).kernel_route].candidates(Gemm(8192, 8192, 8192, "bf16", "nt"), get_target(SM90))
+    shipped = hopper.DEFAULT.__dict__
+    distance = [sum(v != shipped[k] for k, v in c.__dict__.items()) for c in found]
+    assert found[0] == hopper.DEFAULT and distance == sorted(distance) and len(set(found)) == len(found)
+    stages = {c.stages for c in found if (c.block_m, c.block_n, c.kind) == (128, 128, "cooperative")}
+    assert stages == {7, 6}
+    assert hopper.HopperSchedule(block_m=128, block_n=128, stages=7).shared_bytes() <= hopper.SHARED_BYTES < \
+        hopper.HopperSchedule(block_m=128, block_n=128, stages=8).shared_bytes()
+
+
+@pytest.mark.parametrize("text", ["hopper-cooperative:128xabc", "hopper-pingpong:128x128x6x", "hopper-pingpong:"])
+def test_a_schedule_string_that_is_not_numbers_is_one_sentence(text, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert cli.main(["compile", "--target", SM90, "--shape", "256x256x128", "--schedule", text, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and not out.exists()
+
+
+def test_a_call_does_2e13_flops():
+    """Every dispatch repeated to about 2e13 FLOPs a call (19 at 8192^3: at 2 the per-call output allocation cost the
+    Hopper kernel 15 %, results/h100/hopper-route)."""
+    from pipelines.bench import repeat_count
+
+    assert repeat_count(Gemm(8192, 8192, 8192, "bf16", "nt"), get_target(SM90)) == 19
+    assert repeat_count(Gemm(4096, 4096, 4096, "bf16", "nt"), get_target(SM90)) == 146
+
+
+def test_schedule_flags_on_auto_are_not_overridden_by_the_hopper_kernel(tmp_path):
+    """auto with schedule flags is `auto+flags` on IREE's route, even where auto alone takes the Hopper kernel."""
+    out = tmp_path / "f"
+    assert cli.main(["compile", "--target", SM90, "--shape", "4096x4096x4096", "--layout", "nt", "--pipeline",
+                     "auto", "--tile", "128x128x32", "--warps", "2x2", "-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["pipeline"] == "auto+flags" and "route" not in report
+    assert report["schedules"][0]["tile"]["workgroup"] == [128, 128]
+
+
+def test_a_resumed_bench_plan_keeps_the_tensor_maps(tmp_path):
+    """A plan compiled again into its folder reuses the compiled kernels; their cases still name their inputs."""
+    out = tmp_path / "plan"
+    argv = ["bench", "--target", SM90, "--shape", "256x512x128", "--layout", "nt", "--pipelines", "hopper",
+            "--compile-only", "-o", str(out)]
+    assert cli.main(argv) == 0
+    first = json.loads((out / "plan.json").read_text())["cases"]
+    vmfb = out / first[0]["vmfb"]
+    stamp = vmfb.stat().st_mtime_ns
+    assert cli.main(argv) == 0
+    again = json.loads((out / "plan.json").read_text())["cases"]
+    assert vmfb.stat().st_mtime_ns == stamp  # reused, not compiled again
+    assert again[0]["device_inputs"] == first[0]["device_inputs"] and again[0]["device_inputs"]
