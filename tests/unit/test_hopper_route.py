@@ -299,3 +299,41 @@ def test_a_resumed_bench_plan_keeps_the_tensor_maps(tmp_path):
     again = json.loads((out / "plan.json").read_text())["cases"]
     assert vmfb.stat().st_mtime_ns == stamp  # reused, not compiled again
     assert again[0]["device_inputs"] == first[0]["device_inputs"] and again[0]["device_inputs"]
+
+
+def test_a_schedule_name_alone_is_its_kinds_shipped_sizes():
+    """`--schedule hopper-pingpong` is 128x128 (each consumer owns a whole tile: 128x256 would not fit its
+    registers' share), the cooperative names 128x256; 4 stages, groups of 16, clusters of 2 as shipped."""
+    sizes = {name: (s.block_m, s.block_n, s.stages, s.group_m, s.cluster_m)
+             for name in hopper.NAMES for s in [hopper.parse_schedule(name)]}
+    assert sizes == {"hopper-cooperative": (128, 256, 4, 16, 2), "hopper-cooperative-persistent": (128, 256, 4, 16, 2),
+                     "hopper-pingpong": (128, 128, 4, 16, 2)}
+
+
+def test_the_description_names_a_cluster_only_where_there_is_one():
+    with_cluster, without = hopper.parse_schedule("hopper-cooperative:128x256x4x8x2"), \
+        hopper.parse_schedule("hopper-cooperative:128x256x4x8")
+    assert "clusters of 2 sharing B" in with_cluster.describe() and "cluster" not in without.describe()
+
+
+def test_a_cached_hopper_or_split_search_is_read_back_by_its_route(tmp_path):
+    """from_cache reads an entry by the route name the cache records (the summary's, not --route's option name):
+    a cached Hopper search gives back its Hopper program, a cached split-K search its split program."""
+    from pipelines.tune import SEARCHES, from_cache
+
+    gemm, target = Gemm(512, 512, 512, "bf16", "nt"), get_target(SM90)
+    schedule = hopper.parse_schedule("hopper-pingpong:128x128x6x8")
+    files = from_cache(gemm, target, {"route": SEARCHES["hopper"].name, "schedule": schedule.__dict__},
+                       tmp_path / "cache.json")
+    assert "hal.executable.source" in files["gemm.mlir"] and "spec.mlir" not in files
+    # split-K: the cache says "split-k" where --route says "split"
+    import dataclasses
+
+    from pipelines.named import split_candidates
+
+    skinny, sm80 = Gemm(16, 4096, 4096, "bf16", "nn"), get_target("sm_80")
+    split = split_candidates(skinny, sm80)[0]
+    assert SEARCHES["split"].name == "split-k" != SEARCHES["split"].option
+    files = from_cache(skinny, sm80, {"route": "split-k", "schedule": dataclasses.asdict(split)},
+                       tmp_path / "cache.json")
+    assert json.loads(files["best.json"])["route"] == "split-k" and "gemm.mlir" in files
