@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pipelines.named import pipelines_for
+from pipelines.named import get_pipeline, pipelines_for
 from pipelines.targets import TARGETS
 from tools.named_sweep import NAMED, cases, sweep
 
@@ -17,7 +17,21 @@ from tools.named_sweep import NAMED, cases, sweep
 # test per target left one worker compiling sm_89's 200 cases alone); under xdist each runs its cases one at a
 # time (its workers are the parallelism), alone it runs two at once.
 JOBS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
-PAIRS = [(t, p) for t, target in TARGETS.items() for p in NAMED if p in pipelines_for(target)]
+
+
+def _compiled_as_before(name: str, pipeline: str) -> bool:
+    """IREE's pipelines on a target that compiles exactly as an earlier one (the same flags, intrinsics and rules:
+    sm_90a's are sm_80's PTX) are swept once, on the earlier target; its own kernels' pipelines, and those whose
+    split rule reads the compute units (which differ), are swept."""
+    target, named = TARGETS[name], get_pipeline(pipeline)
+    earlier = list(TARGETS.values())[:list(TARGETS).index(name)]
+    return not (named.kernel or named.prefers_kernel or named.split is not None) and any(
+        (o.compile_flags, o.mma, o.named, o.dtypes) == (target.compile_flags, target.mma, target.named, target.dtypes)
+        for o in earlier)
+
+
+PAIRS = [(t, p) for t, target in TARGETS.items() for p in NAMED if p in pipelines_for(target)
+         and not _compiled_as_before(t, p)]
 
 
 def _run(tier: str, target: str, record_property, pipeline: str | None = None) -> None:
