@@ -159,6 +159,7 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
             entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
                          **({"error": first["error"]} if "error" in first else {}))
         else:
+            job = None
             try:  # made on the GPU machine and passed after the problem's own (`runner`), compiled now or reused
                 job = plan_job(target, pipeline, gemm, schedule, units)
                 device_inputs = route_for(job).device_inputs(job)
@@ -166,11 +167,11 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
                 device_inputs = []  # the compile below refuses the same job, with its sentence
             if device_inputs:
                 entry["device_inputs"] = device_inputs
-        if entry.get("status") == "ok" and first is entry and not isinstance(schedule, Refused) and (
+        if entry["status"] == "ok" and first is entry and not isinstance(schedule, Refused) and (
                 not owned(folder / "gemm.vmfb") or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep)):
             flags = (f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",)
             try:
-                prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule, units))
+                prepared = flow.prepare(job or plan_job(target, pipeline, gemm, schedule, units))
                 if client is not None:
                     remote.append((entry, folder, prepared, flags))
                 else:

@@ -214,17 +214,11 @@ def test_run_case_passes_device_inputs_last_and_times_the_vendor_as_long(monkeyp
 
 
 def _model_file(tmp_path: Path) -> Path:
-    """A two-contraction linalg program, as a user's --input."""
+    """A one-contraction linalg program, as a user's --input (test_bad_input's template)."""
+    from test_bad_input import MATMUL
+
     path = tmp_path / "model.mlir"
-    path.write_text("""func.func @main(%a: tensor<256x128xf16>, %b: tensor<128x256xf16>) -> tensor<256x256xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<256x256xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<256x128xf16>, tensor<128x256xf16>) outs(%f : tensor<256x256xf32>)
-    -> tensor<256x256xf32>
-  return %r : tensor<256x256xf32>
-}
-""")
+    path.write_text(MATMUL.format(a="256x128xf16", b="128x256xf16", c="256x256xf32"))
     return path
 
 
