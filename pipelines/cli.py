@@ -22,18 +22,17 @@ from .bench import build_plan, load_suite, suite_cases
 from .cli_args import (
     PROBLEM_DEFAULTS,
     UsageError,
-    _check_flag_pairs,
-    _distinct,
-    _given,
-    _listed,
-    _one_line,
-    _problem_value,
-    _writable,
+    check_flag_pairs,
+    distinct,
+    given_flags,
+    listed_flags,
+    one_line,
+    writable,
     parser,
 )
 from .commands import (
-    _cluster_spec,
-    _maybe_cluster,
+    cluster_of,
+    maybe_cluster,
     cmd_compile,
     cmd_emulate,
     cmd_explain,
@@ -48,9 +47,11 @@ from .named import (
     plan_for,
 )
 from .plan import Plan
-from .output import PLAN_FILES, admit_file, admit_folder, owned, work_folder
+from .output import PLAN_FILES, admit_file, admit_folder, owned, work_folder, write_file
 from .report import REPORT_FILES, write_reports
-from .request import _check_pipeline, _gemm
+from .tables import TableOptions
+from .tables import render as render_table
+from .request import Request, check_pipeline, gemm_of
 from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
 from .targets import TargetError, get_target
 from .timing.calibrate import Calibration, held_out, held_out_report, read_csv, render_held_out
@@ -123,16 +124,16 @@ def _run_and_report(plan: Path, devices: list[str], repetitions: int, title: str
 
 def cmd_bench(args) -> int:
     if args.plan is not None:
-        ignored = _given(args, "target", "shape", "input", "suite", "pipelines", *PROBLEM_DEFAULTS, "compile_only",
+        ignored = given_flags(args, "target", "shape", "input", "suite", "pipelines", *PROBLEM_DEFAULTS, "compile_only",
                          "output", "force")
         if ignored:
             raise UsageError(f"--plan {args.plan} runs that plan as it was compiled and writes its results there; "
-                             f"{_listed(ignored)} would be ignored with it.")
+                             f"{listed_flags(ignored)} would be ignored with it.")
     elif args.suite is not None:
-        ignored = _given(args, "shape", "input", "layout", "epilogue", "alpha", "beta")
+        ignored = given_flags(args, "shape", "input", "layout", "epilogue", "alpha", "beta")
         if ignored:
             raise UsageError(f"--suite {args.suite} states each problem's shape, layout and epilogue; "
-                             f"{_listed(ignored)} would be ignored with it (give --suite or --shape).")
+                             f"{listed_flags(ignored)} would be ignored with it (give --suite or --shape).")
     if args.plan is not None:
         if not (args.plan / "plan.json").is_file():
             raise UsageError(f"{args.plan} has no plan.json; write one with `pipelines bench --compile-only`.")
@@ -145,7 +146,7 @@ def cmd_bench(args) -> int:
     if args.target is None or args.output is None:
         raise UsageError("bench needs --target and -o DIR (or --plan DIR to run a compiled plan).")
     target = get_target(args.target)
-    _writable(args.output, "folder")
+    writable(args.output, "folder")
     suite = Path(args.suite) if args.suite and args.suite.endswith(".json") else None  # as load_suite reads it
     admit_folder(args.output, "bench", args.force, PLAN_FILES["bench"] + REPORT_FILES, (suite,))
     devices = _devices(args, target)
@@ -156,22 +157,22 @@ def cmd_bench(args) -> int:
         pipelines = [name for name in ("default", "tuned") if name in pipelines_for(target)]
     else:
         pipelines = [name.strip() for name in args.pipelines.split(",")]
-        _distinct(pipelines, "--pipelines", "pipeline")
+        distinct(pipelines, "--pipelines", "pipeline")
     for name in pipelines:
-        _check_pipeline(name, target)
+        check_pipeline(name, target)
     units = device_units(devices, target)  # the split rule fills the GPU that runs the plan (sm_80 PTX on an H100)
     if args.suite:
         problems = load_suite(args.suite)
-        names = _problem_value(args, "dtype").split(",")
+        names = Request.from_args(args).problem("dtype").split(",")
         unknown = [d for d in names if d.strip().lower() not in DTYPE_ALIASES]
         if unknown:
             raise UsageError(f"unknown --dtype '{unknown[0]}'; give a comma-separated list of "
                              f"{', '.join(DTYPE_ALIASES)}.")
         dtypes = [DTYPE_ALIASES[d.strip().lower()] for d in names]
-        _distinct(dtypes, "--dtype", "input type")
+        distinct(dtypes, "--dtype", "input type")
         cases = suite_cases(target, problems, dtypes, pipelines, units)
     else:
-        gemm = _gemm(args)
+        gemm = gemm_of(args)
         cases = [(gemm, name, plan_for(name, gemm, target, units)) for name in pipelines]
     plan = build_plan(target, cases, args.output, args.force, KEPT if is_model(devices) else (), kind="bench",
                       units=units)
@@ -184,13 +185,40 @@ def cmd_bench(args) -> int:
 
 
 def cmd_report(args) -> int:
-    results = args.folder / "results.jsonl"
+    if args.table:
+        return _table(args)
+    ignored = given_flags(args, "tuned", "default", "peak_tflops")
+    if ignored:
+        raise UsageError(f"{listed_flags(ignored)} {'shapes' if len(ignored) == 1 else 'shape'} a --table; give "
+                         "--table or leave them out.")
+    if len(args.inputs) != 1:
+        raise UsageError(f"report renders one folder's results.jsonl, not {len(args.inputs)} paths (a --table "
+                         "reads several files).")
+    folder = args.inputs[0]
+    results = folder / "results.jsonl"
     if not results.is_file():
-        raise UsageError(f"{args.folder} has no results.jsonl.")
+        raise UsageError(f"{folder} has no results.jsonl.")
     if args.output:
-        _writable(args.output, "folder")
-    for path in write_reports(results, args.output or args.folder, args.title, args.force):
+        writable(args.output, "folder")
+    for path in write_reports(results, args.output or folder, args.title or "GEMM benchmark", args.force):
         print(f"wrote {path}")
+    return 0
+
+
+def _table(args) -> int:
+    if args.title is not None:
+        raise UsageError("--title names the rendered reports of a folder; a --table has its own heading.")
+    if args.output:
+        writable(args.output, "file")
+        admit_file(args.output, args.force, args.inputs)
+    options = TableOptions(**{name: value for name in ("tuned", "default", "peak_tflops")
+                              if (value := getattr(args, name)) is not None})
+    text = render_table(args.table, args.inputs, options)
+    if args.output:
+        write_file(args.output, text, args.force)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -199,15 +227,15 @@ def cmd_tune(args) -> int:
     if not target.gpu:
         raise TargetError(f"tune searches GPU schedules; the {target.name} target has only IREE's own CPU codegen "
                           f"(measure it with `pipelines bench --target {target.name} --pipelines default`).")
-    gemm = _gemm(args)
-    _writable(args.output, "folder")
+    gemm = gemm_of(args)
+    writable(args.output, "folder")
     admit_folder(args.output, "tune", args.force, PLAN_FILES["tune"], (args.cache,))
     if args.cache.is_dir():
         raise UsageError(f"--cache {args.cache} is a folder; the tune cache is a JSON file.")
-    _writable(args.cache.parent, "folder")
+    writable(args.cache.parent, "folder")
     search = SEARCHES[args.route]
     devices = _devices(args, target)
-    spec = _cluster_spec(args, devices)  # every flag is checked before the cache may answer
+    spec = cluster_of(args, devices)  # every flag is checked before the cache may answer
     if search.checked_first:
         search.find(gemm, target, None)  # one sentence where the route or no candidate fits
     read_cache(args.cache)  # a cache that finalize could not update stops the search before it starts
@@ -228,7 +256,7 @@ def cmd_tune(args) -> int:
                 print(f"pipelines: {hit['verdict']}", file=sys.stderr)
             return 0
     if not owned(folder / "results.jsonl") or args.device:  # a user's results.jsonl is never resumed from
-        with _maybe_cluster(spec) as client:
+        with maybe_cluster(spec) as client:
             work_folder(folder, "tune", args.force)  # the plan search writes a tune plan (output.PLAN_FILES)
             plan_search(gemm, target, folder, args.limit, search, args.force, KEPT if is_model(devices) else (),
                         client, device_units(devices, target))
@@ -251,7 +279,7 @@ def cmd_tune(args) -> int:
 
 def cmd_predict(args) -> int:
     if args.timeline is not None:
-        _writable(args.timeline, "file", "--timeline")
+        writable(args.timeline, "file", "--timeline")
         if args.timeline.suffix.lower() != ".png":
             raise UsageError(f"--timeline {args.timeline} must name a .png file.")
         admit_file(args.timeline, args.force, flag="--timeline")  # before the replay
@@ -263,7 +291,7 @@ def cmd_predict(args) -> int:
 def cmd_calibrate(args) -> int:
     inputs = (args.csv,) + ((args.holdout,) if isinstance(args.holdout, Path) else ())
     if args.keep is not None:
-        _writable(args.keep, "folder", "--keep")
+        writable(args.keep, "folder", "--keep")
         admit_folder(args.keep, "calibrate", args.force, inputs=inputs, flag="--keep")
     fields = read_csv(args.csv)
     skip: frozenset[int] = frozenset()
@@ -317,12 +345,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        _check_flag_pairs(args)
+        check_flag_pairs(args)
         code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, in the handlers below, rather than at exit
         return code
     except UserError as err:  # every error a user can cause derives from it (transforms.errors)
-        print(f"pipelines: error: {_one_line(str(err))}", file=sys.stderr)
+        print(f"pipelines: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader of stdout went away (`pipelines list | head`): nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is silent too
@@ -330,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # the file system refused a read or write of a path the user named
         reason = err.strerror or str(err)
         where = f"{err.filename}: " if err.filename else ""
-        print(_one_line(f"pipelines: error: {where}{reason[:1].lower()}{reason[1:]}."), file=sys.stderr)
+        print(one_line(f"pipelines: error: {where}{reason[:1].lower()}{reason[1:]}."), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pipelines: error: interrupted. No output is left half-written; a plan folder resumes "

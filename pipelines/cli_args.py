@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms.errors import UserError
+from transforms.hopper import NAMES as HOPPER_NAMES
 from transforms.problem import EPILOGUES, LAYOUTS
 from transforms.schedule import (
     DEFAULT_RASTER_ROWS,
@@ -18,9 +19,13 @@ from transforms.schedule import (
     WORKGROUP_ORDERS,
 )
 
+from transforms.warpgroups import SCHEDULES
+
 from .named import (
     PIPELINES,
 )
+from .routes.hopper import HopperRoute
+from .tables import PEAK_TFLOPS, TABLES
 from .targets import TARGETS
 from .tune import SEARCHES
 
@@ -38,7 +43,7 @@ class UsageError(UserError, ValueError):
     """A malformed flag value; the message is one sentence."""
 
 
-def _dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
+def dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
     forms = " or ".join("x".join(["N"] * n) for n in count)
     try:
         values = tuple(int(v) for v in text.lower().split("x"))
@@ -78,7 +83,7 @@ def _finite(text: str) -> float:
     return value
 
 
-def _writable(path: Path, kind: str, flag: str = "-o") -> None:
+def writable(path: Path, kind: str, flag: str = "-o") -> None:
     """Refuse, before any work, an output `path` that cannot be written: a folder (kind "folder") whose nearest
     existing ancestor is not a folder we may create files in, or a file (kind "file") that is a folder or whose
     folder does not exist. The probe file is anonymous (O_TMPFILE where the OS has it) and gone at once."""
@@ -101,7 +106,7 @@ def _writable(path: Path, kind: str, flag: str = "-o") -> None:
         raise UsageError(f"cannot write {path}: {existing} does not accept new files ({err.strerror}).") from None
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """A message quoting user text (a --shape with a newline in it) stays one line."""
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
@@ -110,7 +115,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr and exit code 2, like every other user error."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see --help).\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help).\n")
 
 
 # The problem flags' values when not given. Their parser defaults are None, so that a flag given where it means
@@ -120,7 +125,7 @@ PROBLEM_DEFAULTS = {"dtype": "bf16", "layout": "nn", "epilogue": "none", "alpha"
 
 def _problem_args(parser: argparse.ArgumentParser, files: bool = False) -> None:
     """`files`: the verb also takes the problem as an --input file. The others still parse --input, only to say
-    which verbs take it (`_gemm`), and do not offer it in --help."""
+    which verbs take it (`request.gemm_of`), and do not offer it in --help."""
     group = parser.add_argument_group("problem (either --shape or --input)" if files else "problem")
     group.add_argument("--shape", help="MxNxK or BxMxNxK (batch matmul)")
     group.add_argument("--dtype", help="f16, bf16, f8e4m3fnuz, f8e5m2fnuz, f8e4m3fn, f8e5m2 (default bf16)")
@@ -130,19 +135,6 @@ def _problem_args(parser: argparse.ArgumentParser, files: bool = False) -> None:
     group.add_argument("--beta", type=_finite, help="beta of the alpha-beta epilogue (default 1)")
     group.add_argument("--input", type=Path, help="a .mlir file with linalg contractions, instead of --shape"
                        if files else argparse.SUPPRESS)
-
-
-def _problem_value(args, name: str):
-    value = getattr(args, name)
-    return PROBLEM_DEFAULTS[name] if value is None else value
-
-
-def _check_epilogue_flags(args) -> None:
-    """--alpha and --beta scale the alpha-beta epilogue; with any other they would be dropped without a word."""
-    given = [f"--{name}" for name in ("alpha", "beta") if getattr(args, name) is not None]
-    if given and args.epilogue != "alpha-beta":
-        raise UsageError(f"{' and '.join(given)} {'scale' if len(given) > 1 else 'scales'} the alpha-beta epilogue; "
-                         f"add --epilogue alpha-beta (the epilogue is {args.epilogue or 'none'}).")
 
 
 def _schedule_args(parser: argparse.ArgumentParser) -> None:
@@ -163,15 +155,7 @@ def _schedule_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--waves-per-eu", type=_at_least(1), help="occupancy asked of LLVM (amdgpu-waves-per-eu)")
 
 
-_SCHEDULE_FLAGS = ("tile", "warps", "mma", "prefetch", "dma", "lds", "order", "raster_rows", "workgroup_size",
-                   "waves_per_eu")
-
-
-def _schedule_flags_given(args) -> bool:
-    return any(getattr(args, f) is not None for f in _SCHEDULE_FLAGS)
-
-
-def _distinct(values: Sequence[str], flag: str, what: str) -> None:
+def distinct(values: Sequence[str], flag: str, what: str) -> None:
     """A list flag naming one thing twice would plan (and time) it twice."""
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
     if twice is not None:
@@ -182,13 +166,13 @@ def _flag(name: str) -> str:
     return "-o" if name == "output" else "--" + name.replace("_", "-")
 
 
-def _given(args, *names: str) -> list[str]:
+def given_flags(args, *names: str) -> list[str]:
     """The flags among the argument names `names` that the command line gave (their defaults are None or False)."""
     return [_flag(name) for name in names if getattr(args, name, None) is not None
             and getattr(args, name) is not False]  # (0 and 0.0 are given values)
 
 
-def _listed(flags: list[str]) -> str:
+def listed_flags(flags: list[str]) -> str:
     return ", ".join(flags[:-1]) + " and " + flags[-1] if len(flags) > 1 else flags[0]
 
 
@@ -202,6 +186,18 @@ def _holdout(value: str) -> float | Path:
         raise argparse.ArgumentTypeError(f"a fraction holds out part of the shapes, so it lies between 0 and 1 "
                                          f"(exclusive), not {value}; or name a CSV file")
     return fraction
+
+
+def _explain_help() -> str:
+    """explain --schedule's help, from the schedule tables and the target table (which target has which kernel)."""
+    where: dict[str, list[str]] = {}
+    for target in TARGETS.values():
+        for name in target.kernels:
+            where.setdefault(name, []).append(target.name)
+    own = "; ".join(f"{name} on {'/'.join(targets)}" for name, targets in where.items())
+    hopper = [t.name for t in TARGETS.values() if t.kernel_route == HopperRoute.name]
+    return (f"{', '.join(SCHEDULES)} (warp-group schedules); with --target, a generated kernel's own schedule "
+            f"({own}); {', '.join(HOPPER_NAMES)} (the {'/'.join(hopper)} kernels, --tile and --stages)")
 
 
 def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentParser:
@@ -232,6 +228,8 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p = sub.add_parser("inspect", help="statistics of a compiled folder")
     p.add_argument("folder", type=Path)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--jit", action="store_true", help="on the GPU machine: registers, spills and occupancy of the "
+                   "largest CUDA kernel as the driver JIT-compiles its PTX (one JSON line)")
     p.set_defaults(run=handlers["inspect"])
     p = sub.add_parser("bench", help="compile and benchmark a problem or a suite against IREE's default and the "
                        "vendor library, with correctness")
@@ -247,10 +245,18 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("-o", "--output", type=Path, help="plan and results folder (an existing plan resumes)")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["bench"])
-    p = sub.add_parser("report", help="render results.jsonl as CSV, Markdown and PNG")
-    p.add_argument("folder", type=Path)
-    p.add_argument("-o", "--output", type=Path)
-    p.add_argument("--title", default="GEMM benchmark")
+    p = sub.add_parser("report", help="render a folder's results.jsonl as CSV, Markdown and PNG, or a table of "
+                       "measured rows (--table)")
+    p.add_argument("inputs", type=Path, nargs="+", metavar="FOLDER|FILE",
+                   help="a bench or tune folder; with --table, the files the table reads")
+    p.add_argument("--table", choices=TABLES, help="; ".join(
+        f"{t.name}: {', '.join(t.inputs)}" for t in TABLES.values()) + " (Markdown on stdout, or -o FILE)")
+    p.add_argument("-o", "--output", type=Path, help="the reports' folder; with --table, a Markdown file")
+    p.add_argument("--title", help="the reports' title (default 'GEMM benchmark')")
+    p.add_argument("--tuned", help="--table model: the tuned module's name in the rows file (default tuned)")
+    p.add_argument("--default", help="--table model: IREE's default module's name (default default)")
+    p.add_argument("--peak-tflops", type=_finite, help=f"--table skinny: the dense peak of the roofline "
+                   f"(default {PEAK_TFLOPS}, H100 SXM bf16)")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["report"])
     p = sub.add_parser("tune", help="search schedules for one problem and keep the fastest correct one")
@@ -294,10 +300,7 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["tune_model"])
     p = sub.add_parser("explain", help="a warp-group schedule as a phase table and timeline, hazard-checked")
-    p.add_argument("--schedule", required=True, help="pingpong8, interleave4, producer_consumer, double_buffered, "
-                   "interleave; with --target, a generated kernel's own schedule (pingpong8 on gfx942/gfx950, "
-                   "double_buffered and interleave on gfx1151); hopper-cooperative, hopper-cooperative-persistent, "
-                   "hopper-pingpong (the sm_90a kernels, --tile and --stages)")
+    p.add_argument("--schedule", required=True, help=_explain_help())
     p.add_argument("--tile", help="block tile MxNxK")
     p.add_argument("--k-steps", type=_at_least(1, MAX_K_STEPS), default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
@@ -363,15 +366,16 @@ FLAG_NEEDS = {
 FLAG_EXCLUDES = {
     "bench": (("compile_only", "repetitions", "--compile-only runs nothing, so nothing is repeated"),),
     "tune": (("compile_only", "repetitions", "--compile-only runs nothing, so nothing is repeated"),),
+    "inspect": (("jit", "json", "--jit prints one JSON line already"),),
 }
 
 
-def _check_flag_pairs(args) -> None:
+def check_flag_pairs(args) -> None:
     """Refuse a flag the command would ignore because of another one given or missing (`FLAG_NEEDS`,
     `FLAG_EXCLUDES`), before any work."""
     for flag, needed, what in FLAG_NEEDS.get(args.command, ()):
-        if _given(args, flag) and not _given(args, needed):
+        if given_flags(args, flag) and not given_flags(args, needed):
             raise UsageError(f"{what}; give {_flag(needed)} too, or leave {_flag(flag)} out.")
     for flag, other, what in FLAG_EXCLUDES.get(args.command, ()):
-        if _given(args, flag) and _given(args, other):
+        if given_flags(args, flag) and given_flags(args, other):
             raise UsageError(f"{what}; give {_flag(flag)} or {_flag(other)}, not both.")

@@ -18,12 +18,13 @@ from transforms.kernels import KERNELS, Kernel, kernel_schedule
 from transforms.warpgroups import SCHEDULES, Interleave4, LdsBudgetError, check_lds
 
 from . import flow
-from .cli_args import UsageError, _dims, _writable
+from .cli_args import UsageError, dims, writable
 from .cluster import ClusterSpec, cluster_spec, open_cluster
 from .emulator import emulate_gemm
 from .emulator.foreign import is_foreign
 from .explain import hopper_png, hopper_text, text_table, timeline_png
 from .inspect import inspect_dump, read_report
+from .jit_resources import jit_resources
 from .named import (
     PIPELINES,
     pipelines_for,
@@ -32,7 +33,7 @@ from .named import (
 from .output import FILE_MARK, admit_file, admit_folder, write_file
 from .report import render_report
 from .named import get_pipeline
-from .request import _check_pipeline, job_from_args
+from .request import check_pipeline, job_from_args
 from .routes import ROUTES, kernel_route, route_for
 from .targets import TARGETS, get_target, kernel_targets
 from .timing.device import is_model
@@ -41,7 +42,7 @@ from .verify import FallbackError
 
 
 def cmd_compile(args) -> int:
-    _writable(args.output, "folder")
+    writable(args.output, "folder")
     admit_folder(args.output, "compile", args.force, (flow.SOURCE_FILE, flow.REPORT_FILE), (args.input,))
     prepared = flow.prepare(job_from_args(args))
     report = flow.compile_job(prepared, args.output, force=args.force)
@@ -56,7 +57,7 @@ def cmd_compile(args) -> int:
 
 def cmd_spec(args) -> int:
     if args.output:
-        _writable(args.output, "file")
+        writable(args.output, "file")
         admit_file(args.output, args.force, (args.input,))
     job = job_from_args(args)
     refusal = route_for(job).spec_refusal(job)
@@ -84,6 +85,9 @@ def cmd_inspect(args) -> int:
     if not dump.is_dir():
         raise UsageError(f"{args.folder} has {flow.REPORT_FILE} but no {report['files']['dump']}/ folder with the "
                          "compiled ISA; compile it again to inspect it.")
+    if args.jit:
+        print(json.dumps(jit_resources(args.folder)))
+        return 0
     route = ROUTES.get(str(report.get("route")))  # a report that names its route (the Hopper kernels')
     kernels = route.inspect(dump, target) if route is not None else inspect_dump(dump, target)
     if not kernels:
@@ -128,16 +132,16 @@ def cmd_list(args) -> int:
 
 def cmd_tune_model(args) -> int:
     target = get_target(args.target)
-    _check_pipeline(args.pipeline, target)
+    check_pipeline(args.pipeline, target)
     if get_pipeline(args.pipeline).kernel:  # the Hopper kernels take one GEMM, not a model's contractions yet
         raise UsageError(f"pipeline '{args.pipeline}' compiles the target's own kernel for one GEMM given with "
                          "--shape; a model's contractions take 'auto', 'tuned' or 'codegen'.")
-    _writable(args.output, "folder")
+    writable(args.output, "folder")
     admit_folder(args.output, "tune-model", args.force, inputs=(args.model, args.with_spec))
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
-    spec = _cluster_spec(args, [])
-    with _maybe_cluster(spec) as client:
+    spec = cluster_of(args, [])
+    with maybe_cluster(spec) as client:
         summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict,
                              args.search or 0, client)
     written = [summary["script"]] if summary.get("script") else []
@@ -149,7 +153,7 @@ def cmd_tune_model(args) -> int:
 
 
 def _png_output(path: Path, force: bool) -> None:
-    _writable(path, "file")
+    writable(path, "file")
     if path.suffix.lower() != ".png":
         raise UsageError(f"-o {path} must name a .png file; explain draws the timeline as a PNG.")
     admit_file(path, force)  # before the table is printed
@@ -168,7 +172,7 @@ def cmd_explain(args) -> int:
                          f"{args.schedule} has a fixed number of its own.")
     if args.output:
         _png_output(args.output, args.force)
-    kwargs: dict[str, Any] = {"tile": _dims(args.tile, (3,), "tile")} if args.tile else {}
+    kwargs: dict[str, Any] = {"tile": dims(args.tile, (3,), "tile")} if args.tile else {}
     if args.lds_stages is not None:
         kwargs["lds_stages"] = args.lds_stages
     target = get_target(args.target) if args.target else None
@@ -212,7 +216,7 @@ def _explain_hopper(args) -> int:
         raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --lds-stages and a --target other "
                          "than sm_90a are for the AMD warp-group schedules.")
     kind, persistent = HOPPER_NAMES[args.schedule]
-    m, n, k = _dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
+    m, n, k = dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
     stages = 4 if args.stages is None else args.stages
     schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent,
                               cluster_m=args.cluster or 1)
@@ -237,13 +241,13 @@ def _explain_hopper(args) -> int:
 def cmd_emulate(args) -> int:
     if not is_foreign(args.folder):  # a foreign kernel folder describes itself (triton.json, hipkittens.json)
         read_report(args.folder / flow.REPORT_FILE)
-    result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and _dims(args.shape, (3, 4), "shape"),
+    result = emulate_gemm(args.folder, seed=args.seed, shape=args.shape and dims(args.shape, (3, 4), "shape"),
                           workgroups=args.workgroups)
     print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())
     return 0 if result.passed else 1
 
 
-def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
+def cluster_of(args, devices: list[str]) -> ClusterSpec:
     """--scheduler / --workers / --gpus as a ClusterSpec (GPU workers see one GPU each through the visibility
     variable of the --device driver)."""
     workers, gpus = getattr(args, "workers", None) or 0, getattr(args, "gpus", None) or 0
@@ -254,7 +258,7 @@ def _cluster_spec(args, devices: list[str]) -> ClusterSpec:
 
 
 @contextmanager
-def _maybe_cluster(spec: ClusterSpec):
+def maybe_cluster(spec: ClusterSpec):
     if not spec.wanted:
         yield None
         return

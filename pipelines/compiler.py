@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -111,16 +112,67 @@ def pass_ir_sections(text: str, pass_name: str, dispatch: str) -> list[str]:
 
 
 def run_patiently(command, **kwargs) -> subprocess.CompletedProcess:
-    """`subprocess.run(command, **kwargs)` for an iree-compile: one that runs past COMPILE_TIMEOUT_S is killed and
-    run again, COMPILE_ATTEMPTS times in all (an iree-compile has hung on a futex with no CPU, once in thousands of
-    runs); the last timeout is raised."""
+    """`subprocess.run(command, **kwargs)` for an iree-compile: one that runs past COMPILE_TIMEOUT_S, or whose
+    process has used no CPU for HUNG_IDLE_S (an iree-compile has hung on a futex with no CPU, once in thousands of
+    runs, where a compile of seconds is CPU-bound throughout), is killed and run again, COMPILE_ATTEMPTS times in
+    all; the last timeout is raised."""
     for _ in range(COMPILE_ATTEMPTS - 1):
         try:
-            return subprocess.run(command, timeout=COMPILE_TIMEOUT_S, **kwargs)
-        except subprocess.TimeoutExpired:
+            return run_watched(command, **kwargs)
+        except subprocess.TimeoutExpired as hung:
             source = command[1] if len(command) > 1 else ""
-            sys.stderr.write(f"iree-compile hung for {COMPILE_TIMEOUT_S} s on {source}; compiling once more.\n")
-    return subprocess.run(command, timeout=COMPILE_TIMEOUT_S, **kwargs)
+            sys.stderr.write(f"iree-compile hung ({hung.timeout:.0f} s, {hung.output}) on {source}; compiling once "
+                             "more.\n")
+    return run_watched(command, **kwargs)
+
+
+HUNG_IDLE_S = 30.0  # a compile's process that used no CPU time for this long is hung, not working
+POLL_S = 2.0
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """User plus system CPU time of a process, in clock ticks (/proc/PID/stat, fields 14 and 15); None where the
+    system has no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run_watched(command, check: bool = False, capture_output: bool = False, text: bool = False,
+                **kwargs) -> subprocess.CompletedProcess:
+    """`subprocess.run` with a watch: TimeoutExpired (its `output` saying why) after COMPILE_TIMEOUT_S, or once the
+    process has used no CPU for HUNG_IDLE_S; the process is killed first (also on any other exception, as
+    `subprocess.run` does)."""
+    if capture_output:
+        kwargs.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = time.monotonic()
+    with subprocess.Popen(command, text=text, **kwargs) as process:
+        last, idle_since = None, started
+        try:
+            while True:
+                try:
+                    stdout, stderr = process.communicate(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    now = time.monotonic()
+                    ticks = cpu_ticks(process.pid)
+                    if ticks is None or ticks != last:
+                        last, idle_since = ticks, now
+                    why = ("no CPU used for {:.0f} s".format(now - idle_since) if now - idle_since >= HUNG_IDLE_S
+                           else "past the time limit" if now - started >= COMPILE_TIMEOUT_S else None)
+                    if why is not None:
+                        process.kill()
+                        process.communicate()
+                        raise subprocess.TimeoutExpired(command, now - started, output=why) from None
+        except BaseException:
+            process.kill()
+            raise
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    if check:
+        done.check_returncode()
+    return done
 
 
 def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | None = None,
@@ -135,8 +187,8 @@ def run_iree_compile(source: Path, folder: Path, target: Target, spec: Path | No
     try:
         done = run_patiently(command, capture_output=True, text=True)
     except subprocess.TimeoutExpired:
-        raise CompileError(f"iree-compile did not finish within {COMPILE_TIMEOUT_S} s for {target.name}, "
-                           f"{COMPILE_ATTEMPTS} times.") from None
+        raise CompileError(f"iree-compile hung (no CPU for {HUNG_IDLE_S:.0f} s) or ran past {COMPILE_TIMEOUT_S} s "
+                           f"for {target.name}, {COMPILE_ATTEMPTS} times.") from None
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         first = (errors or done.stderr.strip().splitlines() or ["no message"])[0]

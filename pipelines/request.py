@@ -1,6 +1,7 @@
-"""Flags to a compile job: the problem (a `Gemm` from --shape and its flags, or the contractions of an --input
-file), the target, and what runs it (a named pipeline, schedule flags over it, a generated kernel, a split-K plan or
-the target's own kernel), checked against each other and the target before anything is compiled (`job_from_args`)."""
+"""Flags to a compile job, in two steps: the command line's namespace becomes a `Request` (what the user asked for,
+read once: the problem from --shape and its flags or an --input file, the target, and what runs it: a named
+pipeline, schedule flags over it, a generated kernel, the target's own kernel, a split-K count), and the request a
+`flow.Job`, checked against itself and the target before anything is compiled (`job_for`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from transforms.schedule import (
 from transforms.split_k import SplitK
 
 from . import flow
-from .cli_args import PROBLEM_DEFAULTS, UsageError, _check_epilogue_flags, _dims, _problem_value, _schedule_flags_given
+from .cli_args import PROBLEM_DEFAULTS, UsageError, dims
 from .model_input import read_model, schedulable_contractions, spec_reads_dispatches, to_linalg
 from .named import (
     get_pipeline,
@@ -38,54 +39,124 @@ from .routes.split import SplitReductionRoute
 from .targets import TargetError, check_kernel_target, get_target
 
 
-def _gemm(args) -> Gemm:
-    files = args.command in ("compile", "spec")  # the commands that read --input files (in `_job`)
-    if args.input is not None and not files:
-        raise UsageError(f"`pipelines {args.command}` takes the problem as --shape; --input files are for compile "
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ScheduleFlags:
+    """The schedule flags over a named pipeline's schedule; None where not given."""
+
+    tile: str | None = None
+    warps: str | None = None
+    mma: str | None = None
+    prefetch: int | None = None
+    dma: bool | None = None
+    lds: str | None = None
+    order: str | None = None
+    raster_rows: int | None = None
+    workgroup_size: int | None = None
+    waves_per_eu: int | None = None
+
+    @property
+    def given(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in dataclasses.fields(self))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Request:
+    """What one command line asks to compile. The problem flags are None where not given (`problem` fills in the
+    defaults), so that a flag given where it means nothing is refused rather than ignored."""
+
+    command: str
+    target: str
+    pipeline: str | None = None
+    shape: str | None = None
+    input: Path | None = None
+    dtype: str | None = None
+    layout: str | None = None
+    epilogue: str | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    schedule: str | None = None  # a whole kernel: a generated warp-group kernel or a Hopper schedule
+    flags: ScheduleFlags = ScheduleFlags()
+    split_k: int | None = None
+
+    @classmethod
+    def from_args(cls, args) -> Request:
+        """The request of a parsed command line (a verb without some flag leaves its field None)."""
+        def read(name: str):
+            return getattr(args, name, None)
+        flags = ScheduleFlags(**{f.name: read(f.name) for f in dataclasses.fields(ScheduleFlags)})
+        return cls(**{f.name: read(f.name) for f in dataclasses.fields(cls) if f.name != "flags"}, flags=flags)
+
+    def problem(self, name: str):
+        """A problem flag's value, its default where not given."""
+        value = getattr(self, name)
+        return PROBLEM_DEFAULTS[name] if value is None else value
+
+    @property
+    def pipeline_name(self) -> str:
+        return self.pipeline or "default"
+
+
+def gemm_of(args) -> Gemm:
+    """The --shape problem of a parsed command line."""
+    return _gemm(Request.from_args(args))
+
+
+def _check_epilogue_flags(request: Request) -> None:
+    """--alpha and --beta scale the alpha-beta epilogue; with any other they would be dropped without a word."""
+    given = [f"--{name}" for name in ("alpha", "beta") if getattr(request, name) is not None]
+    if given and request.epilogue != "alpha-beta":
+        raise UsageError(f"{' and '.join(given)} {'scale' if len(given) > 1 else 'scales'} the alpha-beta epilogue; "
+                         f"add --epilogue alpha-beta (the epilogue is {request.epilogue or 'none'}).")
+
+
+def _gemm(request: Request) -> Gemm:
+    files = request.command in ("compile", "spec")  # the commands that read --input files
+    if request.input is not None and not files:
+        raise UsageError(f"`pipelines {request.command}` takes the problem as --shape; --input files are for compile "
                          "and spec.")
-    if args.shape is None:
+    if request.shape is None:
         raise UsageError(f"give the problem as --shape MxNxK (or BxMxNxK){' or as --input FILE.mlir' * files}.")
-    batch, m, n, k = parse_shape(args.shape)
-    name = _problem_value(args, "dtype")
+    batch, m, n, k = parse_shape(request.shape)
+    name = request.problem("dtype")
     dtype = DTYPE_ALIASES.get(name.lower())
     if dtype is None:
         raise UsageError(f"unknown --dtype '{name}'; choose one of {', '.join(DTYPE_ALIASES)}.")
-    _check_epilogue_flags(args)
-    return Gemm(m, n, k, dtype, _problem_value(args, "layout"), batch,
-                Epilogue(*(_problem_value(args, f) for f in ("epilogue", "alpha", "beta"))))
+    _check_epilogue_flags(request)
+    return Gemm(m, n, k, dtype, request.problem("layout"), batch,
+                Epilogue(*(request.problem(f) for f in ("epilogue", "alpha", "beta"))))
 
 
-def _schedule(args, gemm: Gemm, target) -> Schedule | None:
-    pipeline = get_pipeline(args.pipeline or "default")
-    if not _schedule_flags_given(args):
+def _schedule(request: Request, gemm: Gemm, target) -> Schedule | None:
+    pipeline = get_pipeline(request.pipeline or "default")
+    if not request.flags.given:
         return schedule_for(pipeline.name, gemm, target)
     base = pipeline.choose(gemm, target)  # flags override the pipeline's own schedule, not the model's choice
-    if base is None and (args.tile is None or args.mma is None):
+    if base is None and (request.flags.tile is None or request.flags.mma is None):
         raise UsageError("schedule flags without a named pipeline need at least --tile and --mma.")
     tile = base.tile if base else Tile((0, 0), 0, (2, 2), "")
-    if args.tile:
-        m, n, k = _dims(args.tile, (3,), "tile")
+    if request.flags.tile:
+        m, n, k = dims(request.flags.tile, (3,), "tile")
         tile = dataclasses.replace(tile, workgroup=(m, n), k=k)
-    if args.warps:
-        warps = _dims(args.warps, (2,), "warps")
+    if request.flags.warps:
+        warps = dims(request.flags.warps, (2,), "warps")
         tile = dataclasses.replace(tile, warps=(warps[0], warps[1]))
-    if args.mma:
-        tile = dataclasses.replace(tile, mma=args.mma)
+    if request.flags.mma:
+        tile = dataclasses.replace(tile, mma=request.flags.mma)
     staging = base.staging if base else Staging()
-    staging = Staging(staging.prefetch_stages if args.prefetch is None else args.prefetch,
-                      staging.direct_to_lds if args.dma is None else args.dma)
+    staging = Staging(staging.prefetch_stages if request.flags.prefetch is None else request.flags.prefetch,
+                      staging.direct_to_lds if request.flags.dma is None else request.flags.dma)
     swizzle = base.swizzle if base else Swizzle()
-    order = args.order or swizzle.workgroup_order
-    swizzle = Swizzle(args.lds or swizzle.lds, order,
-                      args.raster_rows if args.raster_rows is not None else
+    order = request.flags.order or swizzle.workgroup_order
+    swizzle = Swizzle(request.flags.lds or swizzle.lds, order,
+                      request.flags.raster_rows if request.flags.raster_rows is not None else
                       swizzle.raster_rows if order == swizzle.workgroup_order else None)
     groups = base.warp_groups if base else WarpGroups()
-    groups = WarpGroups(args.workgroup_size or groups.workgroup_size,
-                        args.waves_per_eu if args.waves_per_eu is not None else groups.waves_per_eu)
+    groups = WarpGroups(request.flags.workgroup_size or groups.workgroup_size,
+                        request.flags.waves_per_eu if request.flags.waves_per_eu is not None else groups.waves_per_eu)
     return Schedule(tile, staging, swizzle, groups)
 
 
-def _check_pipeline(name: str, target) -> None:
+def check_pipeline(name: str, target) -> None:
     """`name` is a pipeline and runs on `target`; else one sentence naming the ones that do."""
     get_pipeline(name)
     if not target.gpu and name not in pipelines_for(target):
@@ -105,8 +176,14 @@ def _read_input(path: Path) -> str:
 
 
 def job_from_args(args) -> flow.Job:
-    job = _scheduled_job(args)
-    split = getattr(args, "split_k", None)
+    """The job of a parsed command line."""
+    return job_for(Request.from_args(args))
+
+
+def job_for(request: Request) -> flow.Job:
+    """The job a request asks for, or one sentence saying why it cannot be compiled."""
+    job = _scheduled_job(request)
+    split = request.split_k
     if isinstance(job.plan, SplitK) and split is not None:
         return dataclasses.replace(job, plan=with_splits(job.plan, split),
                                    split_reason=f"split-K {split}: asked for with --split-k")
@@ -122,59 +199,59 @@ def job_from_args(args) -> flow.Job:
     return dataclasses.replace(job, split_k=split)
 
 
-def _scheduled_job(args) -> flow.Job:
-    target = get_target(args.target)
-    _check_pipeline(args.pipeline or "default", target)
-    pipeline = args.pipeline or "default"
-    if _schedule_flags_given(args):
+def _scheduled_job(request: Request) -> flow.Job:
+    target = get_target(request.target)
+    check_pipeline(request.pipeline or "default", target)
+    pipeline = request.pipeline or "default"
+    if request.flags.given:
         pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
-    named = get_pipeline(args.pipeline or "default")
-    if args.input is not None:
-        if args.shape is not None:
+    named = get_pipeline(request.pipeline or "default")
+    if request.input is not None:
+        if request.shape is not None:
             raise UsageError("give either --shape or --input, not both.")
-        if getattr(args, "schedule", None):
-            raise UsageError(f"--schedule {args.schedule} builds a kernel for a --shape problem, not for an "
+        if request.schedule:
+            raise UsageError(f"--schedule {request.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
         if named.kernel:
             raise UsageError(f"pipeline '{named.name}' compiles the target's own kernel for one GEMM given with "
                              "--shape; a model's contractions take 'auto', 'tuned' or 'codegen'.")
-        given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(args, name) is not None]
+        given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(request, name) is not None]
         if given:
             raise UsageError(f"{', '.join(given)} {'describes' if len(given) == 1 else 'describe'} a --shape problem; "
                              "an --input file states its own.")
-        text = to_linalg(_read_input(args.input), target, str(args.input))
+        text = to_linalg(_read_input(request.input), target, str(request.input))
         # A tuning spec matches the contractions IREE dispatches (transposes folded in, fusions formed), so those
         # get schedules there; compilation_info goes on the source's own ops.
-        gemms = schedulable_contractions(text, target, str(args.input),
+        gemms = schedulable_contractions(text, target, str(request.input),
                                          not named.codegen and spec_reads_dispatches(target))
         # The schedule is chosen for the contraction; an elementwise consumer fuses into its dispatch.
-        schedules = [_schedule(args, g.with_(epilogue=Epilogue()), target) for g in gemms]
+        schedules = [_schedule(request, g.with_(epilogue=Epilogue()), target) for g in gemms]
         return flow.Job(target, pipeline, tuple(gemms), tuple(schedules), user_source=text,
                         route=codegen_route_name(target) if named.codegen else "", iree_ukernels=named.ukernels)
-    gemm = _gemm(args)
-    if getattr(args, "schedule", None):
-        if args.pipeline or _schedule_flags_given(args):
-            raise UsageError(f"--schedule {args.schedule} is a whole kernel; it takes no --pipeline or schedule "
+    gemm = _gemm(request)
+    if request.schedule:
+        if request.pipeline or request.flags.given:
+            raise UsageError(f"--schedule {request.schedule} is a whole kernel; it takes no --pipeline or schedule "
                              "flags.")
-        if args.schedule.partition(":")[0] in HOPPER_NAMES:
+        if request.schedule.partition(":")[0] in HOPPER_NAMES:
             try:
-                return plan_job(target, args.schedule, gemm, parse_hopper(args.schedule))
+                return plan_job(target, request.schedule, gemm, parse_hopper(request.schedule))
             except HopperError as err:
                 raise UsageError(str(err)) from None
-        check_kernel_target(args.schedule, target)
-        kernel = kernel_schedule(args.schedule, gemm.dtype, target)
-        return plan_job(target, args.schedule, gemm, kernel)
-    kernel_choice = None if _schedule_flags_given(args) else kernel_plan(named.name, gemm, target)
+        check_kernel_target(request.schedule, target)
+        kernel = kernel_schedule(request.schedule, gemm.dtype, target)
+        return plan_job(target, request.schedule, gemm, kernel)
+    kernel_choice = None if request.flags.given else kernel_plan(named.name, gemm, target)
     if kernel_choice is not None:
         return plan_job(target, pipeline, gemm, kernel_choice)
-    choice = None if _schedule_flags_given(args) else model_choice(named.name, gemm, target)
+    choice = None if request.flags.given else model_choice(named.name, gemm, target)
     if choice is not None:
         job = plan_job(target, pipeline, gemm, choice.chosen.plan)
         return dataclasses.replace(job, choice=choice)
-    if named.split is not None and not _schedule_flags_given(args):
+    if named.split is not None and not request.flags.given:
         split, why = named.split(gemm, target, None)  # compile has no device: the target table's compute units
         if split is not None:
             return flow.Job(target, pipeline, (gemm,), (None,), route=SplitReductionRoute.name, plan=split,
                             split_reason=why)
-    return flow.Job(target, pipeline, (gemm,), (_schedule(args, gemm, target),),
+    return flow.Job(target, pipeline, (gemm,), (_schedule(request, gemm, target),),
                     route=codegen_route_name(target) if named.codegen else "", iree_ukernels=named.ukernels)

@@ -262,15 +262,15 @@ def test_a_hung_compile_runs_once_more_then_is_one_sentence(hangs, compiled, tmp
     from pipelines.compiler import CompileError, run_iree_compile
     from pipelines.targets import TARGETS
 
-    real, calls = subprocess.run, []
+    real, calls = compiler.run_watched, []
 
     def run(command, **kwargs):
         calls.append(command)
         if len(calls) <= hangs:
-            raise subprocess.TimeoutExpired(command, kwargs["timeout"])
+            raise subprocess.TimeoutExpired(command, 31.0, output="no CPU used for 30 s")
         return real(command, **kwargs)
 
-    monkeypatch.setattr(compiler.subprocess, "run", run)
+    monkeypatch.setattr(compiler, "run_watched", run)
     source = tmp_path / "gemm.mlir"
     source.write_text("func.func @gemm(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }\n")
     if compiled:
@@ -278,6 +278,6 @@ def test_a_hung_compile_runs_once_more_then_is_one_sentence(hangs, compiled, tmp
         assert done.vmfb.is_file() and len(calls) == 2
         assert capsys.readouterr().err.count("compiling once more") == 1
     else:
-        with pytest.raises(CompileError, match=r"did not finish within 300 s for cpu, 2 times\.$"):
+        with pytest.raises(CompileError, match=r"hung \(no CPU for 30 s\) or ran past 300 s for cpu, 2 times\.$"):
             run_iree_compile(source, tmp_path, TARGETS["cpu"])
         assert len(calls) == 2

@@ -1,8 +1,9 @@
-"""tools/model_table.py: launches paired with tune-model's dispatches by their PTX names."""
+"""`pipelines report --table model`: launches paired with tune-model's dispatches by their PTX names."""
 
 import pytest
 
-from tools.model_table import kernel_dispatch, table
+from pipelines.tables import TableError, kernel_dispatch
+from pipelines.tables import model_table as table
 
 DISPATCHES = ["module_block$async_dispatch_1", "module_block$async_dispatch_10"]
 
@@ -50,5 +51,5 @@ def test_a_split_out_dispatch_is_a_row_of_its_own():
 def test_unpaired_launches_stop_the_table():
     rows = _rows([10.0], [30.0, 5.0])
     rows["modules"]["tuned"]["dispatches"] = rows["modules"]["tuned"]["dispatches"][:1]
-    with pytest.raises(SystemExit):
+    with pytest.raises(TableError):
         table(rows, SUMMARY, "tuned", "default")

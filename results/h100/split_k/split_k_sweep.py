@@ -6,9 +6,9 @@ and once per split S ∈ {2, 4, 8, 16} that divides K, into a plan folder the ru
 float64 check, iree-benchmark-module timing, torch.matmul as cuBLAS). On the GPU machine the runner appends
 results.jsonl; `summarize` turns it into a table with bytes moved and % of the measured copy bandwidth.
 
-    python tools/split_k_sweep.py compile PLAN            # here: compile every case, write PLAN/plan.json
+    python results/h100/split_k/split_k_sweep.py compile PLAN            # here: compile every case, write PLAN/plan.json
     python -m pipelines.runner PLAN --device cuda         # there
-    python tools/split_k_sweep.py summarize PLAN/results.jsonl --copy-gbps G -o results/h100/split_k.md
+    python results/h100/split_k/split_k_sweep.py summarize PLAN/results.jsonl --copy-gbps G -o results/h100/split_k.md
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from iree.compiler import version as iree_version  # noqa: E402
 

@@ -4,7 +4,7 @@ Runs each case under results/h100/hopper_inputs/, prints how far it got (rc, fir
 instructions in the dumped PTX; assembles PTX with `ptxas -arch=sm_90a` when ptxas is on PATH.
 Findings: results/h100/hopper_paths.md.
 
-    python tools/hopper_probe.py [--iree-bin /work/main/.venv/bin] [--out /tmp/hopper_probe]
+    python results/h100/hopper_probe.py [--iree-bin .venv/bin] [--out /tmp/hopper_probe]
 """
 import argparse
 import json
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIT = ROOT / "results" / "h100" / "hopper_inputs"
 PATTERNS = {
     "wgmma.mma_async": r"wgmma\.mma_async",
@@ -51,7 +51,7 @@ def ptxas(ptx: Path, out: Path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--iree-bin", default="/work/main/.venv/bin")
+    ap.add_argument("--iree-bin", default=str(ROOT / ".venv" / "bin"))
     ap.add_argument("--out", default="/tmp/hopper_probe")
     args = ap.parse_args()
     compile_ = str(Path(args.iree_bin) / "iree-compile")

@@ -4,7 +4,7 @@ A 1 GiB buffer is copied into another with torch (`Tensor.copy_`, the driver's d
 a warm-up, timed with CUDA events; the figure counts the bytes read plus the bytes written, as a GEMM's bytes moved
 do. Prints one JSON line (and appends it to -o FILE, a file of this tool's lines only).
 
-    python tools/copy_bandwidth.py [-o results/h100/skinny/copy_bandwidth.jsonl]
+    python results/h100/skinny/copy_bandwidth.py [-o results/h100/skinny/copy_bandwidth.jsonl]
 """
 
 from __future__ import annotations

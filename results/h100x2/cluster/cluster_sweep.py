@@ -2,12 +2,12 @@
 candidates, then the codegen route's), compiled on a local dask cluster's CPU workers, run by the runner on 1 and
 on 2 GPU workers, and the two runs compared.
 
-    python tools/cluster_sweep.py plan --target sm_80 --shape 2048x2048x2048 --dtype f16 --candidates 64 \\
+    python results/h100x2/cluster/cluster_sweep.py plan --target sm_80 --shape 2048x2048x2048 --dtype f16 --candidates 64 \\
         --workers 2 -o PLAN
     # on the 2-GPU machine, each run on its own copy of the plan:
     python -m pipelines.runner PLAN_1 --device cuda --gpus 1 --repetitions 3
     python -m pipelines.runner PLAN_2 --device cuda --gpus 2 --repetitions 3
-    python tools/cluster_sweep.py compare PLAN_1 PLAN_2 --wall WALL.json > compare.md
+    python results/h100x2/cluster/cluster_sweep.py compare PLAN_1 PLAN_2 --wall WALL.json > compare.md
 
 WALL.json: {"1": seconds, "2": seconds}, the runner's wall time with 1 and 2 GPU workers (cluster start included).
 """

@@ -6,7 +6,7 @@ Each variant is compiled through the project's own route (a generated kernel wit
 IREE's default with one flag), except `s_setprio` off, which is the shipped kernel's ISA with its `s_setprio`
 instructions deleted (the model reads the ISA; nothing else changes). Every variant is then predicted.
 
-    python tools/kernel_questions.py --shapes 4096x4096x4096 8192x8192x8192 -o results/predicted/kernel-questions.md
+    python results/predicted/kernel_questions.py --shapes 4096x4096x4096 8192x8192x8192 -o results/predicted/kernel-questions.md
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A kernel that does nothing but `CHAINS` independent mma.sync per warp per loop s
 memory traffic) is JIT-compiled by the driver for this GPU and timed with CUDA events, for a few warp counts per
 SM. Its TFLOP/s bound every GEMM built from mma.sync on this GPU, whatever the tiling or pipelining; comparing a
 kernel with it separates "the instruction is the limit" from "the schedule is the limit". Needs only libcuda:
-`python tools/mma_sync_ceiling.py` prints one JSON line per configuration.
+`python results/h100/mma_sync_ceiling.py` prints one JSON line per configuration.
 """
 
 from __future__ import annotations
