@@ -25,6 +25,7 @@ def pipelines(*args, cwd):
                                "HOME": str(cwd)})
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_bench_local_task_suite(tmp_path):
     done = pipelines("bench", "--target", "cpu", "--suite", "smoke", "--dtype", "bf16,f8e4m3fnuz", "--pipelines",
                      "default", "--device", "local-task", "--repetitions", "2", "-o", "run", cwd=tmp_path)

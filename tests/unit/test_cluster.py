@@ -60,6 +60,7 @@ def _kill_a_busy_worker(client, folder, killed):
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_a_cluster_with_a_killed_worker_finds_what_the_serial_search_finds(tmp_path, serial):
     from pipelines.timing.device import KEPT, predict_plan
     from pipelines.targets import get_target
@@ -163,6 +164,7 @@ def test_the_runner_benchmarks_on_gpu_workers_as_it_does_alone(tmp_path):
     assert clustered["max_rel_error"] == serial["max_rel_error"] and clustered["visible_devices"] in ("0", "1")
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_a_search_resumes_from_its_results_file_on_a_new_cluster(tmp_path):
     """The results file is the one source of truth: rows lost with a stopped cluster are predicted again by the
     next one, and only those; the compiled cases are reused."""

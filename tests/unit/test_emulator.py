@@ -323,6 +323,7 @@ def test_cli_emulate_exits_1_on_a_failing_kernel(compiled, tmp_path, capsys):
     assert '"passed": false' in capsys.readouterr().out
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_loosened_wait_for_direct_to_lds_loads_is_a_race(compiled):
     """gfx950 tuned: the DMA loads (`buffer_load_dwordx4 ... lds`) of the next tile are counted by vmcnt; waiting
     for fewer of them before the barrier leaves their LDS writes open in the epoch where other waves read."""

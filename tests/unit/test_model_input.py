@@ -44,6 +44,7 @@ def test_every_dispatched_contraction_of_an_onnx_block_gets_its_schedule(tmp_pat
     assert (out / "spec.mlir").is_file()
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_the_importers_torch_dialect_is_lowered_first(tmp_path):
     model = block(tmp_path / "block.onnx")
     imported = tmp_path / "block.mlir"
@@ -103,6 +104,7 @@ def test_the_merged_spec_applies_with_plain_iree_compile_and_iree_default_specs(
         assert len(marked) == len(DISTINCT), (extra, marked)
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_a_model_with_nothing_scheduled_still_gets_a_spec_that_changes_nothing(tmp_path):
     """Where the pipeline leaves every contraction to IREE (here `default`; `auto` on gfx942's 4096-row block of the
     README), the README's plain iree-compile with spec.mlir must still run and build exactly IREE's default module,
@@ -297,6 +299,7 @@ def test_tune_model_codegen_is_cuda_only(tmp_path, capsys):
     assert "on CUDA, codegen" in err and "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_predicted_times_per_contraction_on_an_amd_target(tmp_path):
     """--predict: each distinct contraction compiled alone (its schedule, IREE's default) and replayed on the
     timing model; the rows carry PREDICTED times and their launch counts, the summary their sum."""
@@ -342,6 +345,7 @@ def test_a_consumer_configuration_that_did_not_take_effect_is_an_error(tmp_path)
     flow.compile_job(flow.prepare(dataclasses.replace(job, plan=plan)), tmp_path / "ok")  # as planned: verified
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_a_searched_model_takes_the_predicted_best_where_it_beats_the_default(tmp_path, monkeypatch):
     """--search: each distinct contraction searched (compiled, PREDICTED) under search/; the spec carries the best
     candidate where it is predicted faster than IREE's default, and leaves the contraction to IREE otherwise."""
@@ -390,6 +394,7 @@ def test_each_contraction_keeps_its_first_dispatchs_gemm(monkeypatch):
     assert model_input.contractions_at_flow("flow", "m") == [first, other]
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_tune_model_records_the_compile_commands_where_the_user_finds_them(tmp_path):
     """tuned/ and default/ (and predicted/) are compiled inside tune-model's scratch folder, which is renamed into
     place: their compile_command.txt and report.json name the output folder, so the command runs again as

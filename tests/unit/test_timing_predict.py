@@ -80,6 +80,7 @@ def test_the_steady_state_window_agrees_with_the_whole_loop(compiled, monkeypatc
     assert windowed.cu_cycles == pytest.approx(whole.cu_cycles, rel=0.05)
 
 
+@pytest.mark.slow  # compiles several programs: the test command runs it, the fast tier does not
 def test_calibrate_predicts_published_rows_and_pairs_dma(tmp_path, capsys):
     csv = tmp_path / "rows.csv"
     csv.write_text("# a published pair\nsource,gpu,target,op,M,N,K,layout,dtype,variant,time_us\n"

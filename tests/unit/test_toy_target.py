@@ -27,7 +27,8 @@ def _compile(target: str, choice: str, out: Path) -> dict:
     return json.loads((out / "report.json").read_text())
 
 
-@pytest.mark.parametrize("choice", [pytest.param(c, marks=pytest.mark.slow) if c == "tuned" else c for c in CHOICES])
+@pytest.mark.parametrize("choice", [pytest.param(c, marks=pytest.mark.slow) if c in ("tuned", "auto") else c
+                                    for c in CHOICES])
 def test_toy_target_compiles_as_its_original(toy, choice, tmp_path):
     ours, original = _compile(TOY, choice, tmp_path / "toy"), _compile("gfx942", choice, tmp_path / "gfx942")
     assert ours["target"] == TOY and ours["verified"] == original["verified"]
