@@ -28,6 +28,20 @@ def relative_tolerance(k: int) -> float:
     return 1e-4 * math.sqrt(max(k, 1024) / 1024)
 
 
+def output_dtype(problem: dict) -> str:
+    """The type C is stored in: f32, or the input type for the truncf epilogue."""
+    return problem["dtype"] if problem["epilogue"]["kind"] == "truncf" else "f32"
+
+
+def result_tolerance(problem: dict) -> float:
+    """`relative_tolerance` of the problem's K, plus the rounding of C to its stored type: at most half a unit in
+    the last place of its significand, relative to the value (2^-8 for bf16's 8 significant bits, 2^-11 for f16's
+    11), and so relative to the largest value."""
+    stored = output_dtype(problem)
+    rounding = 0.0 if stored == "f32" else 0.5 * float(ml_dtypes.finfo(NUMPY_TYPES[stored]).eps)
+    return relative_tolerance(problem["k"]) + rounding
+
+
 def float64_result(problem: dict, operands: list, swap, maximum, erf, zero):
     """C (and the epilogue) of `problem` (a Gemm as a dict) over float64 operands, written once for any array
     library: `swap` transposes the last two axes, `maximum`, `erf` and `zero` are that library's."""

@@ -58,6 +58,12 @@ DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgm
 # nt: B is N×K (K-major, as A); nn: B is K×N (N-major): TMA loads it in boxes of 64 columns (one 128-byte swizzle
 # row each) and wgmma reads it transposed (its MN-major shared-memory layout).
 LAYOUTS = ("nt", "nn")
+EPILOGUES = ("none", "truncf")  # C stored in f32, or rounded to the input type (two columns packed in 4 bytes)
+
+
+def out_type(problem: Gemm) -> str:
+    """The element type the kernel stores C in."""
+    return DTYPES[problem.dtype] if problem.epilogue.kind == "truncf" else "f32"
 NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 
 
@@ -209,9 +215,9 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
         raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
     if problem.batched:
         raise HopperError(f"{problem.shape_name}: the Hopper kernels take one GEMM, not a batch.")
-    if problem.epilogue.kind != "none":
-        raise HopperError(f"the Hopper kernels store the product as it is; epilogue {problem.epilogue.kind} is not "
-                          "built.")
+    if problem.epilogue.kind not in EPILOGUES:
+        raise HopperError(f"the Hopper kernels store the product in f32 or rounded to the input type (epilogue "
+                          f"{' or '.join(EPILOGUES)}); epilogue {problem.epilogue.kind} is not built.")
     if problem.k % 8:
         raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
     if problem.layout == "nn" and problem.n % 8:
@@ -380,7 +386,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     c0, c1 = b.const(0, "index"), b.const(1, "index")
     i32 = lambda v: b.const(v, "i32")  # noqa: E731
     i64 = lambda v: b.const(v, "i64")  # noqa: E731
-    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], "f32")
+    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], out_type(problem))
     t, c = _binding(b, layout, 2, tt, "t", True), _binding(b, layout, 3, tc, "cc", False)
     pt = _pointer(b, t, tt)
     map_a = b.op(f"llvm.inttoptr {pt} : i64 to !llvm.ptr", "map")
@@ -626,29 +632,47 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     m_, n_ = i32(problem.m), i32(problem.n)
     pairs = problem.n % 2 == 0
     pc = _pointer(b, c, tc)
+    out = out_type(problem)
+    size = 4 if out == "f32" else 2  # bytes per element of C
+
+    def store_pair(address: str, offset: int, values: list[str]) -> None:
+        """Two neighbouring columns in one store: 8 bytes of f32, or the pair rounded and packed in 4 bytes."""
+        if out == "f32":
+            _asm(b, f"st.global.v2.f32 [$0+{offset}], {{$1, $2}};", "l,f,f",
+                 [(address, "i64"), (values[0], "f32"), (values[1], "f32")])
+            return
+        # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
+        packed = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
+                      f"{values[0]} : (f32, f32) -> i32", "pk")
+        _asm(b, f"st.global.b32 [$0+{offset}], $1;", "l,r", [(address, "i64"), (packed, "i32")])
+
+    def rounded(value: str) -> str:
+        """One f32 rounded to nearest even in the output type (cvt.rn)."""
+        bits = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}.f32 $0, $1;", "=h,f" {value} : (f32) -> i16',
+                    "h")
+        return b.op(f"llvm.bitcast {bits} : i16 to {out}", "h")
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
         end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
         end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
         inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
-        col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(4), "i64")
+        col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(size), "i64")
         for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
             row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
-            row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * 4), "i64")
+            row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size), "i64")
             at = b.arith("addi", pc, b.arith("addi", row_bytes, col_bytes, "i64"), "i64")
             for j in range(s.block_n // 8):
                 values = [b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
                           for e in range(2)]
-                _asm(b, f"st.global.v2.f32 [$0+{32 * j}], {{$1, $2}};", "l,f,f",
-                     [(at, "i64"), (values[0], "f32"), (values[1], "f32")])
+                store_pair(at, 8 * size * j, values)
         b.op("} else {")
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
         result = results[r]
         row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
         in_m = b.op(f"arith.cmpi ult, {row_}, {m_} : i32", "in")
         row_i = b.op(f"arith.index_cast {row_} : i32 to index", "ri")
-        row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * 4), "i64")
+        row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size), "i64")
         b.op(f"scf.if {in_m} {{")
         for j in range(s.block_n // 8):
             values = [b.op(f"llvm.extractvalue {result}[{4 * j + 2 * half + e}] : {acc_ty}", "v") for e in range(2)]
@@ -657,12 +681,12 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                 b.op(f"scf.if {b.op(f'arith.cmpi ult, {col_}, {n_} : i32', 'in')} {{")
                 if pairs:
                     at = b.arith("addi", row_bytes, b.arith(
-                        "muli", b.op(f"arith.extui {col_} : i32 to i64", "q"), i64(4), "i64"), "i64")
-                    _asm(b, "st.global.v2.f32 [$0], {$1, $2};", "l,f,f",
-                         [(b.arith("addi", pc, at, "i64"), "i64"), (values[0], "f32"), (values[1], "f32")])
+                        "muli", b.op(f"arith.extui {col_} : i32 to i64", "q"), i64(size), "i64"), "i64")
+                    store_pair(b.arith("addi", pc, at, "i64"), 0, values)
                 else:
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
-                    b.op(f"memref.store {values[e]}, {c}[{row_i}, {col_i}] : {tc}")
+                    value = values[e] if out == "f32" else rounded(values[e])
+                    b.op(f"memref.store {value}, {c}[{row_i}, {col_i}] : {tc}")
                 b.op("}")
         b.op("}")
     if pairs:
@@ -670,7 +694,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
-    """An IREE program `function(A, B, maps) -> C` (C f32, M×N; A M×K; B N×K, or K×N for layout nn; maps
+    """An IREE program `function(A, B, maps) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K; B N×K, or K×N for layout nn; maps
     2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
     schedule.check()
     check_problem(problem, schedule)
@@ -682,7 +706,7 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     grid_x, grid_y = grid_size(problem, schedule), 1
     ta = f"tensor<{problem.m}x{problem.k}x{dt}>"
     tb = f"tensor<{problem.k}x{problem.n}x{dt}>" if problem.layout == "nn" else f"tensor<{problem.n}x{problem.k}x{dt}>"
-    tc, tm = f"tensor<{problem.m}x{problem.n}xf32>", "tensor<32xi64>"
+    tc, tm = f"tensor<{problem.m}x{problem.n}x{out_type(problem)}>", "tensor<32xi64>"
     return f"""#target = {TARGET}
 #patch_layout = {layout_patch}
 #gemm_layout = {layout_gemm}
@@ -767,6 +791,20 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         if schedule.cluster_m > 1
         else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }
+    found["C's type"] = _stores_c_as(gemm, problem)
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
+
+
+def _stores_c_as(gemm: str, problem: Gemm) -> bool:
+    """C stored in its type: pairs of f32 in 8 bytes, or pairs rounded to nearest (cvt.rn) and packed in 4 bytes,
+    when N is even; one element a store when it is odd (4 bytes of f32, or 2 rounded); nothing rounded for f32."""
+    out = out_type(problem)
+    rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
+    if problem.n % 2:
+        wide = re.search(r"st\.global\.(b32|f32)\s", gemm) is not None
+        narrow = "st.global.b16" in gemm
+        return (wide and not narrow and not rounded) if out == "f32" else (narrow and rounded and not wide)
+    wide, narrow = "st.global.v2.f32" in gemm, "st.global.b32" in gemm
+    return (wide and not narrow and not rounded) if out == "f32" else (narrow and rounded and not wide)

@@ -29,7 +29,9 @@ ACC_DTYPE = "f32"
 # Operand layouts: the first letter says whether A is stored M×K (n) or K×M (t), the second whether B is stored
 # K×N (n) or N×K (t, as LLM weights are).
 LAYOUTS = ("nn", "nt", "tn")
-EPILOGUES = ("none", "alpha-beta", "bias-relu", "bias-gelu")
+EPILOGUES = ("none", "alpha-beta", "bias-relu", "bias-gelu", "truncf")
+# The epilogues that read no extra input: the product alone, or rounded to the input type
+PLAIN_EPILOGUES = ("none", "truncf")
 # A GEMM read from a user file names its elementwise consumer by the op (e.g. "linalg.generic", "arith.truncf"):
 # IREE fuses it into the contraction's dispatch, but what it computes is the file's business.
 ELEMENTWISE_DIALECTS = ("linalg.", "arith.", "math.")
@@ -46,7 +48,8 @@ class ProblemError(UserError, ValueError):
 class Epilogue:
     """What happens to the f32 accumulator before it is stored.
 
-    alpha-beta: D = alpha·AB + beta·C with C an extra f32 input; bias-relu / bias-gelu: D = act(AB + bias[n]).
+    alpha-beta: D = alpha·AB + beta·C with C an extra f32 input; bias-relu / bias-gelu: D = act(AB + bias[n]);
+    truncf: D = AB rounded to the input type (round to nearest even), as a library GEMM writes it by default.
     """
 
     kind: str = "none"
@@ -166,7 +169,7 @@ def input_shapes(gemm: Gemm) -> list[tuple[int, ...]]:
     shapes = [gemm.a_shape, gemm.b_shape]
     if gemm.epilogue.kind == "alpha-beta":
         shapes.append(gemm.c_shape)
-    elif gemm.epilogue.kind != "none":
+    elif gemm.epilogue.kind not in PLAIN_EPILOGUES:
         shapes.append((gemm.n,))
     return shapes
 
@@ -213,6 +216,8 @@ def build_module(gemm: Gemm, compilation_info: ir.Attribute | None = None, kerne
                                             [0, 0], list(gemm.c_shape), [1, 1])
             if gemm.epilogue.kind == "none":
                 return product
+            if gemm.epilogue.kind == "truncf":
+                return _truncated(gemm, product)
             return _epilogue(gemm, product, args[2])
 
     return module
@@ -246,6 +251,23 @@ def _pad(operand: ir.Value, shape: tuple[int, ...]) -> ir.Value:
     with ir.InsertionPoint(block):
         tensor.YieldOp(arith.ConstantOp(source.element_type, 0.0).result)
     return pad.result
+
+
+def _truncated(gemm: Gemm, product: ir.Value) -> ir.Value:
+    """The accumulator rounded to the input type in one elementwise linalg.generic (IREE fuses it into the GEMM
+    dispatch)."""
+    f32, elem = ir.F32Type.get(), ir.Type.parse(gemm.dtype)
+    rank = len(gemm.c_shape)
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    out = tensor.EmptyOp(list(gemm.c_shape), elem)
+    op = linalg.GenericOp(
+        result_tensors=[out.result.type], inputs=[product], outputs=[out.result],
+        indexing_maps=ir.ArrayAttr.get([identity, identity]), iterator_types=ir.ArrayAttr.get([parallel] * rank))
+    block = op.regions[0].blocks.append(f32, elem)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.TruncFOp(elem, block.arguments[0]).result])
+    return op.result
 
 
 def _epilogue(gemm: Gemm, product: ir.Value, extra: ir.Value) -> ir.Value:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from pipelines.reference import relative_tolerance
 from pipelines import runner
 from transforms.problem import Epilogue, Gemm, input_shapes
 
@@ -24,7 +25,7 @@ def case_for(gemm: Gemm) -> dict:
 
 @pytest.mark.parametrize("k, tolerance", [(1, 1e-4), (1024, 1e-4), (4096, 2e-4), (16384, 4e-4)])
 def test_tolerance_grows_with_sqrt_k_above_1024(k, tolerance):
-    assert runner.relative_tolerance(k) == pytest.approx(tolerance)
+    assert relative_tolerance(k) == pytest.approx(tolerance)
 
 
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn"])
@@ -74,13 +75,13 @@ def measured(monkeypatch, tmp_path):
 
 def test_result_just_inside_the_tolerance_is_correct(measured):
     gemm = Gemm(16, 8, 4096, "f16", "nn")
-    row = measured(gemm, 0.9 * runner.relative_tolerance(4096))
+    row = measured(gemm, 0.9 * relative_tolerance(4096))
     assert row["status"] == "ok" and row["correct"] and row["max_rel_error"] <= row["tolerance"]
 
 
 def test_result_just_outside_the_tolerance_is_a_wrong_result(measured):
     gemm = Gemm(16, 8, 4096, "f16", "nn")
-    row = measured(gemm, 1.5 * runner.relative_tolerance(4096))
+    row = measured(gemm, 1.5 * relative_tolerance(4096))
     assert row["status"] == "wrong-result" and row["correct"] is False
     assert row["max_rel_error"] > row["tolerance"] == pytest.approx(2e-4)
 
@@ -102,9 +103,9 @@ def test_error_is_relative_to_the_largest_result(measured):
     # At K=64 the largest |C| is ~20 (standard-normal inputs): the error is divided by it, not by a floor above it,
     # so an error just over the tolerance relative to the result is a wrong result.
     gemm = Gemm(16, 8, 64, "f16", "nn")
-    row = measured(gemm, 1.5 * runner.relative_tolerance(64))
+    row = measured(gemm, 1.5 * relative_tolerance(64))
     assert row["status"] == "wrong-result"
-    assert row["max_rel_error"] == pytest.approx(1.5 * runner.relative_tolerance(64), rel=1e-2)
+    assert row["max_rel_error"] == pytest.approx(1.5 * relative_tolerance(64), rel=1e-2)
 
 
 def test_a_benchmark_of_a_repeated_dispatch_is_divided_into_gemms(monkeypatch, tmp_path):
