@@ -694,8 +694,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
-    """An IREE program `function(A, B, maps) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K; B N×K, or K×N for layout nn; maps
-    2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
+    """An IREE program `function(A, B, maps) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K;
+    B N×K, or K×N for layout nn; maps 2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
     schedule.check()
     check_problem(problem, schedule)
     dt = DTYPES[problem.dtype]
