@@ -257,7 +257,7 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--default", help="--table model: IREE's default module's name (default default)")
     p.add_argument("--peak-tflops", type=_finite, help=f"--table skinny: the dense peak of the roofline "
                    f"(default {PEAK_TFLOPS}, H100 SXM bf16)")
-    p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
+    p.add_argument("--force", action="store_true", help=f"{FORCE_FOLDER}; with --table: {FORCE_FILE}")
     p.set_defaults(run=handlers["report"])
     p = sub.add_parser("tune", help="search schedules for one problem and keep the fastest correct one")
     _problem_args(p)

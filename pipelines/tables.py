@@ -9,7 +9,7 @@ Each entry of `TABLES` names the files it reads and renders them:
   line is each module's median over the runner's rounds.
 - `skinny`: skinny and long-K problems, each problem's best project pipeline against IREE's default and the vendor
   library (a `pipelines bench` results.jsonl), with bytes moved, % of the measured copy bandwidth (lines of
-  `results/experiments/copy_bandwidth.py` from the same session) and % of the roofline. Bytes moved count A and B read
+  `results/h100/skinny/copy_bandwidth.py` from the same session) and % of the roofline. Bytes moved count A and B read
   once and the f32 result written once; the roofline time is the larger of bytes / copy bandwidth and FLOPs / the
   dense peak (`--peak-tflops`, default 989.4: H100 SXM dense bf16, NVIDIA H100 data sheet).
 """
@@ -130,7 +130,9 @@ def model_table(rows: dict, summary: dict, tuned: str, default: str) -> str:
 
 
 def bytes_moved(p: dict) -> int:
-    return (p["m"] * p["k"] + p["k"] * p["n"]) * 2 + p["m"] * p["n"] * 4
+    """A and B (16-bit) read once, C written once: f32, or 16-bit for the truncf epilogue."""
+    stored = 2 if (p.get("epilogue") or {}).get("kind") == "truncf" else 4
+    return (p["m"] * p["k"] + p["k"] * p["n"]) * 2 + p["m"] * p["n"] * stored
 
 
 def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) -> str:
@@ -153,21 +155,19 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
              "|---|---|---|---|---|---|---|---|---|---|"]
     for (m, n, k), entry in problems.items():
         p, default = entry["problem"], entry.get("default")
-        if default is None or not entry["ours"]:
-            continue
+        if default is None or not entry["ours"] or not default.get("median_ms"):
+            continue  # nothing to compare with: no correct row of ours, or IREE's default did not run
         best = min(entry["ours"], key=lambda r: r["median_ms"])
         us = best["median_ms"] * 1e3
         default_us = default["median_ms"] * 1e3
-        vendor = default.get("vendor") or {}
-        cublas = vendor.get("median_ms", 0) * 1e3
+        cublas = ((default.get("vendor") or {}).get("median_ms") or 0) * 1e3  # 0: not measured
         moved = bytes_moved(p)
         roofline_us = max(moved / (gbps * 1e3), 2 * m * n * k / (peak_tflops * 1e6))
         lines.append(f"| {m}×{n}×{k} | {moved / 1e6:.1f} MB | {default_us:.1f} | {us:.1f} ({best['pipeline']}) | "
-                     f"{default_us / us:.2f}× | {cublas:.1f} | {cublas / us:.2f}× | {moved / (us * 1e3) / gbps:.0%} | "
+                     f"{default_us / us:.2f}× | {f'{cublas:.1f}' if cublas else '–'} | "
+                     f"{f'{cublas / us:.2f}×' if cublas else '–'} | {moved / (us * 1e3) / gbps:.0%} | "
                      f"{roofline_us / us:.0%} | {best['max_rel_error']:.1e} |")
     return "\n".join(lines) + "\n"
-
-
 
 
 def _json(path: Path):
@@ -181,15 +181,15 @@ def _model(files: list[Path], options: TableOptions) -> str:
     rows, model = (_json(path) for path in files)
     try:
         return model_table(rows, model, options.tuned, options.default)
-    except (KeyError, TypeError, AttributeError) as err:
+    except (KeyError, TypeError, AttributeError, ValueError, ZeroDivisionError) as err:
         raise TableError(f"{files[0]} and {files[1]} are not a model runner's rows and a tune-model model.json "
-                         f"(missing {err}).") from None
+                         f"({type(err).__name__}: {err}).") from None
 
 
 def _skinny(files: list[Path], options: TableOptions) -> str:
     try:
         return skinny_table(files[0], files[1], options.peak_tflops)
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError, statistics.StatisticsError) as err:
+    except (ValueError, KeyError, TypeError, ZeroDivisionError, statistics.StatisticsError) as err:
         raise TableError(f"{files[0]} and {files[1]} are not bench results and copy-bandwidth lines ({err}).") \
             from None
 

@@ -154,3 +154,57 @@ def test_jit_without_the_driver_or_without_ptx_is_one_sentence(sm80_folder, comp
     assert_one_sentence(run_main(["inspect", "--jit", str(amd)]), capsys.readouterr().err, "holds no PTX kernel")
     assert_one_sentence(run_main(["inspect", "--jit", "--json", str(sm80_folder)]), capsys.readouterr().err,
                         "give --jit or --json, not both")
+
+
+def test_a_c_stored_in_bf16_moves_half_the_result_bytes(tmp_path, capsys):
+    results, copy = _results(tmp_path)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for row in rows:
+        row["problem"] = dict(row["problem"], epilogue={"kind": "truncf", "alpha": 1.0, "beta": 1.0})
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli.main(["report", "--table", "skinny", str(results), str(copy)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| 16×4096×4096"))
+    assert row.split("|")[2].strip() == f"{(16 * 4096 * 2 + 4096 * 4096 * 2 + 16 * 4096 * 2) / 1e6:.1f} MB"
+
+
+def test_a_problem_without_cublas_shows_a_dash_and_one_whose_default_failed_is_left_out(tmp_path, capsys):
+    results, copy = _results(tmp_path)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows[0].pop("vendor")  # 16x4096x4096: no cuBLAS time
+    rows[3].update(status="run-failed", median_ms=None)  # 64x8192x8192: IREE's default did not run
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli.main(["report", "--table", "skinny", str(results), str(copy)]) == 0
+    text = capsys.readouterr().out
+    cells = [c.strip() for c in next(line for line in text.splitlines()
+                                     if line.startswith("| 16×4096×4096")).strip("|").split("|")]
+    assert cells[5:7] == ["–", "–"]
+    assert "64×8192×8192" not in text
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda rows, model: rows["modules"]["tuned"].update(median_ms="1.0"), "are not a model runner's rows"),
+    (lambda rows, model: rows["modules"]["tuned"].update(median_ms=0.0), "are not a model runner's rows"),
+    (lambda rows, model: model["dispatches"][0].update(contraction="64x64x64"), "are not a model runner's rows"),
+])
+def test_a_malformed_model_table_input_is_one_sentence(tmp_path, capsys, change, message):
+    from test_model_table import SUMMARY, _rows
+    rows, model = _rows([10.0, 5.0], [30.0, 5.0]), json.loads(json.dumps(SUMMARY))
+    change(rows, model)
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    code = run_main(["report", "--table", "model", str(tmp_path / "rows.json"), str(tmp_path / "model.json")])
+    assert_one_sentence(code, capsys.readouterr().err, message)
+
+
+@pytest.mark.parametrize("flag", [["--peak-tflops", "500"], ["--default", "d"], ["--tuned", "t"]])
+def test_a_table_flag_without_a_table_is_refused(tmp_path, capsys, flag):
+    code = run_main(["report", str(tmp_path), *flag])
+    assert_one_sentence(code, capsys.readouterr().err, f"{flag[0]} shapes a --table")
+
+
+def test_jit_on_a_report_without_mma_counts_is_one_sentence(tmp_path):
+    (tmp_path / "dump").mkdir()
+    (tmp_path / "report.json").write_text(json.dumps({"files": {"dump": "dump"},
+                                                      "dispatches": [{"isa_file": "a.ptx"}]}))
+    with pytest.raises(jit_resources.CudaError, match="is no folder `pipelines compile` wrote for a CUDA target"):
+        jit_resources.jit_resources(tmp_path)

@@ -8,7 +8,7 @@ nvidia-smi -L >> $OUT/gpu.txt
 nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv >> $OUT/gpu.txt
 # `pipelines inspect --jit`'s module (the CLI itself needs the compiler, which this machine does not have)
 for f in .plans/jit/*; do
-  python3 -c "import json, sys; from pipelines.jit_resources import jit_resources; print(json.dumps(jit_resources(__import__("pathlib").Path(sys.argv[1]))))" $f \
+  python3 -c 'import json, sys, pathlib; from pipelines.jit_resources import jit_resources; print(json.dumps(jit_resources(pathlib.Path(sys.argv[1]))))' $f \
     >> $OUT/jit.jsonl 2>> $OUT/err.txt
 done
 start=$(date +%s)
