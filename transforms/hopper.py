@@ -635,16 +635,18 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     out = out_type(problem)
     size = 4 if out == "f32" else 2  # bytes per element of C
 
-    def store_pair(address: str, offset: int, values: list[str]) -> None:
-        """Two neighbouring columns in one store: 8 bytes of f32, or the pair rounded and packed in 4 bytes."""
+    def store_pair(address: str, offset: int | None, values: list[str]) -> None:
+        """Two neighbouring columns in one store at `address` (+ `offset` bytes, an immediate): 8 bytes of f32, or
+        the pair rounded and packed in 4 bytes."""
+        at = "[$0]" if offset is None else f"[$0+{offset}]"
         if out == "f32":
-            _asm(b, f"st.global.v2.f32 [$0+{offset}], {{$1, $2}};", "l,f,f",
+            _asm(b, f"st.global.v2.f32 {at}, {{$1, $2}};", "l,f,f",
                  [(address, "i64"), (values[0], "f32"), (values[1], "f32")])
             return
         # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
         packed = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
                       f"{values[0]} : (f32, f32) -> i32", "pk")
-        _asm(b, f"st.global.b32 [$0+{offset}], $1;", "l,r", [(address, "i64"), (packed, "i32")])
+        _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (packed, "i32")])
 
     def rounded(value: str) -> str:
         """One f32 rounded to nearest even in the output type (cvt.rn)."""
@@ -682,7 +684,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                 if pairs:
                     at = b.arith("addi", row_bytes, b.arith(
                         "muli", b.op(f"arith.extui {col_} : i32 to i64", "q"), i64(size), "i64"), "i64")
-                    store_pair(b.arith("addi", pc, at, "i64"), 0, values)
+                    store_pair(b.arith("addi", pc, at, "i64"), None, values)
                 else:
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
                     value = values[e] if out == "f32" else rounded(values[e])
