@@ -10,6 +10,7 @@ prints it as one sentence with exit code 2 (Ctrl-C: exit 130).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -24,6 +25,7 @@ from .cli_args import (
     UsageError,
     check_flag_pairs,
     distinct,
+    flag_name,
     given_flags,
     listed_flags,
     one_line,
@@ -49,7 +51,7 @@ from .named import (
 from .plan import Plan
 from .output import PLAN_FILES, admit_file, admit_folder, owned, work_folder, write_file
 from .report import REPORT_FILES, write_reports
-from .tables import TableOptions
+from .tables import TABLES, TableOptions
 from .tables import render as render_table
 from .request import Request, check_pipeline, gemm_of
 from .runner import check_distinct_devices, device_or_error, environment, run_failures, run_plan
@@ -184,10 +186,13 @@ def cmd_bench(args) -> int:
                            args.force)
 
 
+TABLE_OPTIONS = tuple(f.name for f in dataclasses.fields(TableOptions))
+
+
 def cmd_report(args) -> int:
     if args.table:
         return _table(args)
-    ignored = given_flags(args, "tuned", "default", "peak_tflops")
+    ignored = given_flags(args, *TABLE_OPTIONS)
     if ignored:
         raise UsageError(f"{listed_flags(ignored)} {'shapes' if len(ignored) == 1 else 'shape'} a --table; give "
                          "--table or leave them out.")
@@ -208,11 +213,15 @@ def cmd_report(args) -> int:
 def _table(args) -> int:
     if args.title is not None:
         raise UsageError("--title names the rendered reports of a folder; a --table has its own heading.")
+    reads = TABLES[args.table].options
+    ignored = given_flags(args, *(name for name in TABLE_OPTIONS if name not in reads))
+    if ignored:
+        raise UsageError(f"{listed_flags(ignored)} would be ignored: the {args.table} table reads "
+                         f"{listed_flags([flag_name(n) for n in reads]) if reads else 'no option'}.")
     if args.output:
         writable(args.output, "file")
         admit_file(args.output, args.force, args.inputs)
-    options = TableOptions(**{name: value for name in ("tuned", "default", "peak_tflops")
-                              if (value := getattr(args, name)) is not None})
+    options = TableOptions(**{name: value for name in reads if (value := getattr(args, name)) is not None})
     text = render_table(args.table, args.inputs, options)
     if args.output:
         write_file(args.output, text, args.force)

@@ -18,7 +18,6 @@ from transforms.schedule import (
     LDS_LAYOUTS,
     WORKGROUP_ORDERS,
 )
-
 from transforms.warpgroups import SCHEDULES
 
 from .named import (
@@ -162,13 +161,13 @@ def distinct(values: Sequence[str], flag: str, what: str) -> None:
         raise UsageError(f"{flag} names the {what} '{twice}' twice; give each once.")
 
 
-def _flag(name: str) -> str:
+def flag_name(name: str) -> str:
     return "-o" if name == "output" else "--" + name.replace("_", "-")
 
 
 def given_flags(args, *names: str) -> list[str]:
     """The flags among the argument names `names` that the command line gave (their defaults are None or False)."""
-    return [_flag(name) for name in names if getattr(args, name, None) is not None
+    return [flag_name(name) for name in names if getattr(args, name, None) is not None
             and getattr(args, name) is not False]  # (0 and 0.0 are given values)
 
 
@@ -375,7 +374,7 @@ def check_flag_pairs(args) -> None:
     `FLAG_EXCLUDES`), before any work."""
     for flag, needed, what in FLAG_NEEDS.get(args.command, ()):
         if given_flags(args, flag) and not given_flags(args, needed):
-            raise UsageError(f"{what}; give {_flag(needed)} too, or leave {_flag(flag)} out.")
+            raise UsageError(f"{what}; give {flag_name(needed)} too, or leave {flag_name(flag)} out.")
     for flag, other, what in FLAG_EXCLUDES.get(args.command, ()):
         if given_flags(args, flag) and given_flags(args, other):
-            raise UsageError(f"{what}; give {_flag(flag)} or {_flag(other)}, not both.")
+            raise UsageError(f"{what}; give {flag_name(flag)} or {flag_name(other)}, not both.")

@@ -32,8 +32,7 @@ from .named import (
 )
 from .output import FILE_MARK, admit_file, admit_folder, write_file
 from .report import render_report
-from .named import get_pipeline
-from .request import check_pipeline, job_from_args
+from .request import check_model_pipeline, job_from_args
 from .routes import ROUTES, kernel_route, route_for
 from .targets import TARGETS, get_target, kernel_targets
 from .timing.device import is_model
@@ -132,10 +131,7 @@ def cmd_list(args) -> int:
 
 def cmd_tune_model(args) -> int:
     target = get_target(args.target)
-    check_pipeline(args.pipeline, target)
-    if get_pipeline(args.pipeline).kernel:  # the Hopper kernels take one GEMM, not a model's contractions yet
-        raise UsageError(f"pipeline '{args.pipeline}' compiles the target's own kernel for one GEMM given with "
-                         "--shape; a model's contractions take 'auto', 'tuned' or 'codegen'.")
+    check_model_pipeline(args.pipeline, target)
     writable(args.output, "folder")
     admit_folder(args.output, "tune-model", args.force, inputs=(args.model, args.with_spec))
     if not args.model.is_file():

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 import sys
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path

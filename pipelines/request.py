@@ -127,7 +127,7 @@ def _gemm(request: Request) -> Gemm:
 
 
 def _schedule(request: Request, gemm: Gemm, target) -> Schedule | None:
-    pipeline = get_pipeline(request.pipeline or "default")
+    pipeline = get_pipeline(request.pipeline_name)
     if not request.flags.given:
         return schedule_for(pipeline.name, gemm, target)
     base = pipeline.choose(gemm, target)  # flags override the pipeline's own schedule, not the model's choice
@@ -154,6 +154,19 @@ def _schedule(request: Request, gemm: Gemm, target) -> Schedule | None:
     groups = WarpGroups(request.flags.workgroup_size or groups.workgroup_size,
                         request.flags.waves_per_eu if request.flags.waves_per_eu is not None else groups.waves_per_eu)
     return Schedule(tile, staging, swizzle, groups)
+
+
+def check_model_pipeline(name: str, target) -> None:
+    """`name` runs on `target` and compiles a model's contractions."""
+    check_pipeline(name, target)
+    _refuse_own_kernel(name)
+
+
+def _refuse_own_kernel(name: str) -> None:
+    """The target's own kernels (the `hopper` pipeline's) take one GEMM, not a model's contractions yet."""
+    if get_pipeline(name).kernel:
+        raise UsageError(f"pipeline '{name}' compiles the target's own kernel for one GEMM given with --shape; a "
+                         "model's contractions take 'auto', 'tuned' or 'codegen'.")
 
 
 def check_pipeline(name: str, target) -> None:
@@ -201,20 +214,18 @@ def job_for(request: Request) -> flow.Job:
 
 def _scheduled_job(request: Request) -> flow.Job:
     target = get_target(request.target)
-    check_pipeline(request.pipeline or "default", target)
-    pipeline = request.pipeline or "default"
+    check_pipeline(request.pipeline_name, target)
+    named = get_pipeline(request.pipeline_name)
+    pipeline = named.name
     if request.flags.given:
         pipeline = "custom" if pipeline == "default" else f"{pipeline}+flags"
-    named = get_pipeline(request.pipeline or "default")
     if request.input is not None:
         if request.shape is not None:
             raise UsageError("give either --shape or --input, not both.")
         if request.schedule:
             raise UsageError(f"--schedule {request.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
-        if named.kernel:
-            raise UsageError(f"pipeline '{named.name}' compiles the target's own kernel for one GEMM given with "
-                             "--shape; a model's contractions take 'auto', 'tuned' or 'codegen'.")
+        _refuse_own_kernel(named.name)
         given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(request, name) is not None]
         if given:
             raise UsageError(f"{', '.join(given)} {'describes' if len(given) == 1 else 'describe'} a --shape problem; "

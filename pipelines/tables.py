@@ -10,8 +10,8 @@ Each entry of `TABLES` names the files it reads and renders them:
 - `skinny`: skinny and long-K problems, each problem's best project pipeline against IREE's default and the vendor
   library (a `pipelines bench` results.jsonl), with bytes moved, % of the measured copy bandwidth (lines of
   `results/h100/skinny/copy_bandwidth.py` from the same session) and % of the roofline. Bytes moved count A and B read
-  once and the f32 result written once; the roofline time is the larger of bytes / copy bandwidth and FLOPs / the
-  dense peak (`--peak-tflops`, default 989.4: H100 SXM dense bf16, NVIDIA H100 data sheet).
+  once and C written once (f32, or 16-bit for the truncf epilogue); the roofline time is the larger of bytes / copy
+  bandwidth and FLOPs / the dense peak (`--peak-tflops`, default 989.4: H100 SXM dense bf16, NVIDIA H100 data sheet).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from transforms.errors import UserError
+
+from .inspect import kernel_prefixes
 
 PEAK_TFLOPS = 989.4  # H100 SXM dense bf16 (NVIDIA H100 data sheet)
 
@@ -42,20 +44,15 @@ class TableOptions:
 class Table:
     name: str
     inputs: tuple[str, ...]  # what each file given is, in order
+    options: tuple[str, ...]  # the fields of TableOptions it reads (the CLI refuses the others)
     render: Callable[[list[Path], TableOptions], str]
 
 
 def kernel_dispatch(kernel: str, dispatches: list[str]) -> str | None:
     """The model.json dispatch a launched kernel belongs to: PTX names the dispatch's function with `$` written `_`
     and the contraction appended (`block_async_dispatch_0_matmul_...` for `module_block$async_dispatch_0`)."""
-    matches = [d for d in dispatches if kernel == _ptx_name(d) or kernel.startswith(_ptx_name(d) + "_")]
+    matches = [d for d in dispatches if (kernel + "_").startswith(kernel_prefixes(d)[1])]
     return max(matches, key=len) if matches else None
-
-
-def _ptx_name(dispatch: str) -> str:
-    # inspect.kernel_prefixes says the same, but importing pipelines.inspect loads the compiler, which the GPU
-    # machine this tool runs on does not have
-    return dispatch.removeprefix("module_").replace("$", "_")
 
 
 def _launches(launches: list[dict], rows: list[dict]) -> list[tuple[dict, dict, float]]:
@@ -195,8 +192,8 @@ def _skinny(files: list[Path], options: TableOptions) -> str:
 
 
 TABLES = {t.name: t for t in (
-    Table("model", ("the model runner's rows (JSON)", "tune-model's model.json"), _model),
-    Table("skinny", ("a bench results.jsonl", "copy-bandwidth lines (JSON Lines)"), _skinny),
+    Table("model", ("the model runner's rows (JSON)", "tune-model's model.json"), ("tuned", "default"), _model),
+    Table("skinny", ("a bench results.jsonl", "copy-bandwidth lines (JSON Lines)"), ("peak_tflops",), _skinny),
 )}
 
 

@@ -59,11 +59,6 @@ DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgm
 # row each) and wgmma reads it transposed (its MN-major shared-memory layout).
 LAYOUTS = ("nt", "nn")
 EPILOGUES = ("none", "truncf")  # C stored in f32, or rounded to the input type (two columns packed in 4 bytes)
-
-
-def out_type(problem: Gemm) -> str:
-    """The element type the kernel stores C in."""
-    return DTYPES[problem.dtype] if problem.epilogue.kind == "truncf" else "f32"
 NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 
 
@@ -386,7 +381,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     c0, c1 = b.const(0, "index"), b.const(1, "index")
     i32 = lambda v: b.const(v, "i32")  # noqa: E731
     i64 = lambda v: b.const(v, "i64")  # noqa: E731
-    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], out_type(problem))
+    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], problem.out_dtype)
     t, c = _binding(b, layout, 2, tt, "t", True), _binding(b, layout, 3, tc, "cc", False)
     pt = _pointer(b, t, tt)
     map_a = b.op(f"llvm.inttoptr {pt} : i64 to !llvm.ptr", "map")
@@ -632,7 +627,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     m_, n_ = i32(problem.m), i32(problem.n)
     pairs = problem.n % 2 == 0
     pc = _pointer(b, c, tc)
-    out = out_type(problem)
+    out = problem.out_dtype
     size = 4 if out == "f32" else 2  # bytes per element of C
 
     def store_pair(address: str, offset: int | None, values: list[str]) -> None:
@@ -708,7 +703,7 @@ def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> 
     grid_x, grid_y = grid_size(problem, schedule), 1
     ta = f"tensor<{problem.m}x{problem.k}x{dt}>"
     tb = f"tensor<{problem.k}x{problem.n}x{dt}>" if problem.layout == "nn" else f"tensor<{problem.n}x{problem.k}x{dt}>"
-    tc, tm = f"tensor<{problem.m}x{problem.n}x{out_type(problem)}>", "tensor<32xi64>"
+    tc, tm = f"tensor<{problem.m}x{problem.n}x{problem.out_dtype}>", "tensor<32xi64>"
     return f"""#target = {TARGET}
 #patch_layout = {layout_patch}
 #gemm_layout = {layout_gemm}
@@ -802,11 +797,10 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
 def _stores_c_as(gemm: str, problem: Gemm) -> bool:
     """C stored in its type: pairs of f32 in 8 bytes, or pairs rounded to nearest (cvt.rn) and packed in 4 bytes,
     when N is even; one element a store when it is odd (4 bytes of f32, or 2 rounded); nothing rounded for f32."""
-    out = out_type(problem)
+    out = problem.out_dtype
     rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
     if problem.n % 2:
-        wide = re.search(r"st\.global\.(b32|f32)\s", gemm) is not None
-        narrow = "st.global.b16" in gemm
-        return (wide and not narrow and not rounded) if out == "f32" else (narrow and rounded and not wide)
-    wide, narrow = "st.global.v2.f32" in gemm, "st.global.b32" in gemm
+        wide, narrow = re.search(r"st\.global\.(b32|f32)\s", gemm) is not None, "st.global.b16" in gemm
+    else:
+        wide, narrow = "st.global.v2.f32" in gemm, "st.global.b32" in gemm
     return (wide and not narrow and not rounded) if out == "f32" else (narrow and rounded and not wide)

@@ -103,6 +103,11 @@ class Gemm:
         return inputs + lead * self.m * self.n * 4 * (2 if self.epilogue.kind == "alpha-beta" else 1)
 
     @property
+    def out_dtype(self) -> str:
+        """The element type D is stored in: f32, or the input type for the truncf epilogue."""
+        return self.dtype if self.epilogue.kind == "truncf" else ACC_DTYPE
+
+    @property
     def batched(self) -> bool:
         return self.batch is not None
 
@@ -256,7 +261,7 @@ def _pad(operand: ir.Value, shape: tuple[int, ...]) -> ir.Value:
 def _truncated(gemm: Gemm, product: ir.Value) -> ir.Value:
     """The accumulator rounded to the input type in one elementwise linalg.generic (IREE fuses it into the GEMM
     dispatch)."""
-    f32, elem = ir.F32Type.get(), ir.Type.parse(gemm.dtype)
+    f32, elem = ir.F32Type.get(), ir.Type.parse(gemm.out_dtype)
     rank = len(gemm.c_shape)
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
     parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")

@@ -76,6 +76,10 @@ def test_the_table_is_written_to_a_file_and_never_over_an_input(tmp_path, capsys
     (["FOLDER", "--tuned", "t"], "--tuned shapes a --table"),
     (["FOLDER", "FOLDER"], "report renders one folder's results.jsonl, not 2 paths"),
     (["--table", "skinny", "RESULTS", "COPY", "--title", "x"], "--title names the rendered reports"),
+    (["--table", "skinny", "RESULTS", "COPY", "--tuned", "t"],
+     "--tuned would be ignored: the skinny table reads --peak-tflops"),
+    (["--table", "model", "RESULTS", "COPY", "--peak-tflops", "5"],
+     "--peak-tflops would be ignored: the model table reads --tuned and --default"),
 ])
 def test_a_table_refuses_what_it_cannot_render_in_one_sentence(tmp_path, capsys, argv, message):
     results, copy = _results(tmp_path)
