@@ -33,7 +33,6 @@ from . import flow
 from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError, compiler_version
 from .named import plan_for, plan_job, uses_ukernels
-from .routes import route_for
 from .plan import Case, Plan
 from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
 from .targets import ComputeUnits, Target, TargetError, check_dtype
@@ -158,20 +157,11 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
             # the same kernel: it is compiled and timed once, and its rows share that measurement (`runner`).
             entry.update(same_kernel_as=first["id"], vmfb=first["vmfb"], status=first["status"],
                          **({"error": first["error"]} if "error" in first else {}))
-        else:
-            job = None
-            try:  # made on the GPU machine and passed after the problem's own (`runner`), compiled now or reused
-                job = plan_job(target, pipeline, gemm, schedule, units)
-                device_inputs = route_for(job).device_inputs(job)
-            except (TargetError, ValueError):
-                device_inputs = []  # the compile below refuses the same job, with its sentence
-            if device_inputs:
-                entry["device_inputs"] = device_inputs
         if entry["status"] == "ok" and first is entry and not isinstance(schedule, Refused) and (
                 not owned(folder / "gemm.vmfb") or not all(any((folder / flow.DUMP_DIR).glob(k)) for k in keep)):
             flags = (f"--iree-hal-benchmark-dispatch-repeat-count={repeat}",)
             try:
-                prepared = flow.prepare(job or plan_job(target, pipeline, gemm, schedule, units))
+                prepared = flow.prepare(plan_job(target, pipeline, gemm, schedule, units))
                 if client is not None:
                     remote.append((entry, folder, prepared, flags))
                 else:

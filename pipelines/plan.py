@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from transforms.errors import UserError
@@ -43,8 +43,6 @@ class Case:
     vendor: bool = False  # the vendor library is timed beside this case (the first case of each problem)
     error: str | None = None
     same_kernel_as: str | None = None  # the id of an earlier case that compiled the same kernel
-    # Inputs after the problem's that the GPU machine makes (`Route.device_inputs`; `runner.device_inputs`)
-    device_inputs: list = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The case as plan.json holds it; the optional fields only where set."""
@@ -52,8 +50,6 @@ class Case:
         for key in ("error", "same_kernel_as"):
             if out[key] is None:
                 del out[key]
-        if not out["device_inputs"]:
-            del out["device_inputs"]
         return out
 
     @classmethod
@@ -64,6 +60,9 @@ class Case:
                    and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
         if missing:
             raise PlanFormatError(f"a case without {', '.join(missing)}")
+        if entry.get("device_inputs"):  # an earlier version's Hopper case: its kernel took tensor maps as inputs
+            raise PlanFormatError("a case whose kernel takes inputs the GPU machine made (device_inputs), which this "
+                                  "version's kernels build themselves; write the plan again with this version's bench")
         case = cls(**{f.name: entry[f.name] for f in dataclasses.fields(cls) if f.name in entry})
         case.check()
         return case
@@ -71,7 +70,7 @@ class Case:
     def check(self) -> None:
         types: dict[str, Any] = {"id": str, "label": str, "problem": dict, "pipeline": str, "schedule": str,
                                  "target": str, "flops": int, "repeat": int, "function": str, "input_shapes": list,
-                                 "input_dtypes": list, "status": str, "vendor": bool, "device_inputs": list}
+                                 "input_dtypes": list, "status": str, "vendor": bool}
         wrong = [key for key, kind in types.items() if not isinstance(getattr(self, key), kind)
                  or (kind is int and isinstance(getattr(self, key), bool))]
         wrong += [f"problem {key}" for key, kind in PROBLEM_KEYS.items() if not isinstance(self.problem.get(key), kind)]
@@ -81,8 +80,6 @@ class Case:
                   and not isinstance(getattr(self, key), str)]
         if self.schedule_fields is not None and not isinstance(self.schedule_fields, dict):
             wrong.append("schedule_fields")
-        if not all(isinstance(d, dict) and isinstance(d.get("kind"), str) for d in self.device_inputs):
-            wrong.append("device_inputs")
         if wrong:
             raise PlanFormatError(f"case {self.id!r} has a wrong or missing {wrong[0]}")
 

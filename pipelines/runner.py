@@ -81,25 +81,6 @@ def make_inputs(case: dict, folder: Path) -> Inputs:
     return Inputs(arrays, files)
 
 
-def device_inputs(case: dict, folder: Path) -> Inputs:
-    """The inputs a case's route names for the GPU machine to make (`Route.device_inputs`), passed after the
-    problem's own: "tensor-maps", the Hopper kernels' CUDA tensor maps (`pipelines.tensormap`), 16 x i64 each."""
-    arrays, files = [], []
-    for i, spec in enumerate(case.get("device_inputs") or []):
-        kind = spec.get("kind") if isinstance(spec, dict) else None
-        if kind != "tensor-maps":
-            raise RunError(f"case {case.get('id')} asks for a device input of kind {kind!r}; this runner makes "
-                           "'tensor-maps'.")
-        from .tensormap import encode_all  # ctypes and the CUDA driver: only where a case needs it
-
-        array = encode_all(spec["maps"])
-        path = folder / f"device_input{i}.bin"
-        array.tofile(path)
-        arrays.append(array)
-        files.append(f"{array.size}xi64=@{path}")
-    return Inputs(arrays, files)
-
-
 def reference(case: dict, arrays: list[np.ndarray]) -> np.ndarray:
     """float64 result of the case's problem, on the GPU through torch when it can, else with numpy."""
     problem = case["problem"]
@@ -275,16 +256,14 @@ def run_case(case: dict, plan: Path, device: str, repetitions: int, env: dict, d
         return row
     vmfb = plan / case["vmfb"]
     try:
-        problem_inputs, want = data.get(case)
-        extra = device_inputs(case, data.scratch)
-        inputs = Inputs(problem_inputs.arrays + extra.arrays, problem_inputs.files + extra.files)
+        inputs, want = data.get(case)
         got = run_once(case, vmfb, device, inputs.arrays)
         error = max_relative_error(got, want)
         row.update(max_rel_error=error, tolerance=result_tolerance(case["problem"]))
         row["correct"] = error <= row["tolerance"]
         times = time_iree(case, vmfb, device, inputs, repetitions, WARMUP_S, MIN_TIME_S)
         # the vendor library as long as the kernels (the GPU's clock falls to its power limit within a second)
-        vendor = time_vendor(case, problem_inputs.arrays, repetitions, WARMUP_S, MIN_TIME_S) \
+        vendor = time_vendor(case, inputs.arrays, repetitions, WARMUP_S, MIN_TIME_S) \
             if case.get("vendor") else None
     except (RunError, RuntimeError, ValueError, KeyError, OSError, subprocess.SubprocessError) as err:
         # KeyError: the module has no such function; OSError: the case's file is gone (a plan edited by hand)

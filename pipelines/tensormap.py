@@ -1,6 +1,6 @@
-"""CUDA tensor maps (`CUtensorMap`, 128 bytes) for the Hopper route's TMA loads, encoded by the CUDA driver on the
-GPU machine (`cuTensorMapEncodeTiled` through ctypes) with a placeholder address: the program's `@patch` dispatch
-writes the operands' device addresses into them (`transforms.hopper`).
+"""CUDA tensor maps (`CUtensorMap`, 128 bytes) as the CUDA driver encodes them (`cuTensorMapEncodeTiled` through
+ctypes), on the GPU machine: the oracle the Hopper kernels' own maps, which each workgroup writes field by field
+(`transforms.hopper`), are compared with byte by byte (results/h200/tensor-maps/probe.py).
 
 Runtime side only: ctypes and numpy, no compiler.
 """
@@ -41,7 +41,7 @@ def _driver():
     return cuda
 
 
-def encode(spec: dict) -> np.ndarray:
+def encode(spec: dict, address: int = PLACEHOLDER_ADDRESS, l2_promotion: int = L2_PROMOTION_256B) -> np.ndarray:
     """One tensor map of `spec` (transforms.hopper.tensor_maps: dims innermost first, the row stride in bytes, box,
     dtype, swizzle bytes) as 16 × uint64."""
     cuda = _driver()
@@ -52,15 +52,10 @@ def encode(spec: dict) -> np.ndarray:
     box = (ctypes.c_uint32 * rank)(*spec["box"])
     element_strides = (ctypes.c_uint32 * rank)(*([1] * rank))
     status = cuda.cuTensorMapEncodeTiled(out, ctypes.c_int(DATA_TYPES[spec["dtype"]]), ctypes.c_uint32(rank),
-                                         ctypes.c_void_p(PLACEHOLDER_ADDRESS), dims, strides, box, element_strides,
+                                         ctypes.c_void_p(address), dims, strides, box, element_strides,
                                          ctypes.c_int(0), ctypes.c_int(SWIZZLES[spec["swizzle"]]),
-                                         ctypes.c_int(L2_PROMOTION_256B), ctypes.c_int(0))
+                                         ctypes.c_int(l2_promotion), ctypes.c_int(0))
     if status != 0:
         raise TensorMapError(f"cuTensorMapEncodeTiled refused the {spec.get('operand', '')} map {spec['dims']} box "
                              f"{spec['box']} (CUDA error {status}).")
     return np.frombuffer(bytes(out), dtype=np.int64).copy()
-
-
-def encode_all(specs: list[dict]) -> np.ndarray:
-    """The program's `maps` input: every map of `specs`, one after the other (32 × i64 for two)."""
-    return np.concatenate([encode(spec) for spec in specs])

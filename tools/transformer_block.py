@@ -11,6 +11,7 @@ stays small enough to carry to a GPU machine (the measured rows, results/h100/mo
 
     python tools/transformer_block.py onnx OUT.onnx --rows 4096 --width 2048 --mlp 8192 [--weights inputs]
     python tools/transformer_block.py data DIR --rows 4096 --width 2048 --mlp 8192   # on the GPU machine
+    python tools/transformer_block.py torch ROWS.json --rows 4096 --width 2048 --mlp 8192  # the same, in PyTorch
 
 `data` writes input0.npy... (X then the weights, the graph's input order), inputs.json and reference.npy (float64,
 no intermediate rounding: torch on the GPU when it is there, else numpy). The inputs are seeded normal values scaled
@@ -115,22 +116,70 @@ def write_data(folder: Path, rows: int, width: int, mlp: int) -> None:
     (folder / "inputs.json").write_text(json.dumps({"inputs": manifest, "reference": "reference.npy"}, indent=1) + "\n")
 
 
+def torch_times(rows: int, width: int, mlp: int, seconds: float = 2.0, rounds: int = 5) -> dict:
+    """The block in PyTorch on the GPU, as a user would write it (f16, `F.gelu` exact, softmax in f32 as the ONNX
+    graph computes it), eager and under `torch.compile`, on the same inputs: ms per call, median over `rounds` of
+    `seconds` of back-to-back calls timed by CUDA events, the two taking turns; and each one's largest error against
+    the float64 reference, relative to the reference's largest magnitude."""
+    import torch
+    import torch.nn.functional as F
+
+    named = dict(inputs(rows, width, mlp))
+    t = {name: torch.from_numpy(a).cuda() for name, a in named.items()}
+
+    def block(x, wq, wk, wv, wo, w1, w2):
+        q, k, v = x @ wq, x @ wk, x @ wv
+        p = torch.softmax((q @ k.T).float(), dim=-1).half()
+        return F.gelu(((p @ v) @ wo) @ w1) @ w2
+
+    args = [t[name] for name in ("X", *WEIGHTS)]
+    want = reference(named)
+    scale = float(np.abs(want).max())
+    runs = {"eager": block, "compile": torch.compile(block)}
+    result: dict = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    for name, fn in runs.items():
+        got = fn(*args).float().cpu().numpy()
+        result[f"{name}_max_rel_error"] = float(np.abs(got - want).max() / scale)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            fn(*args)
+            torch.cuda.synchronize()
+            calls, elapsed = 0, 0.0
+            start.record()
+            while elapsed < seconds * 1000:
+                for _ in range(10):
+                    fn(*args)
+                calls += 10
+                end.record()
+                end.synchronize()
+                elapsed = start.elapsed_time(end)
+            times[name].append(elapsed / calls)
+    for name, values in times.items():
+        result[f"{name}_ms"] = float(np.median(values))
+        result[f"{name}_rounds_ms"] = values
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("onnx", "data"))
+    parser.add_argument("what", choices=("onnx", "data", "torch"))
     parser.add_argument("out", type=Path)
     parser.add_argument("--rows", type=int, default=4096)
     parser.add_argument("--width", type=int, default=2048)
     parser.add_argument("--mlp", type=int, default=8192)
     parser.add_argument("--weights", choices=("initializers", "inputs"), default="inputs")
     args = parser.parse_args(argv)
-    taken = args.out.exists() and (args.what == "onnx" or not args.out.is_dir() or any(args.out.iterdir()))
+    taken = args.out.exists() and (args.what != "data" or not args.out.is_dir() or any(args.out.iterdir()))
     if taken:  # a user's file or folder is never overwritten
-        print(f"transformer_block: error: {args.out} exists; give a new {'file' if args.what == 'onnx' else 'folder'}.",
+        print(f"transformer_block: error: {args.out} exists; give a new {'folder' if args.what == 'data' else 'file'}.",
               file=sys.stderr)
         return 2
     if args.what == "onnx":
         build(args.out, args.rows, args.width, args.mlp, args.weights)
+    elif args.what == "torch":
+        args.out.write_text(json.dumps(torch_times(args.rows, args.width, args.mlp), indent=1) + "\n")
     else:
         write_data(args.out, args.rows, args.width, args.mlp)
     return 0

@@ -7,10 +7,11 @@ or crash it), and its MMA enum has no wgmma. nvvm ops, pointers and llvm structs
 (`translation_info` no_pipeline) to PTX, and the IREE runtime loads and times the result like any dispatch.
 
 Tensor maps: IREE's CUDA launcher passes bindings as pointers and push constants as i32, so a `CUtensorMap` cannot
-be a kernel parameter. The program takes the two maps as an input (2 × 128 bytes, encoded on the GPU machine with a
-placeholder address, `pipelines.tensormap`); a first dispatch (`@patch`, one thread) writes the operands' device
-addresses into them with `tensormap.replace` and releases them to the tensor-map proxy; the GEMM dispatch acquires
-them before its first TMA load.
+be a kernel parameter. Each workgroup builds its own two maps in global memory instead, before its first load: the
+dispatch's fourth binding is scratch of 256 bytes per workgroup (a second result of the dispatch, which IREE
+allocates with it), one thread zeroes its slot, writes every field with `tensormap.replace` (the operands'
+addresses, dims, strides, boxes, element type, 128-byte swizzle) and releases and acquires them for the tensor-map
+proxy. The program is then an ordinary `C = f(A, B)` and a model's contraction can be one such dispatch.
 
 The GEMM dispatch (`@gemm`) is warp specialised. Warp group 0 produces: it gives registers away (`setmaxnreg`), and
 one thread issues the TMA loads of each K step into stage `q % stages` (steps numbered across the workgroup's tiles,
@@ -306,30 +307,46 @@ def _asm(b: _Body, text: str, constraints: str, args: list[tuple[str, str]]) -> 
     b.op(f'llvm.inline_asm has_side_effects asm_dialect = att "{text}", "{constraints}" {operands} : ({types}) -> ()')
 
 
-def _patch_func(problem: Gemm, layout: str) -> str:
-    b = _Body()
-    c0 = b.const(0, "index")
-    dt = DTYPES[problem.dtype]
-    ta, tt = _memref([problem.m, problem.k], dt), _memref([32], "i64")
-    tb = _memref([problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k], dt)
-    a, bb = _binding(b, layout, 0, ta, "a", True), _binding(b, layout, 1, tb, "b", True)
-    t = _binding(b, layout, 2, tt, "t", False)
-    tid = b.op("gpu.thread_id x", "tid")
-    first = b.op(f"arith.cmpi eq, {tid}, {c0} : index", "first")
-    b.op(f"scf.if {first} {{")
-    pa, pb, pt = _pointer(b, a, ta), _pointer(b, bb, tb), _pointer(b, t, tt)
-    pt1 = b.op(f"arith.addi {pt}, {b.const(128, 'i64')} : i64", "p")
-    for map_address, operand in ((pt, pa), (pt1, pb)):
-        _asm(b, "tensormap.replace.tile.global_address.global.b1024.b64 [$0], $1;", "l,l",
-             [(map_address, "i64"), (operand, "i64")])
+# tensormap.replace field values (PTX ISA, tensormap.replace: the .elemtype and .swizzle_mode encodings; the
+# element type's differs from CUDA's CUtensorMapDataType, where bf16 is 9)
+MAP_ELEMTYPES = {"f16": 6, "bf16": 10}
+MAP_SWIZZLES = {32: 1, 64: 2, 128: 3}
+MAP_BYTES = 128
+MAP_WORDS = 2 * MAP_BYTES // 8  # i64 words of one workgroup's two maps
+
+
+def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> list[str]:
+    """One thread builds the workgroup's tensor maps at `slot` (an i64 global address, 128-byte aligned; one map
+    after the other): zeroed, then every field of `specs` (`tensor_maps`) written with `tensormap.replace`, then
+    released to the tensor-map proxy and acquired by this thread, which issues the TMA loads. Returns the maps'
+    addresses as pointers."""
+    zero = b.const(0, "i64")
+    addresses = []
+    for index, (spec, operand) in enumerate(zip(specs, operands)):
+        at = b.arith("addi", slot, b.const(index * MAP_BYTES, "i64"), "i64")
+        addresses.append(at)
+        for word in range(MAP_BYTES // 8):
+            pointer = b.op(f"llvm.inttoptr {b.arith('addi', at, b.const(8 * word, 'i64'), 'i64')} : i64 to !llvm.ptr",
+                           "w")
+            b.op(f"llvm.store {zero}, {pointer} : i64, !llvm.ptr")
+        replace = "tensormap.replace.tile.{}.global.b1024.b{} [$0], {}$1;"
+        _asm(b, replace.format("global_address", 64, ""), "l,l", [(at, "i64"), (operand, "i64")])
+        _asm(b, replace.format("rank", 32, ""), "l,r", [(at, "i64"), (b.const(len(spec["dims"]) - 1, "i32"), "i32")])
+        for ordinal, (dim, box) in enumerate(zip(spec["dims"], spec["box"])):
+            for field, value in (("global_dim", dim), ("box_dim", box), ("element_stride", 1)):
+                _asm(b, replace.format(field, 32, f"{ordinal}, "), "l,r", [(at, "i64"), (b.const(value, "i32"), "i32")])
+        _asm(b, replace.format("global_stride", 64, "0, "), "l,l",
+             [(at, "i64"), (b.const(spec["stride"], "i64"), "i64")])
+        for field, value in (("elemtype", MAP_ELEMTYPES[spec["dtype"]]),
+                             ("swizzle_mode", MAP_SWIZZLES[spec["swizzle"]])):
+            _asm(b, f"tensormap.replace.tile.{field}.global.b1024.b32 [$0], {value};", "l", [(at, "i64")])
     _asm(b, "fence.proxy.tensormap::generic.release.gpu;", "", [])
-    b.op("}")
-    body = b.text()
-    return f"""      func.func @patch() attributes {{translation_info = #iree_codegen.translation_info<pipeline = \
-#iree_codegen.no_pipeline workgroup_size = [32, 1, 1] subgroup_size = 32>}} {{
-        {body}
-        return
-      }}"""
+    for at in addresses:
+        _asm(b, f"fence.proxy.tensormap::generic.acquire.gpu [$0], {MAP_BYTES};", "l", [(at, "i64")])
+    # ptxas can leave out the acquire fence's wait before the first bulk copy that reads the map (Triton's TMA
+    # lowering issues an empty bulk group and waits on it for the same reason)
+    _asm(b, "cp.async.bulk.commit_group; cp.async.bulk.wait_group.read 0;", "", [])
+    return [b.op(f"llvm.inttoptr {at} : i64 to !llvm.ptr", "map") for at in addresses]
 
 
 def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[str, str]:
@@ -371,22 +388,28 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     return _ceil(units, rounds) * s.cluster_m
 
 
+def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, str, str, str]:
+    """The memref types of A, B, C and the workgroups' tensor maps (MAP_WORDS i64 per workgroup)."""
+    dt = DTYPES[problem.dtype]
+    tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
+    return (_memref([problem.m, problem.k], dt), _memref(tb, dt), _memref([problem.m, problem.n], problem.out_dtype),
+            _memref([grid_size(problem, s) * MAP_WORDS], "i64"))
+
+
 def _acc_type(n: int) -> str:
     return "!llvm.struct<(" + ", ".join(["f32"] * (n // 2)) + ")>"
 
 
-def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
+def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm") -> str:
     b = _Body()
     dt = DTYPES[problem.dtype]
     c0, c1 = b.const(0, "index"), b.const(1, "index")
     i32 = lambda v: b.const(v, "i32")  # noqa: E731
     i64 = lambda v: b.const(v, "i64")  # noqa: E731
-    tt, tc = _memref([32], "i64"), _memref([problem.m, problem.n], problem.out_dtype)
-    t, c = _binding(b, layout, 2, tt, "t", True), _binding(b, layout, 3, tc, "cc", False)
-    pt = _pointer(b, t, tt)
-    map_a = b.op(f"llvm.inttoptr {pt} : i64 to !llvm.ptr", "map")
-    pt1 = b.op(f"arith.addi {pt}, {i64(128)} : i64", "p")
-    map_b = b.op(f"llvm.inttoptr {pt1} : i64 to !llvm.ptr", "map")
+    ta, tb, tc, tt = _operand_memrefs(problem, s)
+    a, bb = _binding(b, layout, 0, ta, "a", True), _binding(b, layout, 1, tb, "b", True)
+    c, t = _binding(b, layout, 2, tc, "cc", False), _binding(b, layout, 3, tt, "t", False)
+    operands, maps_base = [_pointer(b, a, ta), _pointer(b, bb, tb)], _pointer(b, t, tt)
     bytes_a, bytes_b = s.stage_bytes()
     smem_ty = f"memref<{s.shared_bytes()}xi8, #gpu.address_space<workgroup>>"
     raw = _pointer(b, b.op(f"memref.alloc() : {smem_ty}", "smem"), smem_ty)
@@ -454,8 +477,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
     # -- producer: one thread issues every TMA load; the warp group gives registers to the consumers.
     _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};", "", [])
     b.op(f"scf.if {first} {{")
-    _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt, "i64")])
-    _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [(pt1, "i64")])
+    slot = b.arith("muli", b.op(f"arith.extui {bid} : i32 to i64", "slot"), i64(MAP_WORDS * 8), "i64")
+    map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", maps_base, slot, "i64"))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
     col, row = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
@@ -596,7 +619,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str) -> str:
         _sync(b, s)
     body = b.text()
     cluster = f"nvvm.cluster_dim = array<i32: {s.cluster_m}, 1, 1>, " if s.cluster_m > 1 else ""
-    return f"""      func.func @gemm() attributes {{{cluster}translation_info = #iree_codegen.translation_info<\
+    return f"""      func.func @{entry}() attributes {{{cluster}translation_info = #iree_codegen.translation_info<\
 pipeline = #iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgroup_size = 32>}} {{
         {body}
         return
@@ -690,49 +713,64 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         b.op("}")
 
 
-def program(problem: Gemm, schedule: HopperSchedule, function: str = "main") -> str:
-    """An IREE program `function(A, B, maps) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K;
-    B N×K, or K×N for layout nn; maps 2 × 128 bytes as 32 × i64) whose executable holds `@patch` and `@gemm`."""
+def program(problem: Gemm, schedule: HopperSchedule, function: str = "main", maps_result: bool = False) -> str:
+    """An IREE program `function(A, B) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K; B N×K,
+    or K×N for layout nn) whose executable `@hopper` holds the one dispatch `@gemm`. Its second result, the
+    workgroups' tensor maps (`MAP_WORDS` i64 each), is scratch the dispatch writes; `maps_result` returns it too
+    (what the GPU machine compares with the CUDA driver's encoding)."""
     schedule.check()
     check_problem(problem, schedule)
-    dt = DTYPES[problem.dtype]
-    ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
-    rw = "#hal.pipeline.binding<storage_buffer>"
-    layout_patch = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}]>"
-    layout_gemm = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {ro}, {rw}]>"
-    grid_x, grid_y = grid_size(problem, schedule), 1
-    ta = f"tensor<{problem.m}x{problem.k}x{dt}>"
-    tb = f"tensor<{problem.k}x{problem.n}x{dt}>" if problem.layout == "nn" else f"tensor<{problem.n}x{problem.k}x{dt}>"
-    tc, tm = f"tensor<{problem.m}x{problem.n}x{problem.out_dtype}>", "tensor<32xi64>"
     return f"""#target = {TARGET}
-#patch_layout = {layout_patch}
-#gemm_layout = {layout_gemm}
 module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> : !hal.device]}} {{
-  hal.executable.source private @hopper {{
-    hal.executable.export public @patch ordinal(0) layout(#patch_layout) count(%device: !hal.device) -> \
-(index, index, index) {{
-      %c1 = arith.constant 1 : index
-      hal.return %c1, %c1, %c1 : index, index, index
-    }}
-    hal.executable.export public @gemm ordinal(1) layout(#gemm_layout) count(%device: !hal.device) -> \
-(index, index, index) {{
-      %x = arith.constant {grid_x} : index
-      %y = arith.constant {grid_y} : index
-      %c1 = arith.constant 1 : index
-      hal.return %x, %y, %c1 : index, index, index
-    }}
-    builtin.module {{
-{_patch_func(problem, "#patch_layout")}
-{_gemm_func(problem, schedule, "#gemm_layout")}
-    }}
-  }}
-  func.func @{function}(%a: {ta}, %b: {tb}, %maps: {tm}) -> {tc} {{
-    %patched = flow.dispatch @hopper::@patch(%a, %b, %maps) : ({ta}, {tb}, {tm}) -> %maps
-    %c = flow.dispatch @hopper::@gemm(%a, %b, %patched) : ({ta}, {tb}, {tm}) -> {tc}
-    return %c : {tc}
-  }}
+{executable(problem, schedule, "hopper")}
+{_caller(problem, schedule, function, "hopper", maps_result)}
 }}
 """
+
+
+def tensor_types(problem: Gemm, schedule: HopperSchedule) -> tuple[str, str, str, str]:
+    dt = DTYPES[problem.dtype]
+    tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
+    return (f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, tb))}x{dt}>",
+            f"tensor<{problem.m}x{problem.n}x{problem.out_dtype}>",
+            f"tensor<{grid_size(problem, schedule) * MAP_WORDS}xi64>")
+
+
+def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = "gemm") -> str:
+    """`hal.executable.source @name` with the export `@entry` (bindings A, B, C, maps; the persistent or per-tile
+    grid). IREE links the executables of one target into one module: in a program of several, each needs an entry
+    name of its own."""
+    ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
+    rw = "#hal.pipeline.binding<storage_buffer>"
+    layout = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}, {rw}]>"
+    return f"""  hal.executable.source private @{name} {{
+    hal.executable.export public @{entry} ordinal(0) layout({layout}) count(%device: !hal.device) -> \
+(index, index, index) {{
+      %x = arith.constant {grid_size(problem, schedule)} : index
+      %c1 = arith.constant 1 : index
+      hal.return %x, %c1, %c1 : index, index, index
+    }}
+    builtin.module {{
+{_gemm_func(problem, schedule, layout, entry)}
+    }}
+  }}"""
+
+
+def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str, result: str,
+             entry: str = "gemm") -> str:
+    """The flow.dispatch of executable `name`'s `entry` on SSA values `a` and `b`: defines `result` (C) and
+    `result`_maps."""
+    ta, tb, tc, tm = tensor_types(problem, schedule)
+    return f"{result}, {result}_maps = flow.dispatch @{name}::@{entry}({a}, {b}) : ({ta}, {tb}) -> ({tc}, {tm})"
+
+
+def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
+    ta, tb, tc, tm = tensor_types(problem, schedule)
+    results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")
+    return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
+    {dispatch(problem, schedule, name, "%a", "%b", "%c")}
+    return {returned} : {results}
+  }}"""
 
 
 def ptx_kernel(ptx: str, name: str) -> str:
@@ -743,16 +781,16 @@ def ptx_kernel(ptx: str, name: str) -> str:
     return match.group(1)
 
 
-def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
-    """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp
-    groups (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers),
-    A's TMA load and B's (one, or one per 64 columns for nn) per K tile, B's layout (transposed for nn), and per K
-    tile and consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element
-    type), one group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup;
-    none without one); `@patch` writes both tensor-map addresses. The tile order (group_m) and the persistent grid
-    are arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
+def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "gemm") -> None:
+    """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp groups
+    (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers), A's TMA
+    load and B's (one, or one per 64 columns for nn) per K tile, B's layout (transposed for nn), and per K tile and
+    consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one
+    group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup; none without
+    one); the kernel writes every field of both tensor maps. The tile order (group_m) and the persistent grid are
+    arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
     program's export)."""
-    gemm, patch = ptx_kernel(ptx, "gemm"), ptx_kernel(ptx, "patch")
+    gemm = ptx_kernel(ptx, entry)
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
     per_tile = schedule.block_k // 16 * schedule.m_blocks
@@ -776,7 +814,7 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
         "wgmma shape": bool(wgmma) and set(wgmma) == {shape},
         "wgmma per K tile": bool(groups) and all(n == per_tile for n in groups),
         "one wgmma group in flight": re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", gemm) is not None,
-        "tensor-map patch": len(re.findall(r"tensormap\.replace\.tile\.global_address", patch)) == 2,
+        "tensor maps": _builds_maps(gemm, problem, schedule),
         "register split": f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};" in gemm
         and f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};" in gemm,
         # a cluster: its size in the kernel, B's share multicast once per announced stage, releases to every
@@ -792,6 +830,22 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule) -> None:
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
+
+
+def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
+    """Both tensor maps written field by field (rank-many per-dimension fields each), their element type and
+    swizzle as `tensor_maps` gives them, released once and each acquired before the loads."""
+    specs = tensor_maps(problem, schedule)
+    count = lambda field: len(re.findall(rf"tensormap\.replace\.tile\.{field}\.global\.b1024", gemm))  # noqa: E731
+    fixed = sorted(re.findall(
+        r"tensormap\.replace\.tile\.(elemtype|swizzle_mode)\.global\.b1024\.b32 \[%rd\d+\], (\d+);", gemm))
+    expected = sorted([("elemtype", str(MAP_ELEMTYPES[sp["dtype"]])) for sp in specs]
+                      + [("swizzle_mode", str(MAP_SWIZZLES[sp["swizzle"]])) for sp in specs])
+    dims = sum(len(sp["dims"]) for sp in specs)
+    return (all(count(field) == len(specs) for field in ("global_address", "rank", "global_stride"))
+            and all(count(field) == dims for field in ("global_dim", "box_dim", "element_stride"))
+            and fixed == expected and gemm.count("fence.proxy.tensormap::generic.release.gpu") == 1
+            and len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", gemm)) == len(specs))
 
 
 def _stores_c_as(gemm: str, problem: Gemm) -> bool:

@@ -102,11 +102,6 @@ class Route:
         """Whether `plan` is a plan of this route (`Job.plan`)."""
         return False
 
-    def device_inputs(self, job: Job) -> list[dict]:
-        """Inputs beyond the problem's that only the GPU machine can make, each {"kind": ..., ...} for the runner
-        (`pipelines.runner.device_inputs`); [] for most routes."""
-        return []
-
     # ---- the report
     def describe(self, schedule: Schedule | None, gemm: Gemm) -> str:
         return "IREE default heuristic" if schedule is None else schedule.describe()

@@ -2,13 +2,11 @@
 as nvvm-level IR in a `hal.executable.source`, for targets whose table entry names this route as their kernel
 route (`Target.kernel_route`).
 
-The source is the whole program (`transforms.hopper.program`: a one-thread `@patch` dispatch writes the operands'
-addresses into the tensor maps, then `@gemm`), so no transform script is built; the executable states its own
-target (sm_90a), which iree-compile keeps whatever the target's flags say. `verify` proves every choice of the
-schedule in the PTX (`transforms.hopper.check_ptx`) after the stage hand-off was checked under random
-interleavings (`transforms.hopper_protocol`) before compiling. The program takes the two tensor maps as a third
-input, which only the GPU machine can encode (`pipelines.tensormap`): the route names them as the case's device
-inputs, and the runner encodes and appends them.
+The source is the whole program (`transforms.hopper.program`: `C = gemm(A, B)`, one dispatch whose workgroups
+build their own tensor maps), so no transform script is built; the executable states its own target (sm_90a), which
+iree-compile keeps whatever the target's flags say. `verify` proves every choice of the schedule in the PTX
+(`transforms.hopper.check_ptx`) after the stage hand-off was checked under random interleavings
+(`transforms.hopper_protocol`) before compiling.
 """
 
 from __future__ import annotations
@@ -119,7 +117,7 @@ class HopperRoute(KernelRoute):
         return compiled, stats
 
     def inspect(self, dump: Path, target: Target) -> list[KernelStats]:
-        """The GEMM kernel's statistics from its PTX (the `@patch` kernel beside it does no GEMM work)."""
+        """The GEMM kernel's statistics from its PTX."""
         ptx = [p for p in sorted(dump.glob("*.ptx")) if ".entry gemm(" in p.read_text()]
         return [ptx_stats(DISPATCH, ptx[0], hopper.ptx_kernel(ptx[0].read_text(), "gemm"), 2)] if ptx else []
 
@@ -138,8 +136,4 @@ class HopperRoute(KernelRoute):
         return [job_hopper(job).describe()]
 
     def report_extra(self, job: Job) -> dict:
-        return {"route": self.name, "hopper_schedule": job_hopper(job).__dict__,
-                "device_inputs": self.device_inputs(job)}
-
-    def device_inputs(self, job: Job) -> list[dict]:
-        return [{"kind": "tensor-maps", "maps": hopper.tensor_maps(job.gemms[0], job_hopper(job))}]
+        return {"route": self.name, "hopper_schedule": job_hopper(job).__dict__}

@@ -1,16 +1,17 @@
-"""Independent oracles for the Hopper generator (transforms.hopper), issue 29: its emitted `@patch` and `@gemm`
-are not compared with the generator's formulas but executed, op by op as written, on a small model of an sm_90a
-thread-block cluster (`_Cluster`: numpy vectors over a warp group's 128 lanes, `scf.if` narrowing the active lanes;
-mbarrier phases, arrivals and transaction bytes, `try_wait.parity` blocking until the phase of that parity has
-completed; TMA boxes as the tensor maps define them, in flight until they land at a random later point in every
-workgroup of the multicast mask; `mapa` arrivals; wgmma operands decoded from the shared-memory matrix descriptors
-and read until their group is waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA),
-and what the program does is compared with references computed from the problem: every element of C inside M × N
-stored exactly once, none outside, each the dot product of its own row of A and column of B over every k of K; the
-bytes each `full` barrier expects against the bytes of the loads that complete on it; the tiles each workgroup
-visits against the grouped cluster order of the generator's docstring; barrier counts against arrivals; and no
-deadlock, read of a stage still being loaded or load over a stage an in-flight wgmma reads, under seeded random
-interleavings. Nothing here needs a GPU or iree-compile; a failure is a `Fault` that says what the program did."""
+"""Independent oracles for the Hopper generator (transforms.hopper), issue 29: its emitted `@gemm` is not compared with
+the generator's formulas but executed, op by op as written, on a small model of an sm_90a thread-block cluster
+(`_Cluster`: numpy vectors over a warp group's 128 lanes, `scf.if` narrowing the active lanes; mbarrier phases,
+arrivals and transaction bytes, `try_wait.parity` blocking until the phase of that parity has completed; each
+workgroup's tensor maps as its thread writes them, field by field, into its slot of the maps binding, and TMA boxes
+as those fields define them, in flight until they land at a random later point in every workgroup of the multicast
+mask; `mapa` arrivals; wgmma operands decoded from the shared-memory matrix descriptors and read until their group is
+waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA), and what the program does is
+compared with references computed from the problem: every element of C inside M × N stored exactly once, none
+outside, each the dot product of its own row of A and column of B over every k of K; the bytes each `full` barrier
+expects against the bytes of the loads that complete on it; the tiles each workgroup visits against the grouped
+cluster order of the generator's docstring; barrier counts against arrivals; and no deadlock, read of a stage still
+being loaded or load over a stage an in-flight wgmma reads, under seeded random interleavings. Nothing here needs a
+GPU or iree-compile; a failure is a `Fault` that says what the program did."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ import numpy as np
 import pytest
 
 from transforms import hopper
-from transforms.hopper import HopperSchedule, program, tensor_maps
+from transforms.hopper import HopperSchedule, program
 from transforms.problem import Gemm
 
 LANES = 128  # a warp group
 WIDTH = {"i1": 1, "i16": 16, "i32": 32, "i64": 64, "index": 64}
 MASK = {name: (1 << bits) - 1 for name, bits in WIDTH.items()}
-# Where the model places the buffers: bindings far apart in the global space, shared memory from an address that
+# Where the model places the buffers (A, B, C, the tensor maps): bindings far apart in the global space, shared
+# memory from an address that
 # is not 1 KiB aligned (the program must align its swizzled tiles itself).
 BINDING_BASE = {0: 1 << 40, 1: 2 << 40, 2: 3 << 40, 3: 4 << 40}
 SMEM_BASE = 48
@@ -217,6 +219,9 @@ def _compile(line: str):
         text = re.search(r'att "([^"]*)"', rhs).group(1)
         args = _names(rhs.split('", "', 1)[1].split(" : ")[0])
         return lambda wg: wg.machine.asm(wg, text, [wg.env[a] for a in args])
+    if op == "llvm.store":
+        value, pointer = operands
+        return lambda wg: wg.machine.store_word(wg, wg.env[value], wg.env[pointer])
     if op == "memref.store":
         value, memref, row, col = operands
         return lambda wg: wg.machine.store_index(wg, wg.env[value], wg.env[memref], wg.env[row], wg.env[col])
@@ -336,28 +341,6 @@ class _Warpgroup:
 
     def name(self) -> str:
         return f"workgroup {self.bid} warp group {self.index}"
-
-
-class _Patch:
-    """`@patch`: which operand's address each tensor-map slot receives, and the release after the writes."""
-
-    def __init__(self):
-        self.slots: dict[int, int] = {}
-        self.released = False
-
-    def address_of(self, wg, handle):
-        return BINDING_BASE[handle[1]]
-
-    def asm(self, wg, text, args):
-        if text.startswith("tensormap.replace.tile.global_address"):
-            if self.released:
-                raise Fault("@patch writes a tensor map after releasing them")
-            for slot, address in zip(wg.active(args[0]), wg.active(args[1])):
-                self.slots[int(slot)] = int(address)
-        elif text == "fence.proxy.tensormap::generic.release.gpu;":
-            self.released = True
-        else:
-            raise Fault(f"@patch: the model does not know this inline PTX: {text}")
 
 
 class _Cluster:
@@ -615,8 +598,18 @@ class _Cluster:
             if not wg.mask.all():
                 raise Fault(f"{wg.name()}: setmaxnreg by part of a warp group")
             self.registers[wg.cta][wg.index] = count
+        elif text.startswith("tensormap.replace.tile."):
+            self.run.replace_field(wg, text, args)
+        elif text == "fence.proxy.tensormap::generic.release.gpu;":
+            self.run.release_maps(wg)
         elif text == "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;":
-            wg.acquired.add(wg.uniform(args[0], "an acquired tensor map"))
+            address = wg.uniform(args[0], "an acquired tensor map")
+            if not self.run.tensor_maps.get(address, {}).get("released"):
+                raise Fault(f"{wg.name()}: acquires the tensor map at {address:#x} before it was written and "
+                            "released")
+            wg.acquired.add(address)
+        elif text == "cp.async.bulk.commit_group; cp.async.bulk.wait_group.read 0;":
+            pass
         elif text.startswith("st.global.v2.f32 [$0"):
             offset = int(re.match(r"st\.global\.v2\.f32 \[\$0\+?(\d*)\]", text).group(1) or 0)
             for e, value in enumerate(args[1:]):
@@ -632,10 +625,16 @@ class _Cluster:
         else:
             raise Fault(f"the model does not know this inline PTX: {text}")
 
+    def store_word(self, wg, value, pointer):
+        """llvm.store: only the zeroing of a tensor map (the kernel's stores of C are inline PTX or memref)."""
+        if wg.mask.sum() != 1:
+            raise Fault(f"{wg.name()}: {wg.mask.sum()} lanes write tensor-map words")
+        self.run.zero_word(wg, wg.uniform(pointer, "a stored word's address"), wg.uniform(value, "a stored word"))
+
     # -- C
     def store_address(self, wg, address, value):
         m, n = self.run.problem.m, self.run.problem.n
-        offset = wg.active(address).astype(np.int64) - BINDING_BASE[3]
+        offset = wg.active(address).astype(np.int64) - BINDING_BASE[2]
         bad = (offset % 4 != 0) | (offset < 0) | (offset >= m * n * 4)
         if bad.any():
             raise Fault(f"{wg.name()}: a store at byte {int(offset[bad][0])} of C, outside its {m}x{n} f32")
@@ -643,7 +642,7 @@ class _Cluster:
 
     def store_index(self, wg, value, memref, row, col):
         m, n = self.run.problem.m, self.run.problem.n
-        if memref[:2] != ("binding", 3) or memref[2] != (m, n):
+        if memref[:2] != ("binding", 2) or memref[2] != (m, n):
             raise Fault(f"{wg.name()}: memref.store into {memref}")
         rows, cols = (wg.active(v).astype(np.int64) for v in (row, col))
         outside = (rows >= m) | (cols >= n)
@@ -744,41 +743,78 @@ class _Run:
         self.inits, self.expects, self.loads, self.arrivals, self.waits = [], [], [], [], []
         self.announced: dict[tuple[int, int], int] = {}
         self.stored = np.zeros((problem.m, problem.n), dtype=np.int32)
-        self.maps = self._maps()
+        self.tensor_maps: dict[int, dict] = {}
 
-    def _maps(self) -> dict[int, tuple[dict, str]]:
-        """Tensor-map slot address -> (the map the host encodes there, the operand `@patch` points it at)."""
-        patch_func, patch = _parse(self.text, "patch"), _Patch()
-        wg = _Warpgroup(patch, 0, 0, 0, np.arange(patch_func.threads).astype(np.uint64))
-        for _ in _execute(patch_func.body, wg):
-            raise Fault("@patch blocks")
-        if not patch.released:
-            raise Fault("@patch never releases the tensor maps to the tensor-map proxy")
-        operands = {BINDING_BASE[0]: "A", BINDING_BASE[1]: "B"}
-        specs = tensor_maps(self.problem, self.schedule)
-        p = self.problem
-        # the operands as they lie in memory, innermost dimension first: A is M rows of K, B N rows of K (nt) or
-        # K rows of N (nn); rows packed; past these dims TMA reads zeros, which is what K's tail relies on
-        stored = {"A": [p.k, p.m], "B": [p.n, p.k] if p.layout == "nn" else [p.k, p.n]}
-        found = {}
-        for index, spec in enumerate(specs):
-            dims = stored[spec["operand"]]
-            if (spec["dims"], spec["stride"], spec["dtype"]) != (dims, dims[0] * 2, p.dtype):
-                raise Fault(f"the {spec['operand']} tensor map {spec} does not describe a {p.dtype} "
-                            f"{dims[1]}x{dims[0]} operand")
-            if not spec["box"][0] * 2 == spec["swizzle"] == 128:
-                raise Fault(f"the {spec['operand']} box rows are not one 128-byte swizzle span: {spec}")
-            slot = BINDING_BASE[2] + 128 * index  # the host packs the maps one after the other, 128 bytes each
-            if operands.get(patch.slots.get(slot)) != spec["operand"]:
-                raise Fault(f"tensor map {index} describes {spec['operand']} but @patch points it at "
-                            f"{patch.slots.get(slot)}")
-            found[slot] = (spec, spec["operand"])
-        return found
+    # -- the tensor maps: each workgroup's thread zeroes its slot's words, writes the fields, releases them
+    MAP_BYTES = 128
+
+    def _map(self, wg, address: int, what: str) -> dict:
+        """The map slot starting at `address` in the maps binding, owned by the first workgroup that writes it."""
+        base, size = BINDING_BASE[3], self.grid * 2 * self.MAP_BYTES  # two maps per workgroup
+        if not base <= address < base + size or (address - base) % self.MAP_BYTES:
+            raise Fault(f"{wg.name()}: {what} at {address:#x}, not the start of a 128-byte slot of the maps binding")
+        entry = self.tensor_maps.setdefault(address, {"owner": wg.bid, "words": set(), "fields": {},
+                                                      "released": False})
+        if entry["owner"] != wg.bid:
+            raise Fault(f"{wg.name()}: {what} in the tensor map at {address:#x}, which workgroup {entry['owner']} "
+                        "writes (workgroups run at once: each needs its own)")
+        return entry
+
+    def zero_word(self, wg, address: int, value: int) -> None:
+        slot = address - (address - BINDING_BASE[3]) % self.MAP_BYTES
+        entry = self._map(wg, slot, "a word stored")
+        if value != 0 or address % 8:
+            raise Fault(f"{wg.name()}: stores {value} at {address:#x}; a tensor map is zeroed in aligned words")
+        if entry["fields"]:
+            raise Fault(f"{wg.name()}: zeroes the tensor map at {slot:#x} after writing its fields")
+        entry["words"].add(address - slot)
+
+    def replace_field(self, wg, text: str, args: list) -> None:
+        match = re.fullmatch(r"tensormap\.replace\.tile\.(\w+)\.global\.b1024\.b(32|64) \[\$0\], "
+                             r"(?:(\d+), )?(\$1|\d+);", text)
+        if match is None:
+            raise Fault(f"the model does not know this tensormap.replace: {text}")
+        field, _, ordinal, value = match.groups()
+        if wg.mask.sum() != 1:
+            raise Fault(f"{wg.name()}: tensormap.replace by {wg.mask.sum()} lanes")
+        entry = self._map(wg, wg.uniform(args[0], "a tensor map's address"), f"tensormap.replace.{field}")
+        if len(entry["words"]) != self.MAP_BYTES // 8:
+            raise Fault(f"{wg.name()}: writes {field} into a tensor map whose 128 bytes were not all zeroed first")
+        if entry["released"]:
+            raise Fault(f"{wg.name()}: writes {field} into a tensor map after releasing it")
+        number = wg.uniform(args[1], f"the {field}") if value == "$1" else int(value)
+        entry["fields"][field if ordinal is None else (field, int(ordinal))] = number
+
+    def release_maps(self, wg) -> None:
+        for entry in self.tensor_maps.values():
+            if entry["owner"] == wg.bid and entry["fields"]:
+                entry["released"] = True
 
     def map_at(self, slot: int) -> tuple[dict, str]:
-        if slot not in self.maps:
-            raise Fault(f"a TMA load through {slot:#x}, which holds no tensor map")
-        return self.maps[slot]
+        """The map the fields at `slot` describe, checked against the operand its address names: rank 2, the
+        operand's dims innermost first with its packed row stride in bytes, PTX's element type of the problem
+        (f16 6, bf16 10), unit element strides, 128-byte swizzle (mode 3) over box rows of 64 elements."""
+        entry = self.tensor_maps.get(slot)
+        if entry is None or not entry["released"]:
+            raise Fault(f"a TMA load through {slot:#x}, which holds no released tensor map")
+        f, p = entry["fields"], self.problem
+        operand = {BINDING_BASE[0]: "A", BINDING_BASE[1]: "B"}.get(f.get("global_address"))
+        if operand is None:
+            raise Fault(f"the tensor map at {slot:#x} points at {f.get('global_address')}, neither A nor B")
+        # the operands as they lie in memory, innermost dimension first: A is M rows of K, B N rows of K (nt) or
+        # K rows of N (nn); rows packed; past these dims TMA reads zeros, which is what K's tail relies on
+        dims = {"A": [p.k, p.m], "B": [p.n, p.k] if p.layout == "nn" else [p.k, p.n]}[operand]
+        want = {"rank": 1, ("global_dim", 0): dims[0], ("global_dim", 1): dims[1], ("global_stride", 0): dims[0] * 2,
+                ("element_stride", 0): 1, ("element_stride", 1): 1, "elemtype": {"f16": 6, "bf16": 10}[p.dtype],
+                "swizzle_mode": 3, ("box_dim", 0): 64}
+        wrong = [key for key, value in want.items() if f.get(key) != value]
+        if wrong:
+            raise Fault(f"the {operand} tensor map's {wrong[0]} is {f.get(wrong[0])}, not {want[wrong[0]]}")
+        extra = set(f) - set(want) - {"global_address", ("box_dim", 1)}
+        if extra or ("box_dim", 1) not in f:
+            raise Fault(f"the {operand} tensor map has fields {sorted(map(str, extra))} beyond the model's, or no "
+                        "outer box dim")
+        return {"box": [f[("box_dim", 0)], f[("box_dim", 1)]]}, operand
 
     def execute(self, timed: bool = True, seed: int = 0) -> _Run:
         if self.grid % self.gemm.cluster:

@@ -246,8 +246,9 @@ def test_a_cluster_takes_neighbouring_block_rows_and_shares_b_in_halves():
         env = {"%pi": 0, "%pk": 0, "tid": 0, "bid": bid}
         got = {_value(tile_map, defs, env): (_value(dst, defs, env), _value(x, defs, env), _value(y, defs, env))
                for dst, tile_map, _, x, y in loads}
-        assert got[0] == (0, 0, row * 128)  # A: its own block row, at the stage's start
-        assert got[128] == (bytes_a + rank * bytes_b // 2, 0, column * 256 + rank * 128)
+        # each workgroup's own two maps, 128 bytes each, in its 256-byte slot of the maps binding
+        assert got[256 * bid] == (0, 0, row * 128)  # A: its own block row, at the stage's start
+        assert got[256 * bid + 128] == (bytes_a + rank * bytes_b // 2, 0, column * 256 + rank * 128)
 
 
 # ---- a cluster's stage holds a part from every workgroup: the checker must look at the partner's part too.

@@ -1,9 +1,10 @@
 """The Hopper kernels as a route of `pipelines` (issue 32): `--target sm_90a` compiles them through the `hopper`
-pipeline, `--schedule hopper-*` and `auto`; bench plans name their tensor maps for the GPU machine, and the runner
-passes them after A and B and times the vendor library as long as the kernels.
+pipeline, `--schedule hopper-*` and `auto`; the kernel builds its own tensor maps, so a case is `C = gemm(A, B)` as
+on every route, and the runner times the vendor library as long as the kernels.
 
-Oracles: the PTX itself (counted here, not through `check_ptx`), CUDA's tensor-map conventions (dims innermost
-first, byte strides of the outer dim, boxes of one 128-byte swizzle row), and the problem sizes."""
+Oracles: the PTX itself (counted and read here, not through `check_ptx`), CUDA's tensor-map conventions (dims
+innermost first, byte strides of the outer dim, boxes of one 128-byte swizzle row; PTX's element-type and swizzle
+encodings), and the problem sizes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pipelines import cli, flow, runner
@@ -51,12 +51,14 @@ def test_the_hopper_pipeline_compiles_the_shipped_schedule(tmp_path):
     assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(\S+?)\s", gemm)) == {"m64n256k16.f32.bf16.bf16"}
     assert ".multicast::cluster" in gemm
     assert report["mma"] == {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16": report["mma_count"]}
-    # the tensor maps the GPU machine encodes: A M x K and B N x K (nt), innermost first, row strides in bytes,
-    # boxes of 64 K elements (one 128-byte swizzle row) by the block (B: each of the two workgroups' half)
-    maps = report["device_inputs"][0]["maps"]
-    assert report["device_inputs"][0]["kind"] == "tensor-maps"
-    assert [(m["dims"], m["stride"], m["box"]) for m in maps] == [([128, 256], 256, [64, 128]),
-                                                                 ([128, 512], 256, [64, 128])]
+    # the tensor maps the kernel writes: A M x K and B N x K (nt), innermost first, row strides in bytes, boxes of
+    # 64 K elements (one 128-byte swizzle row) by the block (B: each of the two workgroups' half); bf16 is PTX's
+    # element type 10, the 128-byte swizzle mode 3
+    assert maps_in_ptx(gemm) == [
+        {"address": 0, "rank": 1, "global_dim": [128, 256], "box_dim": [64, 128], "element_stride": [1, 1],
+         "global_stride": [256], "elemtype": 10, "swizzle_mode": 3},
+        {"address": 1, "rank": 1, "global_dim": [128, 512], "box_dim": [64, 128], "element_stride": [1, 1],
+         "global_stride": [256], "elemtype": 10, "swizzle_mode": 3}]
 
 
 def test_a_named_schedule_nn_f16(tmp_path):
@@ -71,9 +73,31 @@ def test_a_named_schedule_nn_f16(tmp_path):
     assert ".reqnctapercluster" not in gemm
     # nn: B K x N read as stored, transposed by wgmma (its last immediate 1)
     assert set(re.findall(r"wgmma\.mma_async[^;]*,\s*(\d)\s*;", gemm)) == {"1"}
-    maps = report["device_inputs"][0]["maps"]
-    assert [(m["dims"], m["stride"], m["box"]) for m in maps] == [([192, 256], 384, [64, 128]),
-                                                                 ([256, 192], 512, [64, 64])]
+    # A 256 x 192, B 192 x 256 (K rows of N) in boxes of 64 columns by block_k rows; f16 is element type 6
+    maps = maps_in_ptx(gemm)
+    assert [(m["address"], m["global_dim"], m["global_stride"], m["box_dim"], m["elemtype"]) for m in maps] == [
+        (0, [192, 256], [384], [64, 128], 6), (1, [256, 192], [512], [64, 64], 6)]
+
+
+def maps_in_ptx(gemm: str) -> list[dict]:
+    """The tensor-map fields the kernel writes, map by map in the order written: each `tensormap.replace` read
+    with its register's `mov` immediate; `address` the kernel parameter (binding) the operand's address comes from."""
+    movs = dict(re.findall(r"mov\.b(?:32|64)\s+(%r\w+), (\d+);", gemm))
+    params = dict(re.findall(r"ld\.param::entry\.b64\s+(%rd\d+), \[gemm_param_(\d+)\];", gemm))
+    maps: dict[str, dict] = {}
+    for field, space_map, ordinal, value in re.findall(
+            r"tensormap\.replace\.tile\.(\w+)\.global\.b1024\.b\d+ \[(%rd\d+)\], (?:(\d+), )?(%?\w+);", gemm):
+        entry = maps.setdefault(space_map, {})
+        if field == "global_address":
+            entry["address"] = int(params[value])
+        elif field in ("rank", "elemtype", "swizzle_mode"):
+            entry[field] = int(movs.get(value, value))
+        else:
+            entry.setdefault(field, []).append((int(ordinal), int(movs[value])))
+    for entry in maps.values():
+        for field in ("global_dim", "box_dim", "element_stride", "global_stride"):
+            entry[field] = [v for _, v in sorted(entry.get(field, []))]
+    return list(maps.values())
 
 
 @pytest.mark.parametrize("argv, sentence", [
@@ -147,46 +171,24 @@ def test_verify_refuses_ptx_without_a_requested_choice(tmp_path):
         ROUTES[job.route].verify(prepared, dump, stats)
 
 
-def test_bench_plan_names_the_tensor_maps_for_the_gpu_machine(tmp_path):
+def test_a_bench_plan_case_is_gemm_of_a_and_b(tmp_path):
     out = tmp_path / "plan"
     assert cli.main(["bench", "--target", SM90, "--shape", "256x512x128", "--layout", "nt", "--pipelines",
                      "default,hopper", "--compile-only", "-o", str(out)]) == 0
     cases = {c["pipeline"]: c for c in json.loads((out / "plan.json").read_text())["cases"]}
     assert cases["hopper"]["status"] == "ok" and cases["default"]["status"] == "ok"
     assert cases["hopper"]["function"] == "gemm" and cases["hopper"]["input_shapes"] == [[256, 128], [512, 128]]
-    assert cases["hopper"]["device_inputs"] == [{"kind": "tensor-maps",
-                                                 "maps": hopper.tensor_maps(Gemm(256, 512, 128, "bf16", "nt"),
-                                                                            hopper.DEFAULT)}]
-    assert "device_inputs" not in cases["default"]
+    assert set(cases["hopper"]) == set(cases["default"])  # nothing more for the GPU machine to make
     assert "cooperative-persistent" in cases["hopper"]["schedule"]
 
 
-def test_the_runner_makes_the_device_inputs(monkeypatch, tmp_path):
-    made = []
-
-    def encode_all(maps):
-        made.append(maps)
-        return np.arange(16 * len(maps), dtype=np.int64)
-
-    monkeypatch.setattr("pipelines.tensormap.encode_all", encode_all)
-    maps = [{"operand": "A"}, {"operand": "B"}]
-    got = runner.device_inputs({"device_inputs": [{"kind": "tensor-maps", "maps": maps}]}, tmp_path)
-    assert made == [maps] and len(got.arrays) == 1 and got.files == [f"32xi64=@{tmp_path / 'device_input0.bin'}"]
-    assert np.fromfile(tmp_path / "device_input0.bin", dtype=np.int64).tolist() == list(range(32))
-    assert runner.device_inputs({}, tmp_path).arrays == []
-    with pytest.raises(runner.RunError, match="'surprise'"):
-        runner.device_inputs({"id": "x", "device_inputs": [{"kind": "surprise"}]}, tmp_path)
-
-
-def test_run_case_passes_device_inputs_last_and_times_the_vendor_as_long(monkeypatch, tmp_path):
+def test_run_case_passes_a_and_b_and_times_the_vendor_as_long(monkeypatch, tmp_path):
     gemm = Gemm(16, 8, 64, "bf16", "nt")
     case = {"id": "h", "label": "h", "problem": {"m": 16, "n": 8, "k": 64, "dtype": "bf16", "layout": "nt",
                                                  "batch": None, "epilogue": {"kind": "none"}},
             "pipeline": "hopper", "schedule": "s", "target": SM90, "flops": gemm.flops, "repeat": 1,
             "function": "gemm", "input_shapes": [[16, 64], [8, 64]], "input_dtypes": ["bf16", "bf16"],
-            "vmfb": "k.vmfb", "status": "ok", "vendor": True,
-            "device_inputs": [{"kind": "tensor-maps", "maps": [{}, {}]}]}
-    monkeypatch.setattr("pipelines.tensormap.encode_all", lambda maps: np.full(32, 7, dtype=np.int64))
+            "vmfb": "k.vmfb", "status": "ok", "vendor": True}
     seen = {}
 
     def run_once(case, vmfb, device, arrays):
@@ -207,9 +209,9 @@ def test_run_case_passes_device_inputs_last_and_times_the_vendor_as_long(monkeyp
     row = runner.run_case(case, tmp_path, "cuda", 3, {"device_name": "t", "device": "cuda"},
                           runner.ProblemData(tmp_path))
     assert row["status"] == "ok" and row["correct"] is True
-    assert [a.shape for a in seen["run"]] == [(16, 64), (8, 64), (32,)] and (seen["run"][2] == 7).all()
+    assert [a.shape for a in seen["run"]] == [(16, 64), (8, 64)]
     files, warmup, min_time = seen["iree"]
-    assert len(files) == 3 and files[2].startswith("32xi64=@")
+    assert len(files) == 2
     assert seen["vendor"] == (2, warmup, min_time) and warmup and min_time  # as long as the kernels, A and B only
 
 
@@ -280,8 +282,8 @@ def test_schedule_flags_on_auto_are_not_overridden_by_the_hopper_kernel(tmp_path
     assert report["schedules"][0]["tile"]["workgroup"] == [128, 128]
 
 
-def test_a_resumed_bench_plan_keeps_the_tensor_maps(tmp_path):
-    """A plan compiled again into its folder reuses the compiled kernels; their cases still name their inputs."""
+def test_a_resumed_bench_plan_reuses_the_kernel(tmp_path):
+    """A plan compiled again into its folder reuses the compiled kernels; their cases read back the same."""
     out = tmp_path / "plan"
     argv = ["bench", "--target", SM90, "--shape", "256x512x128", "--layout", "nt", "--pipelines", "hopper",
             "--compile-only", "-o", str(out)]
@@ -292,7 +294,7 @@ def test_a_resumed_bench_plan_keeps_the_tensor_maps(tmp_path):
     assert cli.main(argv) == 0
     again = json.loads((out / "plan.json").read_text())["cases"]
     assert vmfb.stat().st_mtime_ns == stamp  # reused, not compiled again
-    assert again[0]["device_inputs"] == first[0]["device_inputs"] and again[0]["device_inputs"]
+    assert again == first
 
 
 def test_a_schedule_name_alone_is_its_kinds_shipped_sizes():

@@ -45,9 +45,6 @@ class ToyRoute(Route):
     def summary(self, job: Job) -> list[str]:
         return ["the toy route's plain source"]
 
-    def device_inputs(self, job: Job) -> list[dict]:
-        return [{"kind": "toy", "n": job.gemms[0].n}]
-
 
 @pytest.fixture
 def toy(monkeypatch):
@@ -75,14 +72,6 @@ def test_a_target_whose_schedule_route_is_the_toy_one(toy, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["target"] == TOY_TARGET and report["schedule_summary"] == ["the toy route's plain source"]
     assert ToyRoute.seen == ["default"]
-
-
-def test_a_bench_plan_carries_the_toy_routes_device_inputs(toy, tmp_path):
-    out = tmp_path / "plan"
-    assert cli.main(["bench", "--target", TOY_TARGET, "--shape", "128x256x64", "--dtype", "f16", "--pipelines",
-                     "default", "--compile-only", "-o", str(out)]) == 0
-    case, = json.loads((out / "plan.json").read_text())["cases"]
-    assert case["status"] == "ok" and case["device_inputs"] == [{"kind": "toy", "n": 256}]
 
 
 def test_without_the_registration_the_route_is_unknown(tmp_path):
