@@ -67,6 +67,54 @@ class HopperError(UserError, ValueError):
     """A Hopper schedule or problem this route cannot build; one sentence."""
 
 
+# The elementwise ops a fused consumer may hold (`Elementwise`), by operand count: what a model's Gelu, ReLU or
+# scaling is written in after an importer's lowering.
+ELEMENTWISE_OPS = {"arith.addf": 2, "arith.subf": 2, "arith.mulf": 2, "arith.divf": 2, "arith.maximumf": 2,
+                   "arith.minimumf": 2, "arith.negf": 1, "arith.extf": 1, "arith.truncf": 1, "math.erf": 1,
+                   "math.sqrt": 1, "math.rsqrt": 1, "math.tanh": 1, "math.exp": 1, "math.absf": 1}
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """Elementwise ops applied to each element of C after its rounding to the input type, before it is stored (a
+    model's consumer fused into the kernel). `ops`: (op name, operands, result type) in order; an operand is "in"
+    (the rounded element), the index of an earlier op, or ("const", "VALUE : TYPE"). The last op yields the input
+    type."""
+
+    ops: tuple[tuple[str, tuple, str], ...]
+
+    def check(self, dtype: str) -> None:
+        if not self.ops:
+            raise HopperError("a fused elementwise consumer needs at least one op.")
+        for index, (name, operands, _) in enumerate(self.ops):
+            if ELEMENTWISE_OPS.get(name) != len(operands):
+                raise HopperError(f"the Hopper epilogue does not apply {name} with {len(operands)} operands.")
+            if any(isinstance(o, int) and not 0 <= o < index for o in operands):
+                raise HopperError(f"op {index} ({name}) of a fused consumer reads a later op.")
+        if self.ops[-1][2] != dtype:
+            raise HopperError(f"a fused consumer must yield {dtype}, not {self.ops[-1][2]}.")
+
+    def emit(self, b: "_Body", value: str, dtype: str) -> str:
+        """The ops on `value` (of `dtype`) in the body under construction; the last op's result."""
+        results: list[tuple[str, str]] = []
+        for name, operands, ty in self.ops:
+            args = []
+            for o in operands:
+                if o == "in":
+                    args.append((value, dtype))
+                elif isinstance(o, int):
+                    args.append(results[o])
+                else:
+                    args.append((b.op(f"arith.constant {o[1]}", "k"), o[1].rsplit(": ", 1)[1]))
+            names = ", ".join(a for a, _ in args)
+            if name in ("arith.extf", "arith.truncf"):
+                text = f"{name} {names} : {args[0][1]} to {ty}"
+            else:
+                text = f"{name} {names} : {ty}"
+            results.append((b.op(text, "e"), ty))
+        return results[-1][0]
+
+
 @dataclass(frozen=True)
 class HopperSchedule:
     block_m: int = 128
@@ -400,7 +448,8 @@ def _acc_type(n: int) -> str:
     return "!llvm.struct<(" + ", ".join(["f32"] * (n // 2)) + ")>"
 
 
-def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm") -> str:
+def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm",
+               tail: Elementwise | None = None) -> str:
     b = _Body()
     dt = DTYPES[problem.dtype]
     c0, c1 = b.const(0, "index"), b.const(1, "index")
@@ -612,7 +661,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
-    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64)
+    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail)
     b.op("}")  # tiles
     b.op("}")  # consumers
     if s.cluster_m > 1:  # no workgroup leaves while another may still arrive on its barriers
@@ -636,10 +685,11 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
 
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
-              tid32: str, rows_base: str, col: str, row: str, i32, i64) -> None:
+              tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None) -> None:
     """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
     8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
-    guarded per row and column at its edges."""
+    guarded per row and column at its edges. With `tail`, each element rounded to the input type goes through its
+    ops before the store."""
     lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
     warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
     row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
@@ -660,6 +710,13 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         if out == "f32":
             _asm(b, f"st.global.v2.f32 {at}, {{$1, $2}};", "l,f,f",
                  [(address, "i64"), (values[0], "f32"), (values[1], "f32")])
+            return
+        if tail is not None:  # each element rounded, through the tail, then the pair packed: lower column low
+            halves = [b.op(f"arith.extui {b.op(f'llvm.bitcast {tail.emit(b, rounded(v), out)} : {out} to i16', 'h')}"
+                           f" : i16 to i32", "h") for v in values]
+            high = b.arith("shli", halves[1], i32(16), "i32")
+            packed = b.arith("ori", high, halves[0], "i32")
+            _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (packed, "i32")])
             return
         # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
         packed = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
@@ -706,6 +763,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                 else:
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
                     value = values[e] if out == "f32" else rounded(values[e])
+                    if tail is not None:
+                        value = tail.emit(b, value, out)
                     b.op(f"memref.store {value}, {c}[{row_i}, {col_i}] : {tc}")
                 b.op("}")
         b.op("}")
@@ -736,10 +795,15 @@ def tensor_types(problem: Gemm, schedule: HopperSchedule) -> tuple[str, str, str
             f"tensor<{grid_size(problem, schedule) * MAP_WORDS}xi64>")
 
 
-def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = "gemm") -> str:
+def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = "gemm",
+               tail: Elementwise | None = None) -> str:
     """`hal.executable.source @name` with the export `@entry` (bindings A, B, C, maps; the persistent or per-tile
     grid). IREE links the executables of one target into one module: in a program of several, each needs an entry
     name of its own."""
+    if tail is not None:
+        if problem.epilogue.kind != "truncf":
+            raise HopperError("a fused elementwise consumer runs on C rounded to the input type (epilogue truncf).")
+        tail.check(problem.dtype)
     ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
     rw = "#hal.pipeline.binding<storage_buffer>"
     layout = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}, {rw}]>"
@@ -751,7 +815,7 @@ def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = 
       hal.return %x, %c1, %c1 : index, index, index
     }}
     builtin.module {{
-{_gemm_func(problem, schedule, layout, entry)}
+{_gemm_func(problem, schedule, layout, entry, tail)}
     }}
   }}"""
 

@@ -52,15 +52,28 @@ def test_every_product_of_the_block_is_a_hopper_call_with_its_rounding_fused(blo
     calls = re.findall(rf"(%\w+) = func\.call @({FUNCTION_PREFIX}\d+)\((%\w+), (%\w+)\)", text)
     k_projection = calls[1][0]
     assert calls[3][1] == FUNCTION_PREFIX + "1" and calls[3][3] == k_projection
-    # the eight roundings of the products are gone from the program (fused); the other truncf (the softmax's, the
-    # Gelu's) stay
+    # the eight roundings of the products are gone from the program (fused); the Gelu stays (not asked to fuse)
     program = lambda t: t.split("hal.executable.source")[0]  # noqa: E731
     assert program(block).count("arith.truncf") - program(text).count("arith.truncf") == 8
-    assert "math.erf" in program(text)  # the Gelu, which the kernels do not fuse
+    assert "math.erf" in program(text) and all(c.tail is None for c in model.calls)
+
+
+def test_asked_to_the_gelu_runs_in_the_w1_kernels_store(block):
+    model = rewrite(block, "block", fuse_tail=True)
+    program = lambda t: t.split("hal.executable.source")[0]  # noqa: E731
+    assert "math.erf" in program(block) and "math.erf" not in program(model.text)
+    tails = [c.tail for c in model.calls]
+    assert [c.schedule.kind for c in model.calls] == ["cooperative"] * 6 + ["pingpong", "cooperative"]
+    assert tails[:6] == [None] * 6 and tails[7] is None
+    # the Gelu as the ONNX importer writes it, on the rounded f16 element: x · (erf(x / sqrt(2)) + 1) · 0.5
+    names = [name for name, _, _ in tails[6].ops]
+    assert names == ["math.sqrt", "arith.divf", "math.erf", "arith.addf", "arith.mulf", "arith.mulf"]
+    assert tails[6].ops[1][1] == ("in", 0) and tails[6].ops[-1][1] == ("in", 4)
+    assert all(ty == "f16" for _, _, ty in tails[6].ops)
 
 
 def test_the_rewritten_block_compiles_to_one_hopper_kernel_per_distinct_product(block, tmp_path):
-    model = rewrite(block, "block")
+    model = rewrite(block, "block", fuse_tail=True)
     source = tmp_path / "hopper.mlir"
     source.write_text(model.text)
     dump = tmp_path / "dump"
@@ -72,9 +85,11 @@ def test_the_rewritten_block_compiles_to_one_hopper_kernel_per_distinct_product(
     entries = re.findall(r"\.entry (\w+)\(", ptx)
     hopper_entries = sorted(e for e in entries if e.startswith(FUNCTION_PREFIX))
     assert hopper_entries == [FUNCTION_PREFIX + str(i) for i in range(5)]
-    # beside them, IREE's own kernels: the softmax and the Gelu, and no product
+    # beside them, IREE's own kernel for the softmax alone: no product, no split-out consumer (the Gelu is fused)
     others = [e for e in entries if not e.startswith(FUNCTION_PREFIX)]
-    assert len(others) == 2 and any("softmax" in e for e in others) and not any("matmul" in e for e in others)
+    assert len(others) == 1 and "softmax" in others[0]
+    w1 = hopper.ptx_kernel(ptx, model.calls[6].function)
+    assert "cvt.rn.f16.f32" in w1 and "cvt.rn.f16x2.f32" not in w1  # each element rounded, then the Gelu
     for call in {c.function: c for c in model.calls}.values():
         hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function)
 
@@ -115,3 +130,44 @@ def test_a_left_contraction_is_named_beside_the_taken_ones():
     model = rewrite(text, "two")
     assert len(model.calls) == 1 and len(model.left) == 1 and "fill of 0.0" in model.left[0]
     assert model.text.count("linalg.matmul") == 1
+
+
+CONSUMED = MATMUL.replace("  return %r : tensor<{m}x{n}xf32>", """  %h = tensor.empty() : tensor<{m}x{n}xf16>
+  %t = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}} ins(%r : tensor<{m}x{n}xf32>) outs(%h : tensor<{m}x{n}xf16>) {{
+  ^bb0(%x: f32, %o: f16):
+    %y = arith.truncf %x : f32 to f16
+    linalg.yield %y : f16
+  }} -> tensor<{m}x{n}xf16>
+  %g = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}} ins(%t : tensor<{m}x{n}xf16>) outs(%h : tensor<{m}x{n}xf16>) {{
+  ^bb0(%x: f16, %o: f16):
+    {body}
+  }} -> tensor<{m}x{n}xf16>
+  return %g : tensor<{m}x{n}xf16>""").replace("-> tensor<{m}x{n}xf32> {{", "-> tensor<{m}x{n}xf16> {{")
+
+
+@pytest.mark.parametrize("body, fused", [
+    ("%z = arith.constant 0.0 : f16\n    %y = arith.maximumf %x, %z : f16\n    linalg.yield %y : f16", True),  # ReLU
+    ("%y = arith.addf %x, %o : f16\n    linalg.yield %y : f16", False),  # reads its output: not a map of its input
+    ("%y = math.powf %x, %x : f16\n    linalg.yield %y : f16", False),  # an op the epilogue does not apply
+    ("linalg.yield %x : f16", False),  # nothing to apply
+])
+def test_an_elementwise_consumer_after_the_rounding_is_fused_only_when_the_epilogue_applies_it(body, fused):
+    model = rewrite(CONSUMED.format(m=256, n=128, k=64, fill="0.0", outs="%init", body=body), "relu", fuse_tail=True)
+    call, = model.calls
+    assert call.gemm.epilogue.kind == "truncf"  # the rounding is fused either way
+    assert (call.tail is not None) == fused
+    program = model.text.split("hal.executable.source")[0]
+    assert program.count("linalg.generic") == (0 if fused else 1)
+    if fused:
+        assert call.tail.ops == (("arith.maximumf", ("in", ("const", "0.000000e+00 : f16")), "f16"),)
+
+
+def test_a_tail_that_does_not_yield_the_input_type_or_reads_ahead_is_refused():
+    with pytest.raises(hopper.HopperError, match="must yield f16"):
+        hopper.Elementwise((("arith.extf", ("in",), "f32"),)).check("f16")
+    with pytest.raises(hopper.HopperError, match="reads a later op"):
+        hopper.Elementwise((("arith.addf", ("in", 1), "f16"), ("arith.negf", ("in",), "f16"))).check("f16")
+    with pytest.raises(hopper.HopperError, match="does not apply math.powf"):
+        hopper.Elementwise((("math.powf", ("in", "in"), "f16"),)).check("f16")

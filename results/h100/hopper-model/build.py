@@ -2,7 +2,9 @@
 kernels (`pipelines.hopper_model.rewrite`) and IREE's default, into OUT/<block>/{hopper,default}.vmfb, with
 OUT/<block>/hopper.json naming each contraction's kernel call (and any left to IREE).
 
-    python results/h100/hopper-model/build.py OUT a:4096:2048:8192 c:8192:1024:4096
+    python results/h100/hopper-model/build.py OUT a:4096:2048:8192 c:8192:1024:4096 [--fuse-tail [--cooperative]]
+
+--fuse-tail: the Gelu after W1 in that kernel's store too (ping-pong; with --cooperative, the shipped cooperative).
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ def main(argv: list[str]) -> int:
     from pipelines.model_input import read_model, to_linalg
     from pipelines.targets import get_target
 
+    from transforms import hopper
+
+    flags = {a for a in argv if a.startswith("--")}
+    argv = [a for a in argv if not a.startswith("--")]
+    fuse = {"fuse_tail": "--fuse-tail" in flags}
+    if "--cooperative" in flags:
+        fuse["tail_schedule"] = hopper.DEFAULT
     out, target = Path(argv[0]), get_target("sm_90a")
     for spec in argv[1:]:
         name, rows, width, mlp = spec.split(":")
@@ -31,12 +40,13 @@ def main(argv: list[str]) -> int:
                         "--width", width, "--mlp", mlp, "--weights", "inputs"], check=True)
         linalg = to_linalg(read_model(onnx), target, str(onnx))
         (folder / "linalg.mlir").write_text(linalg)
-        model = rewrite(linalg, str(onnx))
+        model = rewrite(linalg, str(onnx), **fuse)
         (folder / "hopper.mlir").write_text(model.text)
         (folder / "hopper.json").write_text(json.dumps({
             "block": {"rows": int(rows), "width": int(width), "mlp": int(mlp)},
             "calls": [{"function": c.function, "m": c.gemm.m, "n": c.gemm.n, "k": c.gemm.k, "layout": c.gemm.layout,
-                       "epilogue": c.gemm.epilogue.kind, "schedule": c.schedule.describe()} for c in model.calls],
+                       "epilogue": c.gemm.epilogue.kind, "fused_ops": [op[0] for op in c.tail.ops] if c.tail else [],
+                       "schedule": c.schedule.describe()} for c in model.calls],
             "left": list(model.left)}, indent=1) + "\n")
         for kind in ("hopper", "default"):
             source = folder / ("hopper.mlir" if kind == "hopper" else "linalg.mlir")
