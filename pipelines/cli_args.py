@@ -285,7 +285,8 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("model", type=Path, help="an .onnx file, the torch-dialect MLIR an importer wrote, or linalg")
     p.add_argument("--target", required=True)
     p.add_argument("--pipeline", default="auto",
-                   help="named pipeline that schedules each contraction (auto, tuned; codegen on CUDA)")
+                   help="named pipeline that schedules each contraction (auto, tuned; codegen on CUDA; hopper on "
+                   "sm_90a: the Hopper kernels)")
     p.add_argument("--with-spec", type=Path, help="a tuning spec of yours to link in ahead of the project's (ROCm)")
     p.add_argument("--search", type=_at_least(1), metavar="N", help="AMD targets: search up to N candidates per "
                    "contraction, ranked by the timing model (PREDICTED), and use the fastest where it beats IREE's "
@@ -295,6 +296,9 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--scheduler", help="--search on the dask cluster of this scheduler")
     p.add_argument("--predict", action="store_true", help="AMD targets: also the PREDICTED time (timing model) of "
                    "each contraction with its schedule and with IREE's default, each compiled alone")
+    p.add_argument("--fuse-consumers", action="store_true", help="--pipeline hopper: also the elementwise "
+                   "consumers after a contraction's rounding (a Gelu) in the kernel's store (slower for the Gelu on "
+                   "an H100: results/h100/hopper-model/)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["tune_model"])

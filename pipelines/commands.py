@@ -27,6 +27,7 @@ from .inspect import inspect_dump, read_report
 from .jit_resources import jit_resources
 from .named import (
     PIPELINES,
+    get_pipeline,
     pipelines_for,
     why_default,
 )
@@ -36,6 +37,7 @@ from .request import check_model_pipeline, job_from_args
 from .routes import ROUTES, kernel_route, route_for
 from .targets import TARGETS, get_target, kernel_targets
 from .timing.device import is_model
+from .hopper_model import markdown as hopper_markdown, tune_model_hopper
 from .tune_model import markdown, tune_model
 from .verify import FallbackError
 
@@ -131,11 +133,23 @@ def cmd_list(args) -> int:
 
 def cmd_tune_model(args) -> int:
     target = get_target(args.target)
-    check_model_pipeline(args.pipeline, target)
+    check_model_pipeline(args.pipeline, target, whole_model=True)
+    kernel = get_pipeline(args.pipeline).kernel
+    if args.fuse_consumers and not kernel:
+        raise UsageError("--fuse-consumers is for --pipeline hopper (the Hopper kernels' store); IREE's pipelines "
+                         "fuse consumers themselves.")
+    if kernel and (args.with_spec or args.search or args.predict or args.workers or args.scheduler):
+        raise UsageError(f"--pipeline {args.pipeline} takes no --with-spec, --search, --predict or cluster: its "
+                         "kernels are the target's own, compiled as they are.")
     writable(args.output, "folder")
     admit_folder(args.output, "tune-model", args.force, inputs=(args.model, args.with_spec))
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
+    if kernel:
+        summary = tune_model_hopper(args.model, target, args.output, args.force, args.fuse_consumers)
+        print(f"wrote {args.output}/ (model.md, model.json, tuned/, default/)")
+        print(hopper_markdown(summary), end="")
+        return 0
     spec = cluster_of(args, [])
     with maybe_cluster(spec) as client:
         summary = tune_model(args.model, target, args.pipeline, args.output, args.force, args.with_spec, args.predict,

@@ -17,6 +17,8 @@ which IREE's own pipelines compile the other dispatches for.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -69,7 +71,7 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
         left: list[str] = []
         for op in contraction_ops(module):
             op = op.operation
-            taken = _take(op, source, schedule, fuse_tail)
+            taken = _take(op, source, schedule, fuse_tail, tail_schedule)
             if isinstance(taken, str):
                 left.append(taken)
                 continue
@@ -98,7 +100,8 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
     return HopperModel(body[:-1] + "\n".join(added) + "\n}\n", tuple(calls), tuple(left))
 
 
-def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_tail: bool):
+def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_tail: bool,
+          tail_schedule: hopper.HopperSchedule):
     """(the kernel's Gemm, A, B as the kernel reads it, the ops it replaces: the contraction and its fused consumer)
     or the sentence saying why the contraction stays with IREE."""
     where = f"{op.name} {', '.join(str(v.type) for v in list(op.operands)[:3])}"
@@ -124,7 +127,7 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_t
             replaced.append(after)
         tail = hopper.Elementwise(tuple(ops)) if ops else None
     try:
-        hopper.check_problem(gemm, schedule)
+        hopper.check_problem(gemm, schedule if tail is None else tail_schedule)
     except hopper.HopperError as err:
         return f"{where}: {err}"
     return gemm, tail, a, b, replaced
@@ -231,3 +234,77 @@ def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
     {hopper.dispatch(gemm, schedule, executable, "%a", "%b", "%c", name)}
     return %c : {tc}
   }}"""
+
+
+def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = False) -> dict:
+    """`pipelines tune-model MODEL --target sm_90a --pipeline hopper`: the model compiled twice into `out`, with
+    every contraction the Hopper kernels take as one of their dispatches (`tuned/`) and as IREE compiles it
+    (`default/`), each a folder with `gemm.mlir` (the program compiled), `gemm.vmfb` and `dump/`; then each distinct
+    call's kernel proven in the tuned PTX (`hopper.check_ptx` on its entry) and no product left to IREE but those
+    `left` names. `model.json` and `model.md` say per kernel what runs it."""
+    from pathlib import Path
+
+    from .compiler import DUMP_DIR, run_iree_compile
+    from .model_input import ModelError, read_model, to_linalg
+    from .output import output_folder
+
+    model = Path(model)
+    text = to_linalg(read_model(model), target, str(model))
+    try:
+        rewritten = rewrite(text, str(model), fuse_tail=fuse_tail)
+    except (ProblemError, hopper.HopperError) as err:
+        raise ModelError(str(err)) from None
+    with output_folder(out, "tune-model", force) as folder:
+        compiled = {}
+        for name, source in (("tuned", rewritten.text), ("default", text)):
+            (folder / name).mkdir()
+            (folder / name / "gemm.mlir").write_text(source)
+            compiled[name] = run_iree_compile(folder / name / "gemm.mlir", folder / name, target,
+                                              moved_to=(folder, Path(out)))
+        ptx = "\n".join(p.read_text() for p in sorted((folder / "tuned" / DUMP_DIR).glob("*.ptx")))
+        for call in {c.function: c for c in rewritten.calls}.values():
+            try:
+                hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function)
+            except hopper.HopperError as err:
+                raise ModelError(f"{call.function} in the compiled {model.name}: {err}") from None
+        entries = _entries(ptx)
+        others = [e for e in entries if not e.startswith(FUNCTION_PREFIX)]
+        products = [e for e in others if re.search(r"_(matmul|batch_matmul|contract)", e)]
+        if len(products) > len(rewritten.left):
+            raise ModelError(f"the compiled {model.name} still computes {products[0]} with IREE's kernel, which the "
+                             "rewrite should have taken.")
+        summary = {
+            "model": str(model), "target": target.name, "pipeline": "hopper", "fuse_tail": fuse_tail,
+            "calls": [{"function": c.function, "contraction": f"{c.gemm.shape_name} {c.gemm.layout} {c.gemm.dtype}",
+                       "epilogue": c.gemm.epilogue.kind,
+                       "fused_ops": [op[0] for op in c.tail.ops] if c.tail else [],
+                       "schedule": c.schedule.describe()} for c in rewritten.calls],
+            "left": list(rewritten.left), "verified": True,
+            "iree_dispatches": others, "default_dispatches": _entries("\n".join(
+                p.read_text() for p in sorted((folder / "default" / DUMP_DIR).glob("*.ptx")))),
+            "split_out_consumers": [e for e in others if "elementwise" in e],
+            "command": list(compiled["tuned"].command)}
+        (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
+        (folder / "model.md").write_text(markdown(summary))
+    return summary
+
+
+def _entries(ptx: str) -> list[str]:
+    return re.findall(r"\.entry (\w+)\(", ptx)
+
+
+def markdown(summary: dict) -> str:
+    lines = [f"# tune-model: {summary['model']} on {summary['target']} (Hopper kernels)", "",
+             f"{len(summary['calls'])} contractions on the Hopper kernels, each verified in the compiled PTX; "
+             f"{len(summary['left'])} left to IREE. Compile-only: no times (measure with `python -m "
+             "pipelines.model_runner ... hopper=tuned/gemm.vmfb default=default/gemm.vmfb`).", "",
+             "| call | contraction | epilogue | kernel |", "|---|---|---|---|"]
+    for call in summary["calls"]:
+        epilogue = " + ".join([call["epilogue"], *call["fused_ops"]])
+        lines.append(f"| {call['function']} | {call['contraction']} | {epilogue} | {call['schedule']} |")
+    lines += ["", "IREE's own kernels beside them: " + (", ".join(summary["iree_dispatches"]) or "none") + "."]
+    if summary["split_out_consumers"]:
+        lines.append("Consumers left as dispatches of their own: " + ", ".join(summary["split_out_consumers"]) + ".")
+    for reason in summary["left"]:
+        lines.append(f"- left to IREE: {reason}")
+    return "\n".join(lines) + "\n"

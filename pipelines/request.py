@@ -156,17 +156,14 @@ def _schedule(request: Request, gemm: Gemm, target) -> Schedule | None:
     return Schedule(tile, staging, swizzle, groups)
 
 
-def check_model_pipeline(name: str, target) -> None:
-    """`name` runs on `target` and compiles a model's contractions."""
+def check_model_pipeline(name: str, target, whole_model: bool = False) -> None:
+    """`name` runs on `target` and compiles a model's contractions: the target's own kernels (the `hopper`
+    pipeline's) through `tune-model` (`whole_model`) alone."""
     check_pipeline(name, target)
-    _refuse_own_kernel(name)
-
-
-def _refuse_own_kernel(name: str) -> None:
-    """The target's own kernels (the `hopper` pipeline's) take one GEMM, not a model's contractions yet."""
-    if get_pipeline(name).kernel:
+    if get_pipeline(name).kernel and not whole_model:
         raise UsageError(f"pipeline '{name}' compiles the target's own kernel for one GEMM given with --shape; a "
-                         "model's contractions take 'auto', 'tuned' or 'codegen'.")
+                         f"model's contractions take it through `pipelines tune-model MODEL --pipeline {name}`, or "
+                         "'auto', 'tuned' or 'codegen' here.")
 
 
 def check_pipeline(name: str, target) -> None:
@@ -225,7 +222,7 @@ def _scheduled_job(request: Request) -> flow.Job:
         if request.schedule:
             raise UsageError(f"--schedule {request.schedule} builds a kernel for a --shape problem, not for an "
                              "--input file.")
-        _refuse_own_kernel(named.name)
+        check_model_pipeline(named.name, target)
         given = [f"--{name}" for name in PROBLEM_DEFAULTS if getattr(request, name) is not None]
         if given:
             raise UsageError(f"{', '.join(given)} {'describes' if len(given) == 1 else 'describe'} a --shape problem; "

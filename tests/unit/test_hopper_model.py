@@ -14,6 +14,9 @@ import subprocess
 
 import pytest
 
+import json
+
+from pipelines import cli
 from pipelines.compiler import iree_compile_path
 from pipelines.hopper_model import FUNCTION_PREFIX, rewrite
 from pipelines.model_input import read_model, to_linalg
@@ -171,3 +174,44 @@ def test_a_tail_that_does_not_yield_the_input_type_or_reads_ahead_is_refused():
         hopper.Elementwise((("arith.addf", ("in", 1), "f16"), ("arith.negf", ("in",), "f16"))).check("f16")
     with pytest.raises(hopper.HopperError, match="does not apply math.powf"):
         hopper.Elementwise((("math.powf", ("in", "in"), "f16"),)).check("f16")
+
+
+def test_tune_model_puts_a_models_products_on_the_hopper_kernels(tmp_path, capsys):
+    onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
+    out = tmp_path / "out"
+    assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["verified"] and len(summary["calls"]) == 8 and summary["left"] == []
+    assert [c["contraction"] for c in summary["calls"]][3] == f"{S}x{S}x{D} nt f16"
+    assert all(c["epilogue"] == "truncf" for c in summary["calls"])
+    # IREE keeps the softmax and the Gelu (a consumer of its own); the default compile has the eight products
+    assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
+    assert sum("matmul" in d for d in summary["default_dispatches"]) >= 5
+    for name in ("tuned", "default"):
+        assert (out / name / "gemm.vmfb").is_file() and (out / name / "gemm.mlir").is_file()
+    assert str(out / "tuned") in (out / "tuned" / "compile_command.txt").read_text()  # where the user finds it
+    assert "8 contractions on the Hopper kernels" in (out / "model.md").read_text()
+
+
+def test_tune_model_fuses_the_gelu_when_asked(tmp_path):
+    onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
+    out = tmp_path / "out"
+    assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper",
+                     "--fuse-consumers", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["split_out_consumers"] == [] and len(summary["iree_dispatches"]) == 1
+    assert summary["calls"][6]["fused_ops"][2] == "math.erf"
+
+
+@pytest.mark.parametrize("argv, sentence", [
+    (["--pipeline", "hopper", "--predict"], "takes no --with-spec, --search, --predict"),
+    (["--pipeline", "auto", "--fuse-consumers"], "--fuse-consumers is for --pipeline hopper"),
+    (["--pipeline", "hopper", "--target", "sm_80"], "does not run on sm_80"),
+])
+def test_what_tune_model_refuses_with_the_hopper_pipeline(argv, sentence, tmp_path, capsys):
+    onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
+    out = tmp_path / "out"
+    target = [] if "--target" in argv else ["--target", "sm_90a"]
+    assert cli.main(["tune-model", str(onnx_file), *target, *argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert sentence in err and err.count("\n") == 1 and not out.exists()
