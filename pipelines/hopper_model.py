@@ -154,9 +154,8 @@ def _transposed(value: ir.Value) -> bool:
         list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
 
 
-def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
-    """The contraction's only user when it is an elementwise `linalg.generic` rounding f32 to `dtype` (its body one
-    arith.truncf and the yield, identity maps)."""
+def _map_user(op: ir.Operation) -> ir.Operation | None:
+    """`op`'s only user when it is an elementwise `linalg.generic` of one input and one output (identity maps)."""
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return None
@@ -164,7 +163,14 @@ def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
     if user.name != "linalg.generic" or len(user.operands) != 2 or len(user.results) != 1:
         return None
     maps = [str(m) for m in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    if set(maps) != {"affine_map<(d0, d1) -> (d0, d1)>"}:
+    return user if set(maps) == {"affine_map<(d0, d1) -> (d0, d1)>"} else None
+
+
+def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
+    """The contraction's only user when it rounds f32 to `dtype` (`_map_user`, its body one arith.truncf and the
+    yield)."""
+    user = _map_user(op)
+    if user is None:
         return None
     body = [o.operation.name for o in user.regions[0].blocks[0].operations]
     out = ir.RankedTensorType(user.results[0].type)
@@ -214,14 +220,9 @@ def _elementwise(op: ir.Operation, dtype: str, ops: list) -> ir.Operation | None
 
 
 def _only_elementwise_user(op: ir.Operation, dtype: str) -> ir.Operation | None:
-    uses = list(op.results[0].uses)
-    if len(uses) != 1:
-        return None
-    user = uses[0].owner
-    if user.name != "linalg.generic" or len(user.operands) != 2 or len(user.results) != 1:
-        return None
-    maps = [str(m) for m in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    if set(maps) != {"affine_map<(d0, d1) -> (d0, d1)>"}:
+    """`_map_user` from `dtype` to `dtype`."""
+    user = _map_user(op)
+    if user is None:
         return None
     types = [ir.RankedTensorType(v.type) for v in (user.operands[0], user.results[0])]
     return user if all(str(t.element_type) == dtype for t in types) else None
