@@ -276,18 +276,43 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
                              "rewrite should have taken.")
         summary = {
             "model": str(model), "target": target.name, "pipeline": "hopper", "fuse_tail": fuse_tail,
+            # per dispatch, as `pipelines report --table model` pairs a run's launches with the default's
+            "dispatches": _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.calls),
+            "default_dispatches": _dispatch_rows(folder / "default" / DUMP_DIR, ()),
             "calls": [{"function": c.function, "contraction": f"{c.gemm.shape_name} {c.gemm.layout} {c.gemm.dtype}",
                        "epilogue": c.gemm.epilogue.kind,
                        "fused_ops": [op[0] for op in c.tail.ops] if c.tail else [],
                        "schedule": c.schedule.describe()} for c in rewritten.calls],
             "left": list(rewritten.left), "verified": True,
-            "iree_dispatches": others, "default_dispatches": _entries("\n".join(
-                p.read_text() for p in sorted((folder / "default" / DUMP_DIR).glob("*.ptx")))),
+            "iree_dispatches": others,
             "split_out_consumers": [e for e in others if "elementwise" in e],
             "command": list(compiled["tuned"].command)}
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
     return summary
+
+
+def _dispatch_rows(dump, calls) -> list[dict]:
+    """One row per dispatch of a compiled model: each Hopper call's own entry (its contraction and kernel), and
+    each of IREE's dispatches with the contraction its configured IR computes; an elementwise dispatch of the
+    Hopper model is a consumer split out of a product (`split_consumer`: the default compile fuses it)."""
+    from .tune_model import _elementwise, _held, _named
+
+    rows = [{"dispatch": c.function, "contraction": _named(c.gemm), "schedule": c.schedule.describe()}
+            for c in {c.function: c for c in calls}.values()]
+    for path in sorted(dump.glob("configured_module_*.mlir")):
+        name = path.name.removeprefix("configured_").removesuffix(".mlir")
+        if name.startswith("module_" + EXECUTABLE_PREFIX):
+            continue  # a Hopper executable: its row is its call's
+        text = path.read_text()
+        held = _held(text, name)
+        row = {"dispatch": name, "contraction": _named(held[0]) if held else None,
+               "schedule": "IREE default heuristic" if held else None}
+        if calls and not held and _elementwise(text):
+            row.update(split_consumer=True, schedule="split out (a consumer the kernel's store does not apply): "
+                       "IREE default")
+        rows.append(row)
+    return rows
 
 
 def _entries(ptx: str) -> list[str]:

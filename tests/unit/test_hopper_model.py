@@ -186,11 +186,28 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels(tmp_path, capsy
     assert all(c["epilogue"] == "truncf" for c in summary["calls"])
     # IREE keeps the softmax and the Gelu (a consumer of its own); the default compile has the eight products
     assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
-    assert sum("matmul" in d for d in summary["default_dispatches"]) >= 5
+    assert [d["contraction"] for d in summary["default_dispatches"]] == [
+        f"{S}x{D}x{D} nn f16", f"{S}x{S}x{D} nt f16", None, f"{S}x{D}x{S} nn f16", f"{S}x{F}x{D} nn f16",
+        f"{S}x{D}x{F} nn f16"]  # IREE's dispatches: the projections share one, the softmax, the others
+    assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6 + [True]
     for name in ("tuned", "default"):
         assert (out / name / "gemm.vmfb").is_file() and (out / name / "gemm.mlir").is_file()
     assert str(out / "tuned") in (out / "tuned" / "compile_command.txt").read_text()  # where the user finds it
     assert "8 contractions on the Hopper kernels" in (out / "model.md").read_text()
+    # `report --table model` pairs a run's launches: the block's launch order, kernels named as the PTX names them
+    hopper_kernels = [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["block_async_dispatch_0_softmax_x"] + [
+        f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3)] + ["block_async_dispatch_1_elementwise_x", FUNCTION_PREFIX + "4"]
+    default_kernels = [f"block_async_dispatch_{i}_matmul_x" for i in (0, 0, 0, 3)] + [
+        "block_async_dispatch_4_softmax_x"] + [f"block_async_dispatch_{i}_matmul_x" for i in (5, 0, 7, 8)]
+    rows = {"function": "block", "environment": {}, "modules": {
+        name: {"median_ms": ms, "max_rel_error": 1e-3, "dispatches": [{"kernel": k, "us": us} for k in kernels]}
+        for name, ms, kernels, us in (("hopper", 1.0, hopper_kernels, 1.0), ("default", 3.0, default_kernels, 4.0))}}
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    assert cli.main(["report", "--table", "model", str(tmp_path / "rows.json"), str(out / "model.json"), "--tuned",
+                     "hopper"]) == 0
+    table = capsys.readouterr().out
+    assert "| 3 | 256x256x128 nt f16 | hopper-cooperative-persistent" in table
+    assert "| 8 | (split out: 1_elementwise_x) |" in table and "| all | | | 36.0 | 10.0 | 3.60× |" in table
 
 
 def test_tune_model_fuses_the_gelu_when_asked(tmp_path):
