@@ -114,7 +114,7 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_t
     a, b, init = list(op.operands)[:3]
     if not _zero_fill(init):
         return f"{where}: its accumulator does not start from a fill of 0.0 (the kernels compute C = A·B)"
-    if _transposed(b):
+    if gemm.layout == "nn" and _transposed(b):  # (a TN or NT matmul reading a transpose is not read as stored)
         b = b.owner.operands[0]
         gemm = gemm.with_(layout="nt")
     replaced, tail = [op], None

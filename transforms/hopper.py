@@ -361,6 +361,14 @@ MAP_ELEMTYPES = {"f16": 6, "bf16": 10}
 MAP_SWIZZLES = {32: 1, 64: 2, 128: 3}
 MAP_BYTES = 128
 MAP_WORDS = 2 * MAP_BYTES // 8  # i64 words of one workgroup's two maps
+# The maps binding's start is rounded up to this many bytes in the kernel (a tensor map's address must be 64-byte
+# aligned, CUDA's CUtensorMap; 128 leaves room), so the scratch holds that much more than the maps.
+MAP_ALIGN = 128
+
+
+def maps_words(problem: Gemm, s: HopperSchedule) -> int:
+    """i64 words of the dispatch's maps scratch: every workgroup's two maps and the room for aligning its start."""
+    return grid_size(problem, s) * MAP_WORDS + MAP_ALIGN // 8
 
 
 def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> list[str]:
@@ -441,7 +449,7 @@ def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, str, str, s
     dt = DTYPES[problem.dtype]
     tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
     return (_memref([problem.m, problem.k], dt), _memref(tb, dt), _memref([problem.m, problem.n], problem.out_dtype),
-            _memref([grid_size(problem, s) * MAP_WORDS], "i64"))
+            _memref([maps_words(problem, s)], "i64"))
 
 
 def _acc_type(n: int) -> str:
@@ -527,7 +535,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};", "", [])
     b.op(f"scf.if {first} {{")
     slot = b.arith("muli", b.op(f"arith.extui {bid} : i32 to i64", "slot"), i64(MAP_WORDS * 8), "i64")
-    map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", maps_base, slot, "i64"))
+    aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
+    map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", aligned, slot, "i64"))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
     col, row = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
@@ -792,7 +801,7 @@ def tensor_types(problem: Gemm, schedule: HopperSchedule) -> tuple[str, str, str
     tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
     return (f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, tb))}x{dt}>",
             f"tensor<{problem.m}x{problem.n}x{problem.out_dtype}>",
-            f"tensor<{grid_size(problem, schedule) * MAP_WORDS}xi64>")
+            f"tensor<{maps_words(problem, schedule)}xi64>")
 
 
 def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = "gemm",

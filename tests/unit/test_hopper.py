@@ -225,3 +225,39 @@ def test_the_encoder_passes_each_value_as_the_parameter_cuda_h_names(monkeypatch
     assert call["tensorRank"].value == len(spec["dims"]) and call["globalAddress"].value == 1 << 32
     assert list(call["globalDim"]) == list(spec["dims"]) and list(call["boxDim"]) == list(spec["box"])
     assert list(call["globalStrides"]) == [spec["stride"]] and list(call["elementStrides"]) == [1] * len(spec["dims"])
+
+
+def test_check_ptx_refuses_tensor_maps_written_or_fenced_otherwise(tmp_path):
+    """The maps' element type and swizzle immediates, one release for both and an acquire for each, in the PTX."""
+    gemm, schedule = Gemm(256, 256, 128, "bf16", "nt"), HopperSchedule(block_n=128)
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    acquire = re.search(r"\tfence\.proxy\.tensormap::generic\.acquire\.gpu [^\n]*\n", ptx).group(0)
+    release = "\tfence.proxy.tensormap::generic.release.gpu;\n"
+    tampered = {
+        "one acquire for two maps": ptx.replace(acquire, "", 1),
+        "a second release": ptx.replace(release, release * 2, 1),
+        "CUDA's bf16 code (9), not PTX's (10)": re.sub(r"(elemtype\.global\.b1024\.b32 \[%rd\d+\]), 10;", r"\1, 9;",
+                                                       ptx, count=1),
+        "64-byte swizzle": re.sub(r"(swizzle_mode\.global\.b1024\.b32 \[%rd\d+\]), 3;", r"\1, 2;", ptx, count=1),
+    }
+    for what, text in tampered.items():
+        assert text != ptx, what
+        with pytest.raises(HopperError, match="tensor maps"):
+            check_ptx(text, gemm, schedule)
+
+
+def test_the_program_returns_its_maps_when_asked_and_declares_who_writes_what():
+    gemm, schedule = Gemm(1000, 776, 448, "bf16", "nn"), HopperSchedule(block_n=256, persistent=True, cluster_m=2)
+    words = grid_size(gemm, schedule) * 32 + 16  # two 128-byte maps per workgroup, 128 bytes to align the start
+    plain, both = program(gemm, schedule), program(gemm, schedule, maps_result=True)
+    c, maps = "tensor<1000x776xf32>", f"tensor<{words}xi64>"
+    assert re.search(rf"-> \({c}\) {{\n    %c, %c_maps = flow\.dispatch @hopper::@gemm\(%a, %b\) : .* -> \({c}, {maps}\)"
+                     rf"\n    return %c : {c}", plain)
+    assert re.search(rf"-> \({c}, {maps}\) {{\n.*\n    return %c, %c_maps : {c}, {maps}", both)
+    # A and B read only; C and the maps written, in the layout and in the kernel's bindings alike
+    ro, rw = "#hal.pipeline.binding<storage_buffer, ReadOnly>", "#hal.pipeline.binding<storage_buffer>"
+    assert f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}, {rw}]>" in plain
+    flags = dict(re.findall(r"binding\((\d)\) alignment\(64\) offset\(%\w+\)( flags\(ReadOnly\))?", plain))
+    assert flags == {"0": " flags(ReadOnly)", "1": " flags(ReadOnly)", "2": "", "3": ""}
+    assert re.search(rf"binding\(3\)[^\n]*memref<{words}xi64", plain)

@@ -232,3 +232,81 @@ def test_what_tune_model_refuses_with_the_hopper_pipeline(argv, sentence, tmp_pa
     assert cli.main(["tune-model", str(onnx_file), *target, *argv, "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert sentence in err and err.count("\n") == 1 and not out.exists()
+
+
+# ---- what is not the importer's plain rounding, or not B read as stored, is not taken for it (blind probe 10)
+
+def _program(body: str, args: str, result: str) -> str:
+    return f"""func.func @f({args}) -> {result} {{
+  %zero = arith.constant 0.0 : f32
+{body}
+}}"""
+
+
+def _matmul(a: str, b: str, ta: str, tb: str, maps: str = "") -> str:
+    return f"""  %e = tensor.empty() : tensor<256x128xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %r = linalg.matmul {maps}ins({a}, {b} : {ta}, {tb}) outs(%init : tensor<256x128xf32>) -> tensor<256x128xf32>"""
+
+
+ROUND = """  %h = tensor.empty() : tensor<256x128x{out}>
+  %t = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}} ins(%r : tensor<256x128xf32>) outs(%h : tensor<256x128x{out}>) {{
+  ^bb0(%x: f32, %o: {out}):
+    {body}
+  }} -> tensor<256x128x{out}>"""
+
+
+@pytest.mark.parametrize("dtype, out, body, why", [
+    ("bf16", "f16", "%y = arith.truncf %x : f32 to f16\n    linalg.yield %y : f16", "rounds to f16, not bf16"),
+    ("f16", "f16", "%s = arith.mulf %x, %x : f32\n    %y = arith.truncf %s : f32 to f16\n    linalg.yield %y : f16",
+     "squares before it rounds"),
+])
+def test_a_consumer_that_is_not_the_rounding_to_the_input_type_is_not_fused(dtype, out, body, why):
+    args = f"%a: tensor<256x64x{dtype}>, %b: tensor<64x128x{dtype}>"
+    text = _program(_matmul("%a", "%b", f"tensor<256x64x{dtype}>", f"tensor<64x128x{dtype}>") + "\n"
+                    + ROUND.format(out=out, body=body) + f"\n  return %t : tensor<256x128x{out}>", args,
+                    f"tensor<256x128x{out}>")
+    call, = rewrite(text, why).calls
+    assert call.gemm.epilogue.kind == "none" and call.gemm.out_dtype == "f32", why
+    assert rewrite(text, why).text.count("linalg.generic") == 1  # the consumer stays
+
+
+def test_a_rounding_that_shares_the_product_with_another_user_is_not_fused():
+    # the other user first and the rounding second, and the other way round (use lists keep an order)
+    other = "\n  %d = arith.negf %r : tensor<256x128xf32>\n"
+    rounding = ROUND.format(out="f16", body="%y = arith.truncf %x : f32 to f16\n    linalg.yield %y : f16")
+    for body in (other + rounding, "\n" + rounding + other):
+        text = _program(_matmul("%a", "%b", "tensor<256x64xf16>", "tensor<64x128xf16>") + body
+                        + "\n  return %t, %d : tensor<256x128xf16>, tensor<256x128xf32>",
+                        "%a: tensor<256x64xf16>, %b: tensor<64x128xf16>", "(tensor<256x128xf16>, tensor<256x128xf32>)")
+        call, = rewrite(text, "two users").calls
+        assert call.gemm.epilogue.kind == "none"  # the f32 product is still needed as it is
+
+
+TRANSPOSE = """  %bt_e = tensor.empty() : tensor<{shape}xf16>
+  %bt = linalg.transpose ins(%b : tensor<{source}xf16>) outs(%bt_e : tensor<{shape}xf16>) permutation = [{perm}]"""
+
+
+def test_an_identity_transpose_of_b_is_not_read_as_nt():
+    text = _program(TRANSPOSE.format(shape="128x128", source="128x128", perm="0, 1") + "\n"
+                    + _matmul("%a", "%bt", "tensor<256x128xf16>", "tensor<128x128xf16>")
+                    + "\n  return %r : tensor<256x128xf32>", "%a: tensor<256x128xf16>, %b: tensor<128x128xf16>",
+                    "tensor<256x128xf32>")
+    model = rewrite(text, "identity")
+    b_operand = re.search(r"call @hopper_gemm_0\(%\w+, (%\w+)\)", model.text).group(1)
+    assert model.calls[0].gemm.layout == "nn" and f"{b_operand} = linalg.transpose" in model.text
+
+
+def test_a_tn_product_that_reads_a_transposed_b_is_left_to_iree():
+    """The transpose is folded into NT only for an NN product: a TN one (A read K×M) stays with IREE, whose
+    kernels take it, rather than being read as NT with A the wrong way round."""
+    tn = "indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, " \
+         "affine_map<(m, n, k) -> (m, n)>] "
+    text = _program(TRANSPOSE.format(shape="64x128", source="128x64", perm="1, 0") + "\n"
+                    + _matmul("%a", "%bt", "tensor<64x256xf16>", "tensor<64x128xf16>", tn)
+                    + "\n  return %r : tensor<256x128xf32>", "%a: tensor<64x256xf16>, %b: tensor<128x64xf16>",
+                    "tensor<256x128xf32>")
+    with pytest.raises(ProblemError, match="take none of its contractions") as err:
+        rewrite(text, "tn")
+    assert "layout nt or nn so far, not tn" in str(err.value)

@@ -744,13 +744,25 @@ class _Run:
         self.announced: dict[tuple[int, int], int] = {}
         self.stored = np.zeros((problem.m, problem.n), dtype=np.int32)
         self.tensor_maps: dict[int, dict] = {}
+        # the maps scratch as the program's dispatch returns it and as the kernel declares its binding: the same
+        # size, two 128-byte maps per workgroup, and at least 64 bytes to round the kernel's start up (its writes
+        # must stay inside)
+        result = re.search(r"flow\.dispatch @\w+::@\w+\(%a, %b\) : \([^)]*\) -> \([^,]+, tensor<(\d+)xi64>\)",
+                           self.text)
+        binding = re.search(r"binding\(3\)[^\n]*memref<(\d+)xi64", self.text)
+        if result is None or binding is None or result.group(1) != binding.group(1):
+            raise Fault("the dispatch's maps result and the kernel's maps binding differ in size (or are missing)")
+        self.maps_bytes = int(binding.group(1)) * 8
+        if self.maps_bytes < self.grid * 2 * self.MAP_BYTES + 64:
+            raise Fault(f"the maps binding holds {self.maps_bytes} bytes, not two maps per workgroup of the "
+                        f"{self.grid} and room to align its start")
 
     # -- the tensor maps: each workgroup's thread zeroes its slot's words, writes the fields, releases them
     MAP_BYTES = 128
 
     def _map(self, wg, address: int, what: str) -> dict:
         """The map slot starting at `address` in the maps binding, owned by the first workgroup that writes it."""
-        base, size = BINDING_BASE[3], self.grid * 2 * self.MAP_BYTES  # two maps per workgroup
+        base, size = BINDING_BASE[3], self.maps_bytes
         if not base <= address < base + size or (address - base) % self.MAP_BYTES:
             raise Fault(f"{wg.name()}: {what} at {address:#x}, not the start of a 128-byte slot of the maps binding")
         entry = self.tensor_maps.setdefault(address, {"owner": wg.bid, "words": set(), "fields": {},
