@@ -18,7 +18,6 @@ which IREE's own pipelines compile the other dispatches for.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -42,7 +41,12 @@ class HopperCall:
 
     @property
     def executable(self) -> str:
-        return EXECUTABLE_PREFIX + self.function.removeprefix(FUNCTION_PREFIX)
+        return _executable(self.function)
+
+
+def _executable(function: str) -> str:
+    """The executable a Hopper call's private function dispatches (its entry is named as the function)."""
+    return EXECUTABLE_PREFIX + function.removeprefix(FUNCTION_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,7 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
             if isinstance(taken, str):
                 left.append(taken)
                 continue
-            gemm, tail, a, b, replaced = taken
-            chosen = schedule if tail is None else tail_schedule
+            gemm, tail, chosen, a, b, replaced = taken
             name = functions.setdefault((gemm, tail, chosen), f"{FUNCTION_PREFIX}{len(functions)}")
             calls.append(HopperCall(gemm, chosen, name, tail))
             with ir.InsertionPoint(replaced[-1]):
@@ -93,7 +96,7 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
         # printed before the called functions exist (they are added as text below): unverified, in pretty form
         body = module.operation.get_asm(assume_verified=True).rstrip()
     added = [_function(gemm, chosen, name) for (gemm, _, chosen), name in functions.items()]
-    added += [hopper.executable(gemm, chosen, EXECUTABLE_PREFIX + name.removeprefix(FUNCTION_PREFIX), name, tail)
+    added += [hopper.executable(gemm, chosen, _executable(name), name, tail)
               for (gemm, tail, chosen), name in functions.items()]
     if not body.endswith("}"):
         raise ProblemError(f"{source}: the printed module does not end its body with '}}'.")
@@ -102,8 +105,8 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
 
 def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_tail: bool,
           tail_schedule: hopper.HopperSchedule):
-    """(the kernel's Gemm, A, B as the kernel reads it, the ops it replaces: the contraction and its fused consumer)
-    or the sentence saying why the contraction stays with IREE."""
+    """(the kernel's Gemm, its fused tail, its schedule, A, B as the kernel reads it, the ops it replaces: the
+    contraction and its fused consumers) or the sentence saying why the contraction stays with IREE."""
     where = f"{op.name} {', '.join(str(v.type) for v in list(op.operands)[:3])}"
     if op.name != "linalg.matmul":
         return f"{where}: the Hopper kernels take linalg.matmul (no batch, no transposed A)"
@@ -126,11 +129,12 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_t
         while fuse_tail and (after := _elementwise(replaced[-1], gemm.dtype, ops)) is not None:  # Gelu, ReLU, ...
             replaced.append(after)
         tail = hopper.Elementwise(tuple(ops)) if ops else None
+    chosen = schedule if tail is None else tail_schedule
     try:
-        hopper.check_problem(gemm, schedule if tail is None else tail_schedule)
+        hopper.check_problem(gemm, chosen)
     except hopper.HopperError as err:
         return f"{where}: {err}"
-    return gemm, tail, a, b, replaced
+    return gemm, tail, chosen, a, b, replaced
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -230,9 +234,8 @@ def _only_elementwise_user(op: ir.Operation, dtype: str) -> ir.Operation | None:
 
 def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
     ta, tb, tc, _ = hopper.tensor_types(gemm, schedule)
-    executable = EXECUTABLE_PREFIX + name.removeprefix(FUNCTION_PREFIX)
     return f"""  func.func private @{name}(%a: {ta}, %b: {tb}) -> {tc} {{
-    {hopper.dispatch(gemm, schedule, executable, "%a", "%b", "%c", name)}
+    {hopper.dispatch(gemm, schedule, _executable(name), "%a", "%b", "%c", name)}
     return %c : {tc}
   }}"""
 
@@ -248,6 +251,7 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
     from .compiler import DUMP_DIR, run_iree_compile
     from .model_input import ModelError, read_model, to_linalg
     from .output import output_folder
+    from .tune_model import _named
 
     model = Path(model)
     text = to_linalg(read_model(model), target, str(model))
@@ -268,24 +272,23 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
                 hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function)
             except hopper.HopperError as err:
                 raise ModelError(f"{call.function} in the compiled {model.name}: {err}") from None
-        entries = _entries(ptx)
-        others = [e for e in entries if not e.startswith(FUNCTION_PREFIX)]
-        products = [e for e in others if re.search(r"_(matmul|batch_matmul|contract)", e)]
+        rows = _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.calls)
+        iree_rows = rows[len({c.function for c in rewritten.calls}):]  # IREE's own dispatches, after the calls'
+        products = [r["dispatch"] for r in iree_rows if r["contraction"]]
         if len(products) > len(rewritten.left):
             raise ModelError(f"the compiled {model.name} still computes {products[0]} with IREE's kernel, which the "
                              "rewrite should have taken.")
         summary = {
             "model": str(model), "target": target.name, "pipeline": "hopper", "fuse_tail": fuse_tail,
             # per dispatch, as `pipelines report --table model` pairs a run's launches with the default's
-            "dispatches": _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.calls),
-            "default_dispatches": _dispatch_rows(folder / "default" / DUMP_DIR, ()),
-            "calls": [{"function": c.function, "contraction": f"{c.gemm.shape_name} {c.gemm.layout} {c.gemm.dtype}",
+            "dispatches": rows, "default_dispatches": _dispatch_rows(folder / "default" / DUMP_DIR, ()),
+            "calls": [{"function": c.function, "contraction": _named(c.gemm),
                        "epilogue": c.gemm.epilogue.kind,
                        "fused_ops": [op[0] for op in c.tail.ops] if c.tail else [],
                        "schedule": c.schedule.describe()} for c in rewritten.calls],
             "left": list(rewritten.left), "verified": True,
-            "iree_dispatches": others,
-            "split_out_consumers": [e for e in others if "elementwise" in e],
+            "iree_dispatches": [r["dispatch"] for r in iree_rows],
+            "split_out_consumers": [r["dispatch"] for r in iree_rows if r.get("split_consumer")],
             "command": list(compiled["tuned"].command)}
         (folder / "model.json").write_text(json.dumps(summary, indent=1) + "\n")
         (folder / "model.md").write_text(markdown(summary))
@@ -315,10 +318,6 @@ def _dispatch_rows(dump, calls) -> list[dict]:
     return rows
 
 
-def _entries(ptx: str) -> list[str]:
-    return re.findall(r"\.entry (\w+)\(", ptx)
-
-
 def markdown(summary: dict) -> str:
     lines = [f"# tune-model: {summary['model']} on {summary['target']} (Hopper kernels)", "",
              f"{len(summary['calls'])} contractions on the Hopper kernels, each verified in the compiled PTX; "
@@ -328,7 +327,7 @@ def markdown(summary: dict) -> str:
     for call in summary["calls"]:
         epilogue = " + ".join([call["epilogue"], *call["fused_ops"]])
         lines.append(f"| {call['function']} | {call['contraction']} | {epilogue} | {call['schedule']} |")
-    lines += ["", "IREE's own kernels beside them: " + (", ".join(summary["iree_dispatches"]) or "none") + "."]
+    lines += ["", "IREE's own dispatches beside them: " + (", ".join(summary["iree_dispatches"]) or "none") + "."]
     if summary["split_out_consumers"]:
         lines.append("Consumers left as dispatches of their own: " + ", ".join(summary["split_out_consumers"]) + ".")
     for reason in summary["left"]:

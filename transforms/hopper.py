@@ -444,12 +444,18 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     return _ceil(units, rounds) * s.cluster_m
 
 
-def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, str, str, str]:
-    """The memref types of A, B, C and the workgroups' tensor maps (MAP_WORDS i64 per workgroup)."""
+def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
+    """(shape, element type) of A (M×K), B (N×K, or K×N for nn), C (M×N, f32 or the input type) and the maps
+    scratch (`maps_words`), the dispatch's operands and results in binding order."""
     dt = DTYPES[problem.dtype]
-    tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
-    return (_memref([problem.m, problem.k], dt), _memref(tb, dt), _memref([problem.m, problem.n], problem.out_dtype),
-            _memref([maps_words(problem, s)], "i64"))
+    return [([problem.m, problem.k], dt), ([problem.k, problem.n] if problem.layout == "nn" else
+                                            [problem.n, problem.k], dt),
+            ([problem.m, problem.n], problem.out_dtype), ([maps_words(problem, s)], "i64")]
+
+
+def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, ...]:
+    """The memref types of A, B, C and the maps scratch, as the kernel's bindings declare them."""
+    return tuple(_memref(shape, dtype) for shape, dtype in _operands(problem, s))
 
 
 def _acc_type(n: int) -> str:
@@ -796,12 +802,9 @@ module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> 
 """
 
 
-def tensor_types(problem: Gemm, schedule: HopperSchedule) -> tuple[str, str, str, str]:
-    dt = DTYPES[problem.dtype]
-    tb = [problem.k, problem.n] if problem.layout == "nn" else [problem.n, problem.k]
-    return (f"tensor<{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, tb))}x{dt}>",
-            f"tensor<{problem.m}x{problem.n}x{problem.out_dtype}>",
-            f"tensor<{maps_words(problem, schedule)}xi64>")
+def tensor_types(problem: Gemm, schedule: HopperSchedule) -> tuple[str, ...]:
+    """The tensor types of A, B, C and the maps scratch, as the program's dispatch takes and returns them."""
+    return tuple(f"tensor<{'x'.join(map(str, shape))}x{dtype}>" for shape, dtype in _operands(problem, schedule))
 
 
 def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = "gemm",
