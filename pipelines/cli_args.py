@@ -296,9 +296,9 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--scheduler", help="--search on the dask cluster of this scheduler")
     p.add_argument("--predict", action="store_true", help="AMD targets: also the PREDICTED time (timing model) of "
                    "each contraction with its schedule and with IREE's default, each compiled alone")
-    p.add_argument("--fuse-consumers", action="store_true", help="--pipeline hopper: also the elementwise "
-                   "consumers after a contraction's rounding (a Gelu) in the kernel's store (slower for the Gelu on "
-                   "an H100: results/h100/hopper-model/)")
+    p.add_argument("--split-consumers", action="store_true", help="--pipeline hopper: leave the elementwise "
+                   "consumers after a contraction's rounding (a Gelu) to IREE's own dispatches (default: in the "
+                   "kernel's store, faster on an H100: results/h100/hopper-model/probe/)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["tune_model"])

@@ -135,8 +135,8 @@ def cmd_tune_model(args) -> int:
     target = get_target(args.target)
     check_model_pipeline(args.pipeline, target, whole_model=True)
     kernel = get_pipeline(args.pipeline).kernel
-    if args.fuse_consumers and not kernel:
-        raise UsageError("--fuse-consumers is for --pipeline hopper (the Hopper kernels' store); IREE's pipelines "
+    if args.split_consumers and not kernel:
+        raise UsageError("--split-consumers is for --pipeline hopper (the Hopper kernels' store); IREE's pipelines "
                          "fuse consumers themselves.")
     if kernel and (args.with_spec or args.search or args.predict or args.workers or args.scheduler):
         raise UsageError(f"--pipeline {args.pipeline} takes no --with-spec, --search, --predict or cluster: its "
@@ -146,7 +146,7 @@ def cmd_tune_model(args) -> int:
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
     if kernel:
-        summary = tune_model_hopper(args.model, target, args.output, args.force, args.fuse_consumers)
+        summary = tune_model_hopper(args.model, target, args.output, args.force, not args.split_consumers)
         print(f"wrote {args.output}/ (model.md, model.json, tuned/, default/)")
         print(hopper_markdown(summary), end="")
         return 0

@@ -40,10 +40,11 @@ FULL_SHAPES = (
     (None, 4096, 64, 4096), (None, 3072, 2048, 1024), (None, 256, 256, 256), (None, 512, 512, 512),
     (None, 256, 256, 512), (4, 257, 129, 64), (3, 128, 128, 4096), (None, 129, 65, 257),
 )
-# The CI tier: one of each awkward kind, in one input type per family (whole-tile shapes such as 256x256x256 and
-# 3072x2048x1024 are compiled by most other tests, and by the full tier).
-CI_SHAPES = ((None, 127, 131, 67), (None, 1, 4096, 4096), (None, 257, 513, 129), (None, 1000, 1000, 1000),
-             (None, 4000, 4000, 4000), (4, 257, 129, 64))
+# The CI tier: three awkward kinds (every dimension off a tile and K off the intrinsic's, M = 1, a batch), in one
+# input type per family. The full tier has the others (257x513x129, 1000³ and 4000³ left the CI tier when the test
+# command passed 15 minutes; whole-tile shapes such as 256x256x256 and 3072x2048x1024 are compiled by most other
+# tests).
+CI_SHAPES = ((None, 127, 131, 67), (None, 1, 4096, 4096), (4, 257, 129, 64))
 NAMED = ("default", "tuned", "auto", "codegen", "codegen-raster", "split-k", "hopper")  # `searched` needs a tune cache
 LAYOUTS = ("nn", "nt", "tn")
 

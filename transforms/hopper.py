@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import tail_math
 from .errors import UserError
 from .problem import Gemm
 
@@ -94,10 +95,15 @@ class Elementwise:
         if self.ops[-1][2] != dtype:
             raise HopperError(f"a fused consumer must yield {dtype}, not {self.ops[-1][2]}.")
 
+    def lowered(self, dtype: str) -> tuple:
+        """The ops the kernel applies: `ops` with constants folded, divisions by a constant made products and erf
+        a polynomial where each gives the same bits (`tail_math.lower`)."""
+        return tail_math.lower(self.ops, dtype)
+
     def emit(self, b: "_Body", value: str, dtype: str) -> str:
         """The ops on `value` (of `dtype`) in the body under construction; the last op's result."""
         results: list[tuple[str, str]] = []
-        for name, operands, ty in self.ops:
+        for name, operands, ty in self.lowered(dtype):
             args = []
             for o in operands:
                 if o == "in":
@@ -109,6 +115,8 @@ class Elementwise:
             names = ", ".join(a for a, _ in args)
             if name in ("arith.extf", "arith.truncf"):
                 text = f"{name} {names} : {args[0][1]} to {ty}"
+            elif name.startswith("arith.cmpf:"):  # a comparison, its predicate after the colon
+                text = f"arith.cmpf {name.split(':')[1]}, {names} : {args[0][1]}"
             else:
                 text = f"{name} {names} : {ty}"
             results.append((b.op(text, "e"), ty))
@@ -857,13 +865,15 @@ def ptx_kernel(ptx: str, name: str) -> str:
     return match.group(1)
 
 
-def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "gemm") -> None:
+def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "gemm",
+              tail: Elementwise | None = None) -> None:
     """Every choice of `schedule` in the compiled PTX, or a HopperError naming the first one missing: the warp groups
     (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers), A's TMA
     load and B's (one, or one per 64 columns for nn) per K tile, B's layout (transposed for nn), and per K tile and
     consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one
     group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup; none without
-    one); the kernel writes every field of both tensor maps. The tile order (group_m) and the persistent grid are
+    one); the kernel writes every field of both tensor maps; a fused consumer's ops in its store (`_applies_tail`),
+    and none without one. The tile order (group_m) and the persistent grid are
     arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
     program's export)."""
     gemm = ptx_kernel(ptx, entry)
@@ -903,9 +913,35 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }
     found["C's type"] = _stores_c_as(gemm, problem)
+    found["fused consumer"] = _applies_tail(gemm, problem, tail)
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
+
+
+# The PTX instruction each op of a fused consumer (as `Elementwise.lowered` gives it) becomes, by (op, type): what
+# `_applies_tail` looks for. f16 products and sums may be packed in pairs (x2).
+TAIL_PTX = {("math.fma", "f32"): r"fma\.rn\.f32", ("arith.mulf", "f32"): r"mul\.rn\.f32",
+            ("arith.addf", "f32"): r"add\.rn\.f32", ("arith.divf", "f32"): r"div\.rn\.f32",
+            ("arith.mulf", "f16"): r"mul\.rn\.f16(x2)?", ("arith.addf", "f16"): r"add\.rn\.f16(x2)?",
+            ("arith.mulf", "bf16"): r"mul\.rn\.bf16(x2)?", ("arith.addf", "bf16"): r"add\.rn\.bf16(x2)?",
+            ("arith.divf", "f16"): r"div\.rn\.f32", ("arith.divf", "bf16"): r"div\.rn\.f32"}
+
+
+def _applies_tail(gemm: str, problem: Gemm, tail: Elementwise | None) -> bool:
+    """With a fused consumer: the instruction of each of its lowered ops in `TAIL_PTX` is in the kernel, its fused
+    multiply-adds a whole number of times its count (one per element), and no division where it has none. Without
+    one: none of those instructions (the Hopper kernel computes none of them)."""
+    def count(pattern: str) -> int:
+        return len(re.findall(rf"\b{pattern}\s", gemm))
+    if tail is None:
+        return not any(count(pattern) for pattern in set(TAIL_PTX.values()))
+    ops = tail.lowered(problem.dtype)
+    wanted = {TAIL_PTX[(name, ty)] for name, _, ty in ops if (name, ty) in TAIL_PTX}
+    fmas = sum(name == "math.fma" for name, _, _ in ops)
+    divides = any(name == "arith.divf" for name, _, _ in ops)
+    return all(count(pattern) for pattern in wanted) and (count(r"fma\.rn\.f32") % fmas == 0 if fmas else True) \
+        and (divides or count(r"div\.rn\.f32") == 0)
 
 
 def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:

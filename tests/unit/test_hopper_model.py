@@ -40,7 +40,7 @@ def block(tmp_path_factory):
 
 
 def test_every_product_of_the_block_is_a_hopper_call_with_its_rounding_fused(block):
-    model = rewrite(block, "block")
+    model = rewrite(block, "block", fuse_tail=False)
     got = [(c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.layout, c.gemm.epilogue.kind, c.gemm.dtype) for c in model.calls]
     # X·Wq, X·Wk, X·Wv; Q·Kᵀ reading K (S×D) as stored: NT; P·V; ·Wo; ·W1; ·W2: each rounded to f16 by the importer
     assert got == [(S, D, D, "nn", "truncf", "f16")] * 3 + [(S, S, D, "nt", "truncf", "f16"), (S, D, S, "nn", "truncf",
@@ -55,28 +55,31 @@ def test_every_product_of_the_block_is_a_hopper_call_with_its_rounding_fused(blo
     calls = re.findall(rf"(%\w+) = func\.call @({FUNCTION_PREFIX}\d+)\((%\w+), (%\w+)\)", text)
     k_projection = calls[1][0]
     assert calls[3][1] == FUNCTION_PREFIX + "1" and calls[3][3] == k_projection
-    # the eight roundings of the products are gone from the program (fused); the Gelu stays (not asked to fuse)
+    # the eight roundings of the products are gone from the program (fused); the Gelu stays (asked to leave it)
     program = lambda t: t.split("hal.executable.source")[0]  # noqa: E731
     assert program(block).count("arith.truncf") - program(text).count("arith.truncf") == 8
     assert "math.erf" in program(text) and all(c.tail is None for c in model.calls)
 
 
-def test_asked_to_the_gelu_runs_in_the_w1_kernels_store(block):
-    model = rewrite(block, "block", fuse_tail=True)
+def test_the_gelu_runs_in_the_w1_kernels_store(block):
+    model = rewrite(block, "block")  # fusing is the default
     program = lambda t: t.split("hal.executable.source")[0]  # noqa: E731
     assert "math.erf" in program(block) and "math.erf" not in program(model.text)
     tails = [c.tail for c in model.calls]
-    assert [c.schedule.kind for c in model.calls] == ["cooperative"] * 6 + ["pingpong", "cooperative"]
+    assert [c.schedule for c in model.calls] == [hopper.DEFAULT] * 8  # the fused one too (faster, measured)
     assert tails[:6] == [None] * 6 and tails[7] is None
     # the Gelu as the ONNX importer writes it, on the rounded f16 element: x · (erf(x / sqrt(2)) + 1) · 0.5
     names = [name for name, _, _ in tails[6].ops]
     assert names == ["math.sqrt", "arith.divf", "math.erf", "arith.addf", "arith.mulf", "arith.mulf"]
     assert tails[6].ops[1][1] == ("in", 0) and tails[6].ops[-1][1] == ("in", 4)
     assert all(ty == "f16" for _, _, ty in tails[6].ops)
+    # what the kernel applies: the erf a polynomial, the division a product (tests/unit/test_tail_math.py: same bits)
+    lowered = [name for name, _, _ in tails[6].lowered("f16")]
+    assert "math.erf" not in lowered and "arith.divf" not in lowered and lowered.count("math.fma") == 12
 
 
 def test_the_rewritten_block_compiles_to_one_hopper_kernel_per_distinct_product(block, tmp_path):
-    model = rewrite(block, "block", fuse_tail=True)
+    model = rewrite(block, "block")
     source = tmp_path / "hopper.mlir"
     source.write_text(model.text)
     dump = tmp_path / "dump"
@@ -93,8 +96,16 @@ def test_the_rewritten_block_compiles_to_one_hopper_kernel_per_distinct_product(
     assert len(others) == 1 and "softmax" in others[0]
     w1 = hopper.ptx_kernel(ptx, model.calls[6].function)
     assert "cvt.rn.f16.f32" in w1 and "cvt.rn.f16x2.f32" not in w1  # each element rounded, then the Gelu
+    # the Gelu's lowered ops, not IREE's erf: twelve fused multiply-adds an element, no division
+    assert "div.rn" not in w1 and len(re.findall(r"fma\.rn\.f32", w1)) % 12 == 0 and "fma.rn.f32" in w1
     for call in {c.function: c for c in model.calls}.values():
-        hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function)
+        hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function, tail=call.tail)
+    # the check reads the tail: the W1 kernel without it, or another kernel with it, is refused
+    w1_call, w2_call = model.calls[6], model.calls[7]
+    with pytest.raises(hopper.HopperError, match="fused consumer"):
+        hopper.check_ptx(ptx, w1_call.gemm, w1_call.schedule, entry=w1_call.function)
+    with pytest.raises(hopper.HopperError, match="fused consumer"):
+        hopper.check_ptx(ptx, w2_call.gemm, w2_call.schedule, entry=w2_call.function, tail=w1_call.tail)
 
 
 MATMUL = """func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>, %c0: tensor<{m}x{n}xf32>)
@@ -157,7 +168,7 @@ CONSUMED = MATMUL.replace("  return %r : tensor<{m}x{n}xf32>", """  %h = tensor.
     ("linalg.yield %x : f16", False),  # nothing to apply
 ])
 def test_an_elementwise_consumer_after_the_rounding_is_fused_only_when_the_epilogue_applies_it(body, fused):
-    model = rewrite(CONSUMED.format(m=256, n=128, k=64, fill="0.0", outs="%init", body=body), "relu", fuse_tail=True)
+    model = rewrite(CONSUMED.format(m=256, n=128, k=64, fill="0.0", outs="%init", body=body), "relu")
     call, = model.calls
     assert call.gemm.epilogue.kind == "truncf"  # the rounding is fused either way
     assert (call.tail is not None) == fused
@@ -176,24 +187,37 @@ def test_a_tail_that_does_not_yield_the_input_type_or_reads_ahead_is_refused():
         hopper.Elementwise((("math.powf", ("in", "in"), "f16"),)).check("f16")
 
 
-def test_tune_model_puts_a_models_products_on_the_hopper_kernels(tmp_path, capsys):
+def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_in_a_store(tmp_path):
     onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
     out = tmp_path / "out"
     assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper", "-o", str(out)]) == 0
     summary = json.loads((out / "model.json").read_text())
-    assert summary["verified"] and len(summary["calls"]) == 8 and summary["left"] == []
+    assert summary["verified"] and len(summary["calls"]) == 8 and summary["left"] == [] and summary["fuse_tail"]
     assert [c["contraction"] for c in summary["calls"]][3] == f"{S}x{S}x{D} nt f16"
     assert all(c["epilogue"] == "truncf" for c in summary["calls"])
-    # IREE keeps the softmax and the Gelu (a consumer of its own); the default compile has the eight products
-    assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
+    # IREE keeps the softmax alone; the Gelu runs in the W1 kernel's store (no consumer split out)
+    assert len(summary["iree_dispatches"]) == 1 and summary["split_out_consumers"] == []
+    assert summary["calls"][6]["fused_ops"][2] == "math.erf"
+    assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6
     assert [d["contraction"] for d in summary["default_dispatches"]] == [
         f"{S}x{D}x{D} nn f16", f"{S}x{S}x{D} nt f16", None, f"{S}x{D}x{S} nn f16", f"{S}x{F}x{D} nn f16",
         f"{S}x{D}x{F} nn f16"]  # IREE's dispatches: the projections share one, the softmax, the others
-    assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6 + [True]
     for name in ("tuned", "default"):
         assert (out / name / "gemm.vmfb").is_file() and (out / name / "gemm.mlir").is_file()
     assert str(out / "tuned") in (out / "tuned" / "compile_command.txt").read_text()  # where the user finds it
     assert "8 contractions on the Hopper kernels" in (out / "model.md").read_text()
+
+
+def test_tune_model_leaves_the_gelu_to_iree_when_asked(tmp_path, capsys):
+    onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
+    out = tmp_path / "out"
+    assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper",
+                     "--split-consumers", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert not summary["fuse_tail"] and all(c["fused_ops"] == [] for c in summary["calls"])
+    # IREE keeps the softmax and the Gelu (a consumer of its own)
+    assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
+    assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6 + [True]
     # `report --table model` pairs a run's launches: the block's launch order, kernels named as the PTX names them
     hopper_kernels = [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["block_async_dispatch_0_softmax_x"] + [
         f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3)] + ["block_async_dispatch_1_elementwise_x", FUNCTION_PREFIX + "4"]
@@ -210,19 +234,9 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels(tmp_path, capsy
     assert "| 8 | (split out: 1_elementwise_x) |" in table and "| all | | | 36.0 | 10.0 | 3.60× |" in table
 
 
-def test_tune_model_fuses_the_gelu_when_asked(tmp_path):
-    onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
-    out = tmp_path / "out"
-    assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper",
-                     "--fuse-consumers", "-o", str(out)]) == 0
-    summary = json.loads((out / "model.json").read_text())
-    assert summary["split_out_consumers"] == [] and len(summary["iree_dispatches"]) == 1
-    assert summary["calls"][6]["fused_ops"][2] == "math.erf"
-
-
 @pytest.mark.parametrize("argv, sentence", [
     (["--pipeline", "hopper", "--predict"], "takes no --with-spec, --search, --predict"),
-    (["--pipeline", "auto", "--fuse-consumers"], "--fuse-consumers is for --pipeline hopper"),
+    (["--pipeline", "auto", "--split-consumers"], "--split-consumers is for --pipeline hopper"),
     (["--pipeline", "hopper", "--target", "sm_80"], "does not run on sm_80"),
 ])
 def test_what_tune_model_refuses_with_the_hopper_pipeline(argv, sentence, tmp_path, capsys):

@@ -2,9 +2,11 @@
 kernels (`pipelines.hopper_model.rewrite`) and IREE's default, into OUT/<block>/{hopper,default}.vmfb, with
 OUT/<block>/hopper.json naming each contraction's kernel call (and any left to IREE).
 
-    python results/h100/hopper-model/build.py OUT a:4096:2048:8192 c:8192:1024:4096 [--fuse-tail [--cooperative]]
+    python results/h100/hopper-model/build.py OUT a:4096:2048:8192 c:8192:1024:4096 [--fuse-tail [--pingpong]]
 
---fuse-tail: the Gelu after W1 in that kernel's store too (ping-pong; with --cooperative, the shipped cooperative).
+--fuse-tail: the Gelu after W1 in that kernel's store too (the shipped cooperative kernel; with --pingpong, ping-pong).
+Its ops are lowered by transforms/tail_math.py since 2026-11-27 (the erf a polynomial); the modules of README.md's
+"Gelu fused" runs were built before, with IREE's erf.
 """
 
 from __future__ import annotations
@@ -28,8 +30,7 @@ def main(argv: list[str]) -> int:
     flags = {a for a in argv if a.startswith("--")}
     argv = [a for a in argv if not a.startswith("--")]
     fuse = {"fuse_tail": "--fuse-tail" in flags}
-    if "--cooperative" in flags:
-        fuse["tail_schedule"] = hopper.DEFAULT
+    fuse["tail_schedule"] = hopper.named_schedule("hopper-pingpong") if "--pingpong" in flags else hopper.DEFAULT
     out, target = Path(argv[0]), get_target("sm_90a")
     for spec in argv[1:]:
         name, rows, width, mlp = spec.split(":")
