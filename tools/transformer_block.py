@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -119,8 +120,10 @@ def write_data(folder: Path, rows: int, width: int, mlp: int) -> None:
 def torch_times(rows: int, width: int, mlp: int, seconds: float = 2.0, rounds: int = 5) -> dict:
     """The block in PyTorch on the GPU, as a user would write it (f16, `F.gelu` exact, softmax in f32 as the ONNX
     graph computes it), eager and under `torch.compile`, on the same inputs: ms per call, median over `rounds` of
-    `seconds` of back-to-back calls timed by CUDA events, the two taking turns; and each one's largest error against
-    the float64 reference, relative to the reference's largest magnitude."""
+    `seconds` of back-to-back calls timed by CUDA events, the two taking turns; `{name}_sync_ms`: the same calls
+    timed as iree-benchmark-module times a module's (host wall clock per call, each call waited for before the
+    next); and each one's largest error against the float64 reference, relative to the reference's largest
+    magnitude."""
     import torch
     import torch.nn.functional as F
 
@@ -141,6 +144,7 @@ def torch_times(rows: int, width: int, mlp: int, seconds: float = 2.0, rounds: i
         got = fn(*args).float().cpu().numpy()
         result[f"{name}_max_rel_error"] = float(np.abs(got - want).max() / scale)
     times: dict[str, list[float]] = {name: [] for name in runs}
+    synced: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -156,6 +160,16 @@ def torch_times(rows: int, width: int, mlp: int, seconds: float = 2.0, rounds: i
                 end.synchronize()
                 elapsed = start.elapsed_time(end)
             times[name].append(elapsed / calls)
+            waited, began = [], time.perf_counter()
+            while time.perf_counter() - began < seconds:
+                tick = time.perf_counter()
+                fn(*args)
+                torch.cuda.synchronize()
+                waited.append((time.perf_counter() - tick) * 1000)
+            synced[name].append(float(np.median(waited)))
+    for name, values in synced.items():
+        result[f"{name}_sync_ms"] = float(np.median(values))
+        result[f"{name}_sync_rounds_ms"] = values
     for name, values in times.items():
         result[f"{name}_ms"] = float(np.median(values))
         result[f"{name}_rounds_ms"] = values

@@ -208,9 +208,18 @@ class HopperSchedule:
     def stage_bytes(self) -> tuple[int, int]:
         return self.block_m * self.block_k * 2, self.block_n * self.block_k * 2
 
-    def shared_bytes(self) -> int:
+    def shared_bytes(self, staged: bool = False) -> int:
+        """The workgroup's shared memory: 1 KiB to align the swizzled tiles, the stages, their barriers, and with
+        `staged` (`stages_stores`) each consumer warp's `STAGING_BYTES` after them."""
+        if staged:
+            return 1024 + self.staging_offset() + self.consumers * 4 * STAGING_BYTES
         a, b = self.stage_bytes()
-        return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8  # 1 KiB to align the swizzled tiles
+        return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8
+
+    def staging_offset(self) -> int:
+        """Where the consumer warps' staging areas start (from the aligned base): after the barriers, on 128 B."""
+        a, b = self.stage_bytes()
+        return -(-(self.stages * (a + b) + (2 * self.stages + 2) * 8) // 128) * 128
 
 
 # The schedules' names on the command line: kind, persistent (ping-pong always loops over tiles).
@@ -256,6 +265,19 @@ def parse_schedule(text: str) -> HopperSchedule:
     block_m, block_n, stages, group_m, *cluster = numbers
     return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, cluster[0] if cluster else 1,
                           group_m)
+
+
+# A 16-bit C goes out in rows of 16 bytes: each consumer warp writes four 8x8 blocks of its accumulator fragments
+# to its staging area (stmatrix), reads one 16-byte row of them per lane back and stores it (four lanes give 64
+# contiguous bytes of a row), where the per-lane stores of two columns wrote 16 bytes a row per four lanes.
+STAGING_BYTES = 512  # four 8x8 blocks of 16-bit values
+
+
+def stages_stores(problem: Gemm, schedule: HopperSchedule) -> bool:
+    """Whether the kernel stores C through its warps' staging areas: a 16-bit C with rows of whole 16 bytes, tiles
+    of whole groups of four 8-column blocks, and room for the areas."""
+    return problem.out_dtype != "f32" and problem.n % 8 == 0 and schedule.block_n % 32 == 0 and \
+        schedule.shared_bytes(staged=True) <= SHARED_BYTES
 
 
 def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None:
@@ -482,7 +504,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     c, t = _binding(b, layout, 2, tc, "cc", False), _binding(b, layout, 3, tt, "t", False)
     operands, maps_base = [_pointer(b, a, ta), _pointer(b, bb, tb)], _pointer(b, t, tt)
     bytes_a, bytes_b = s.stage_bytes()
-    smem_ty = f"memref<{s.shared_bytes()}xi8, #gpu.address_space<workgroup>>"
+    staged = stages_stores(problem, s)
+    smem_ty = f"memref<{s.shared_bytes(staged)}xi8, #gpu.address_space<workgroup>>"
     raw = _pointer(b, b.op(f"memref.alloc() : {smem_ty}", "smem"), smem_ty)
     base = b.arith("andi", b.arith("addi", raw, i64(1023), "i64"), i64(-1024), "i64")
     bars = s.stages * (bytes_a + bytes_b)
@@ -684,7 +707,12 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
-    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail)
+    area = None
+    if staged:  # this warp's staging area (consumer warps from 0), as a 32-bit shared address
+        warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
+        start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
+        area = b.arith("addi", start, b.arith("muli", warp, i32(STAGING_BYTES), "i32"), "i32")
+    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area)
     b.op("}")  # tiles
     b.op("}")  # consumers
     if s.cluster_m > 1:  # no workgroup leaves while another may still arrive on its barriers
@@ -708,11 +736,15 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
 
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
-              tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None) -> None:
+              tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None,
+              area: str | None = None) -> None:
     """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
     8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
     guarded per row and column at its edges. With `tail`, each element rounded to the input type goes through its
-    ops before the store."""
+    ops before the store. With `area` (the warp's staging area, `stages_stores`), a tile inside the problem goes
+    out in 16-byte rows: per four 8-column blocks, the warp's packed pairs written as four 8x8 matrices
+    (stmatrix: lane l gives the address of row l % 8 of matrix l / 8), then each lane's row read back and stored
+    at row l % 8, columns 8 (4 g + l / 8) of the warp's 8-row slab."""
     lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
     warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
     row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
@@ -726,6 +758,17 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     out = problem.out_dtype
     size = 4 if out == "f32" else 2  # bytes per element of C
 
+    def pack(values: list[str]) -> str:
+        """Two neighbouring columns rounded to the 16-bit type (through the tail), in one i32: the lower column in
+        the lower half (the lower address)."""
+        if tail is not None:  # each element rounded, through the tail, then the pair packed
+            halves = [b.op(f"arith.extui {b.op(f'llvm.bitcast {tail.emit(b, rounded(v), out)} : {out} to i16', 'h')}"
+                           f" : i16 to i32", "h") for v in values]
+            return b.arith("ori", b.arith("shli", halves[1], i32(16), "i32"), halves[0], "i32")
+        # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
+        return b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
+                    f"{values[0]} : (f32, f32) -> i32", "pk")
+
     def store_pair(address: str, offset: int | None, values: list[str]) -> None:
         """Two neighbouring columns in one store at `address` (+ `offset` bytes, an immediate): 8 bytes of f32, or
         the pair rounded and packed in 4 bytes."""
@@ -734,17 +777,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
             _asm(b, f"st.global.v2.f32 {at}, {{$1, $2}};", "l,f,f",
                  [(address, "i64"), (values[0], "f32"), (values[1], "f32")])
             return
-        if tail is not None:  # each element rounded, through the tail, then the pair packed: lower column low
-            halves = [b.op(f"arith.extui {b.op(f'llvm.bitcast {tail.emit(b, rounded(v), out)} : {out} to i16', 'h')}"
-                           f" : i16 to i32", "h") for v in values]
-            high = b.arith("shli", halves[1], i32(16), "i32")
-            packed = b.arith("ori", high, halves[0], "i32")
-            _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (packed, "i32")])
-            return
-        # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
-        packed = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
-                      f"{values[0]} : (f32, f32) -> i32", "pk")
-        _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (packed, "i32")])
+        _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (pack(values), "i32")])
 
     def rounded(value: str) -> str:
         """One f32 rounded to nearest even in the output type (cvt.rn)."""
@@ -757,8 +790,11 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
-        col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(size), "i64")
-        for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        if area is not None:
+            _staged_stores(b, problem, s, pc, area, row0, lane, col, i32, i64, results, acc_ty, pack)
+        else:
+            col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(size), "i64")
+        for r, half in ((r, half) for r in range(s.m_blocks if area is None else 0) for half in range(2)):
             row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
             row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size), "i64")
             at = b.arith("addi", pc, b.arith("addi", row_bytes, col_bytes, "i64"), "i64")
@@ -793,6 +829,32 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         b.op("}")
     if pairs:
         b.op("}")
+
+
+def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: str, row0: str, lane: str, col: str,
+                   i32, i64, results: list[str], acc_ty: str, pack) -> None:
+    """A tile inside the problem, out through the warp's staging area in 16-byte rows (`_epilogue`). `row0` is the
+    lane's fragment row (its warp's 16-row slab + lane / 4); the lane stores row slab + lane % 8."""
+    slab = b.arith("subi", row0, b.arith("divui", lane, i32(4), "i32"), "i32")  # the warp's first row of the tile
+    mine = b.arith("addi", slab, b.arith("remui", lane, i32(8), "i32"), "i32")  # the row this lane stores
+    block = b.arith("divui", lane, i32(8), "i32")  # the 8x8 matrix (8-column block of a group) it reads back
+    column = b.arith("addi", b.arith("muli", col, i32(s.block_n), "i32"), b.arith("muli", block, i32(8), "i32"), "i32")
+    at = b.arith("addi", b.arith("muli", b.op(f"arith.extui {mine} : i32 to i64", "r"), i64(problem.n * 2), "i64"),
+                 b.arith("muli", b.op(f"arith.extui {column} : i32 to i64", "q"), i64(2), "i64"), "i64")
+    at = b.arith("addi", pc, at, "i64")
+    # lane l: the address of row l % 8 of matrix l / 8 (stmatrix), and the row it reads back
+    slot = b.arith("addi", area, b.arith("addi", b.arith("muli", block, i32(128), "i32"),
+                                         b.arith("muli", b.arith("remui", lane, i32(8), "i32"), i32(16), "i32"),
+                                         "i32"), "i32")
+    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        words = [pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                       for e in range(2)]) for j in range(s.block_n // 8)]
+        for g in range(s.block_n // 32):
+            offset = (64 * r + 8 * half) * problem.n * 2 + 64 * g  # bytes: the slab's rows, the group's columns
+            _asm(b, "bar.warp.sync -1; stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4}; "
+                 "bar.warp.sync -1; { .reg .b32 t<4>; ld.shared.v4.b32 {t0, t1, t2, t3}, [$0]; "
+                 f"st.global.v4.b32 [$5+{offset}], {{t0, t1, t2, t3}}; }}", "r,r,r,r,r,l",
+                 [(slot, "i32"), *[(w, "i32") for w in words[4 * g:4 * g + 4]], (at, "i64")])
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main", maps_result: bool = False) -> str:
@@ -884,6 +946,8 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
     loads = 1 + b_boxes(problem, schedule)  # per announced stage: A's box and B's
     remote = len(re.findall(r"mapa\.shared::cluster\.u32 remote, %r\d+, %r\d+; mbarrier\.arrive\.shared::cluster",
                             gemm))
+    # the release sites of a cluster's stages: in the K loop and after it; one K tile leaves the loop empty (dropped)
+    sites = 2 if _ceil(problem.k, schedule.block_k) > 1 else 1
     # wgmma issued between each fence and its commit: one K tile's group
     groups = [len(re.findall(r"wgmma\.mma_async", part.split("wgmma.commit_group")[0]))
               for part in gemm.split("wgmma.fence.sync.aligned")[1:]]
@@ -908,11 +972,11 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         # (each release site, after a K step and after draining, arrives once per workgroup of the cluster)
         "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_m}, 1, 1", gemm) is not None
                     and len(re.findall(r"\.multicast::cluster", gemm)) == (loads - 1) * expects
-                    and remote >= 2 * schedule.cluster_m and remote % schedule.cluster_m == 0)
+                    and remote >= sites * schedule.cluster_m and remote % schedule.cluster_m == 0)
         if schedule.cluster_m > 1
         else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
     }
-    found["C's type"] = _stores_c_as(gemm, problem)
+    found["C's type"] = _stores_c_as(gemm, problem, schedule)
     found["fused consumer"] = _applies_tail(gemm, problem, tail)
     missing = [name for name, ok in found.items() if not ok]
     if missing:
@@ -960,11 +1024,25 @@ def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
             and len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", gemm)) == len(specs))
 
 
-def _stores_c_as(gemm: str, problem: Gemm) -> bool:
+def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     """C stored in its type: pairs of f32 in 8 bytes, or pairs rounded to nearest (cvt.rn) and packed in 4 bytes,
-    when N is even; one element a store when it is odd (4 bytes of f32, or 2 rounded); nothing rounded for f32."""
+    when N is even; one element a store when it is odd (4 bytes of f32, or 2 rounded); nothing rounded for f32.
+    Where the kernel stages its stores (`stages_stores`), a 16-bit C inside the tiles goes out in 16-byte rows: one
+    stmatrix of four 8x8 matrices and one 16-byte store per four 8-column blocks of each fragment row, m_blocks × 2
+    × block_n / 32 of each (none when no tile is whole: LLVM drops the path), and the pairs' 4-byte stores only at
+    the edges (which LLVM drops when every tile is whole)."""
     out = problem.out_dtype
     rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
+    stmatrix = len(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", gemm))
+    rows16 = len(re.findall(r"st\.global\.v4\.b32", gemm))
+    if stages_stores(problem, schedule):
+        expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
+        some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it
+        whole = stmatrix == rows16 and stmatrix in ((expected,) if some_tile_whole else (0, expected))
+        edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
+        return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
+    if stmatrix or rows16:
+        return False
     if problem.n % 2:
         wide, narrow = re.search(r"st\.global\.(b32|f32)\s", gemm) is not None, "st.global.b16" in gemm
     else:
