@@ -5,7 +5,10 @@ arrivals and transaction bytes, `try_wait.parity` blocking until the phase of th
 workgroup's tensor maps as its thread writes them, field by field, into its slot of the maps binding, and TMA boxes
 as those fields define them, in flight until they land at a random later point in every workgroup of the multicast
 mask; `mapa` arrivals; wgmma operands decoded from the shared-memory matrix descriptors and read until their group is
-waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA), and what the program does is
+waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA; a 16-bit C's rounding (cvt.rn, pairs packed low
+column low) and its staged rows: stmatrix .x4 moving four 8x8 blocks between lanes as the PTX ISA defines it, each
+lane's 16 bytes read back and stored; staging rows after the stages and barriers, one warp's each), and what the
+program does is
 compared with references computed from the problem: every element of C inside M × N stored exactly once, none
 outside, each the dot product of its own row of A and column of B over every k of K; the bytes each `full` barrier
 expects against the bytes of the loads that complete on it; the tiles each workgroup visits against the grouped
@@ -24,7 +27,7 @@ import pytest
 
 from transforms import hopper
 from transforms.hopper import HopperSchedule, program
-from transforms.problem import Gemm
+from transforms.problem import Epilogue, Gemm
 
 LANES = 128  # a warp group
 WIDTH = {"i1": 1, "i16": 16, "i32": 32, "i64": 64, "index": 64}
@@ -39,6 +42,21 @@ REGISTERS_PER_SM = 64 * 1024  # 32-bit registers (NVIDIA H100 whitepaper, table 
 
 class Fault(AssertionError):
     """The emitted program did something the hardware model says is wrong."""
+
+
+@dataclass(frozen=True)
+class _Rounded:
+    """Accumulator elements rounded to a 16-bit type (cvt.rn): one (`high` None), or a pair packed in 32 bits, `low`
+    in the lower half (the lower address)."""
+    out: str
+    low: tuple
+    high: tuple | None = None
+
+
+# A 16-bit C staged through a warp's shared memory (transforms.hopper._staged_stores), as one inline PTX block.
+_STAGED = re.compile(r"bar\.warp\.sync -1; stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \[\$0\], "
+                     r"\{\$1, \$2, \$3, \$4\}; bar\.warp\.sync -1; \{ \.reg \.b32 t<4>; ld\.shared\.v4\.b32 "
+                     r"\{t0, t1, t2, t3\}, \[\$0\]; st\.global\.v4\.b32 \[\$5\+(\d+)\], \{t0, t1, t2, t3\}; \}")
 
 
 # ---- parsing the emitted functions into a tree of compiled ops
@@ -218,7 +236,12 @@ def _compile(line: str):
     if op == "llvm.inline_asm":
         text = re.search(r'att "([^"]*)"', rhs).group(1)
         args = _names(rhs.split('", "', 1)[1].split(" : ")[0])
+        if name is not None:  # a value: C's rounding (cvt.rn)
+            return lambda wg: wg.env.__setitem__(name, wg.machine.asm_value(wg, text, [wg.env[a] for a in args]))
         return lambda wg: wg.machine.asm(wg, text, [wg.env[a] for a in args])
+    if op == "llvm.bitcast":  # i16 -> f16/bf16: the rounded element, its bits unchanged
+        a = operands[0]
+        return lambda wg: wg.env.__setitem__(name, wg.env[a])
     if op == "llvm.store":
         value, pointer = operands
         return lambda wg: wg.machine.store_word(wg, wg.env[value], wg.env[pointer])
@@ -358,6 +381,7 @@ class _Cluster:
         self.exited: set[int] = set()
         self.arrived_cluster = 0
         self.smem_size = 0
+        self.staging: dict[tuple[int, int], tuple[int, int]] = {}  # (cta, shared row) -> (warp group, warp)
         self.registers: dict[int, dict[int, int]] = {rank: {} for rank in range(self.size)}
         self.warpgroups = [_Warpgroup(self, rank, index, self.base + rank,
                                       (index * LANES + np.arange(LANES)).astype(np.uint64))
@@ -614,6 +638,13 @@ class _Cluster:
             offset = int(re.match(r"st\.global\.v2\.f32 \[\$0\+?(\d*)\]", text).group(1) or 0)
             for e, value in enumerate(args[1:]):
                 self.store_address(wg, args[0] + offset + 4 * e, value)
+        elif text.startswith("st.global.b32 [$0"):  # a pair of 16-bit elements
+            offset = int(re.match(r"st\.global\.b32 \[\$0\+?(\d*)\]", text).group(1) or 0)
+            pair = self.rounded(wg, args[1], pair=True)
+            self.store_address(wg, args[0] + offset, pair.low, 2)
+            self.store_address(wg, args[0] + offset + 2, pair.high, 2)
+        elif (staged := _STAGED.fullmatch(text)) is not None:
+            self.staged_store(wg, args, int(staged.group(1)))
         elif "mapa.shared::cluster.u32" in text and "mbarrier.arrive.shared::cluster.b64" in text:
             for address, rank in zip(wg.active(args[0]), wg.active(args[1])):
                 address, rank = int(address), int(rank)
@@ -625,6 +656,64 @@ class _Cluster:
         else:
             raise Fault(f"the model does not know this inline PTX: {text}")
 
+    def asm_value(self, wg, text: str, args: list):
+        pair = re.fullmatch(r"cvt\.rn\.(f16|bf16)x2\.f32 \$0, \$1, \$2;", text)
+        one = re.fullmatch(r"cvt\.rn\.(f16|bf16)\.f32 \$0, \$1;", text)
+        if pair:  # $1 in the upper half, $2 in the lower
+            return _Rounded(pair.group(1), args[1], args[0])
+        if one:
+            return _Rounded(one.group(1), args[0])
+        raise Fault(f"the model does not know this inline PTX with a result: {text}")
+
+    def rounded(self, wg, value, pair: bool) -> _Rounded:
+        out = self.run.problem.out_dtype
+        if not isinstance(value, _Rounded) or (value.high is not None) != pair:
+            raise Fault(f"{wg.name()} stores {value!r}, not {'a pair of' if pair else 'an'} accumulator element"
+                        f"{'s' if pair else ''} rounded to {out}")
+        if value.out != out:
+            raise Fault(f"{wg.name()} stores elements rounded to {value.out} into a C of {out}")
+        return value
+
+    def staged_store(self, wg, args: list, offset: int) -> None:
+        """stmatrix .x4 (PTX ISA: lane 8 i + r gives the address of row r of matrix i, whose row r holds register
+        i of lanes 4 r .. 4 r + 3 in order), each lane's 16 bytes read back from its own address and stored at
+        `args[5] + offset`."""
+        if not wg.mask.all():
+            raise Fault(f"{wg.name()}: stmatrix by part of a warp group")
+        slots = wg.active(args[0]).astype(np.int64)
+        regs = [self.rounded(wg, r, pair=True) for r in args[1:5]]
+        at = wg.active(args[5]).astype(np.int64) + offset
+        s = self.run.schedule
+        a, b = s.stage_bytes()
+        aligned = -(-SMEM_BASE // 1024) * 1024
+        used = aligned + s.stages * (a + b) + (2 * s.stages + 2) * 8  # the stages and their barriers
+        self.check_shared(wg, int(slots.min()), int(slots.max() - slots.min()) + 16, "a staged row")
+        if slots.min() < used or (slots % 16).any():
+            raise Fault(f"{wg.name()}: a staged row at shared {int(slots.min())} (rows must be 16-byte aligned and "
+                        f"after the stages and barriers, which end at {used})")
+        for lane in range(LANES):  # a row belongs to one warp of the workgroup
+            owner = self.staging.setdefault((wg.cta, int(slots[lane])), (wg.index, lane // 32))
+            if owner != (wg.index, lane // 32):
+                raise Fault(f"{wg.name()}: warp {lane // 32} stages a row at shared {int(slots[lane])}, which warp "
+                            f"{owner[1]} of warp group {owner[0]} uses")
+        accs = {id(r.low[1]) for r in regs} | {id(r.high[1]) for r in regs}
+        if len(accs) != 1:
+            raise Fault(f"{wg.name()}: one stmatrix holds elements of different accumulators")
+        acc = regs[0].low[1]
+        for warp in range(LANES // 32):
+            lanes = slice(32 * warp, 32 * warp + 32)
+            where = {int(address): k for k, address in enumerate(slots[lanes])}
+            if len(where) != 32:
+                raise Fault(f"{wg.name()}: two rows of one stmatrix at the same shared address")
+            writer = np.array([where[int(address)] for address in slots[lanes]])  # the lane that gave the address
+            matrix, row = writer // 8, writer % 8
+            for word in range(4):
+                source = 32 * warp + 4 * row + word  # the lane whose register `matrix` this word is
+                for half in range(2):
+                    index = np.array([(regs[i].low if half == 0 else regs[i].high)[2] for i in matrix])
+                    self.store_address(wg, at[lanes] + 4 * word + 2 * half, ("element", acc, index), 2,
+                                       source=source, lanes=lanes)
+
     def store_word(self, wg, value, pointer):
         """llvm.store: only the zeroing of a tensor map (the kernel's stores of C are inline PTX or memref)."""
         if wg.mask.sum() != 1:
@@ -632,13 +721,18 @@ class _Cluster:
         self.run.zero_word(wg, wg.uniform(pointer, "a stored word's address"), wg.uniform(value, "a stored word"))
 
     # -- C
-    def store_address(self, wg, address, value):
-        m, n = self.run.problem.m, self.run.problem.n
-        offset = wg.active(address).astype(np.int64) - BINDING_BASE[2]
-        bad = (offset % 4 != 0) | (offset < 0) | (offset >= m * n * 4)
+    def store_address(self, wg, address, value, size: int = 4, source=None, lanes=None):
+        """A store of one element of `size` bytes per active lane (or per lane of `lanes`, `address` already
+        theirs), the element of accumulator lane `source` (default: the storing lane)."""
+        m, n, out = self.run.problem.m, self.run.problem.n, self.run.problem.out_dtype
+        if size != (4 if out == "f32" else 2):
+            raise Fault(f"{wg.name()}: a {size}-byte store into a C of {out}")
+        offset = (np.asarray(address).astype(np.int64) if lanes is not None else
+                  wg.active(address).astype(np.int64)) - BINDING_BASE[2]
+        bad = (offset % size != 0) | (offset < 0) | (offset >= m * n * size)
         if bad.any():
-            raise Fault(f"{wg.name()}: a store at byte {int(offset[bad][0])} of C, outside its {m}x{n} f32")
-        self.run.store(self, wg, *np.divmod(offset // 4, n), value)
+            raise Fault(f"{wg.name()}: a store at byte {int(offset[bad][0])} of C, outside its {m}x{n} {out}")
+        self.run.store(self, wg, *np.divmod(offset // size, n), value, source)
 
     def store_index(self, wg, value, memref, row, col):
         m, n = self.run.problem.m, self.run.problem.n
@@ -648,6 +742,8 @@ class _Cluster:
         outside = (rows >= m) | (cols >= n)
         if outside.any():
             raise Fault(f"{wg.name()}: memref.store at C[{rows[outside][0]}, {cols[outside][0]}], outside {m}x{n}")
+        if self.run.problem.out_dtype != "f32":  # one element rounded to C's type
+            value = self.rounded(wg, value, pair=False).low
         self.run.store(self, wg, rows, cols, value)
 
     # -- scheduling
@@ -835,7 +931,9 @@ class _Run:
             _Cluster(self, cluster, timed).execute(seed + cluster)
         return self
 
-    def store(self, machine: _Cluster, wg, rows: np.ndarray, cols: np.ndarray, value) -> None:
+    def store(self, machine: _Cluster, wg, rows: np.ndarray, cols: np.ndarray, value, source=None) -> None:
+        """Elements stored at C[rows, cols], one per storing lane: `value` ("element", accumulator, register
+        index, scalar or per lane) of the fragment of each lane of `source` (default: the storing lanes)."""
         if not (isinstance(value, tuple) and value[0] == "element"):
             raise Fault(f"{wg.name()} stores {value!r}, not an accumulator element")
         np.add.at(self.stored, (rows, cols), 1)
@@ -843,9 +941,10 @@ class _Run:
             return
         _, acc, index = value
         a_row, b_col = self.summary(acc)
-        if index >= len(b_col) // 2:
+        if np.any(np.asarray(index) >= len(b_col) // 2):
             raise Fault(f"{wg.name()}: accumulator element {index} of an n{len(b_col)} fragment")
-        m, n = fragment((wg.tid[wg.mask] % LANES).astype(np.int64), index)
+        lanes = (wg.tid[wg.mask] % LANES).astype(np.int64) if source is None else np.asarray(source, dtype=np.int64)
+        m, n = fragment(lanes, np.asarray(index))
         wrong = (a_row[m] != rows) | (b_col[n] != cols)
         if wrong.any():
             i = int(np.argmax(wrong))
@@ -972,6 +1071,7 @@ def visited_tiles(run: _Run) -> dict[int, list[tuple[int, int]]]:
 # ---- the tests
 
 S = HopperSchedule
+TRUNCF = Epilogue("truncf")
 # (problem, schedule, SM count the program is built for (None: the H100's)): every schedule kind, clusters of one
 # and two, NT and NN, f16 and bf16, 2 to 4 stages, one and two m64 blocks per consumer, and problem edges: M, N and
 # K past a tile multiple, M below block_m, odd N (scalar stores), a cluster row half past M, more tiles than
@@ -984,6 +1084,14 @@ CASES = {
     "pingpong-groups-of-two": (Gemm(384, 256, 128, "bf16", "nt"), S(128, 128, 64, 2, kind="pingpong", group_m=2), 4),
     "persistent-nn": (Gemm(256, 384, 200, "f16", "nn"), S(128, 128, 64, 4, persistent=True), 4),
     "cluster-groups": (Gemm(640, 256, 64, "bf16", "nt"), S(128, 128, 64, 2, group_m=4, cluster_m=2), None),
+    # C rounded to the input type: staged 16-byte rows inside the tiles and pairs at the edges (M and N past the
+    # tiles), ping-pong staging whole tiles, N a multiple of 2 but not 8 (pairs only), odd N (single elements)
+    "truncf-staged-edges": (Gemm(300, 520, 136, "f16", "nn", epilogue=TRUNCF),
+                            S(128, 256, 64, 3, persistent=True, cluster_m=2), 4),
+    "truncf-staged-pingpong": (Gemm(256, 384, 128, "bf16", "nt", epilogue=TRUNCF), S(128, 128, 64, 2, kind="pingpong"),
+                               4),
+    "truncf-pairs": (Gemm(130, 260, 64, "f16", "nt", epilogue=TRUNCF), S(128, 128, 64, 2), None),
+    "truncf-odd-n": (Gemm(100, 777, 64, "bf16", "nt", epilogue=TRUNCF), S(256, 128, 64, 2), None),
 }
 
 
@@ -1093,6 +1201,7 @@ def _wide_grid() -> dict[str, tuple]:
     """Every kind × cluster × layout × element type × stage count, each with a block shape the kind takes and a
     problem at or one off the tile multiples in M, N and K (drawn with a fixed seed), on a GPU of few SMs."""
     rng, cases = random.Random(29), {}
+    rounding = random.Random(30)  # C in f32 or rounded to the input type, drawn apart (the shapes stay as they were)
     kinds = {"cooperative": {}, "persistent": {"persistent": True}, "pingpong": {"kind": "pingpong"}}
     shapes = {"cooperative": [(128, 128), (128, 256), (256, 128), (128, 64)],
               "pingpong": [(64, 128), (64, 256), (128, 128), (128, 64)]}
@@ -1109,13 +1218,15 @@ def _wide_grid() -> dict[str, tuple]:
                             m = max(1, bm * rng.choice([1, 2, 3]) + rng.choice([-1, 0, 1]) * rng.choice([1, bm // 2]))
                             n = max(step, bn * rng.choice([1, 2]) + step * rng.choice([-1, 0, 1]))
                             k = 64 * rng.choice([1, 2, 3]) + rng.choice([-8, 0, 8])
-                            problem = Gemm(m, n, k, dtype, layout)
+                            epilogue = TRUNCF if rounding.random() < 0.5 else Epilogue()
+                            problem = Gemm(m, n, k, dtype, layout, epilogue=epilogue)
                             try:
                                 schedule.check()
                                 hopper.check_problem(problem, schedule)
                             except hopper.HopperError:
                                 continue
-                            cases[f"{name}-c{cluster}-{layout}-{dtype}-s{stages}-{bm}x{bn}-{m}x{n}x{k}"] = (
+                            rounded = "-truncf" if epilogue == TRUNCF else ""
+                            cases[f"{name}-c{cluster}-{layout}-{dtype}{rounded}-s{stages}-{bm}x{bn}-{m}x{n}x{k}"] = (
                                 problem, schedule, rng.choice([2, 3, 4, 6]))
                             break
     # the H100's own SM count with more tiles than SMs (the persistent grid's rounds as built for the GPU)
