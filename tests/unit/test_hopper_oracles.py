@@ -5,10 +5,10 @@ arrivals and transaction bytes, `try_wait.parity` blocking until the phase of th
 workgroup's tensor maps as its thread writes them, field by field, into its slot of the maps binding, and TMA boxes
 as those fields define them, in flight until they land at a random later point in every workgroup of the multicast
 mask; `mapa` arrivals; wgmma operands decoded from the shared-memory matrix descriptors and read until their group is
-waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA; a 16-bit C's rounding (cvt.rn, pairs packed low
-column low) and its staged rows: stmatrix .x4 moving four 8x8 blocks between lanes as the PTX ISA defines it, each
-lane's 16 bytes read back and stored; staging rows after the stages and barriers, one warp's each), and what the
-program does is
+waited for; the accumulator fragment layout of wgmma m64nNk16 from the PTX ISA; a 16-bit C's rounding (cvt.rn,
+pairs packed low column low) and its staged rows: stmatrix .x4 moving four 8x8 blocks between lanes as the PTX ISA
+defines it, each lane's 16 bytes read back and stored; staging rows after the stages and barriers, one warp's
+each), and what the program does is
 compared with references computed from the problem: every element of C inside M × N stored exactly once, none
 outside, each the dot product of its own row of A and column of B over every k of K; the bytes each `full` barrier
 expects against the bytes of the loads that complete on it; the tiles each workgroup visits against the grouped
