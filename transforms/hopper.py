@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from . import tail_math
 from .errors import UserError
-from .problem import Gemm
+from .problem import Epilogue, Gemm
 
 KINDS = ("cooperative", "pingpong")
 # Streaming multiprocessors of the H100 SXM5 and H200 (NVIDIA H100 Tensor Core GPU Architecture whitepaper, table 3:
@@ -137,6 +137,10 @@ class HopperSchedule:
     # and 1/cluster_m of the shared B tile, multicast to every workgroup of the cluster (L2 traffic per tile
     # 1/cluster_m of B's instead of all of it)
     cluster_m: int = 1
+    # K in this many slices, each a unit of work of its own: the kernel stores each slice's f32 partial product
+    # (rows slice × M + row of a (split_k·M)×N C) and the program sums them (skinny and long-K problems, whose few
+    # tiles would leave SMs idle)
+    split_k: int = 1
 
     @property
     def name(self) -> str:
@@ -145,8 +149,9 @@ class HopperSchedule:
 
     def describe(self) -> str:
         cluster = f", clusters of {self.cluster_m} sharing B" if self.cluster_m > 1 else ""
+        split = f", K in {self.split_k} slices summed after" if self.split_k > 1 else ""
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
-                f"{self.group_m} block rows{cluster} (TMA, mbarrier, wgmma; sm_90a)")
+                f"{self.group_m} block rows{cluster}{split} (TMA, mbarrier, wgmma; sm_90a)")
 
     def check(self) -> None:
         if self.kind not in KINDS:
@@ -174,6 +179,8 @@ class HopperSchedule:
                               "once), or 1 for row order.")
         if not 2 <= self.stages <= 7:
             raise HopperError("stages must be 2 to 7.")
+        if not 1 <= self.split_k <= 64:
+            raise HopperError("split_k must be 1 to 64.")
         if self.shared_bytes() > SHARED_BYTES:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
 
@@ -232,7 +239,7 @@ DEFAULT = HopperSchedule(block_m=128, block_n=256, stages=4, group_m=16, persist
 
 
 def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: int | None = None,
-                   cluster_m: int | None = None, group_m: int | None = None) -> HopperSchedule:
+                   cluster_m: int | None = None, group_m: int | None = None, split_k: int = 1) -> HopperSchedule:
     """The schedule `name` (`NAMES`) with the given choices, the rest the shipped schedule's (ping-pong: 128x128)."""
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
@@ -241,15 +248,15 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
     schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, kind=kind, persistent=persistent,
                               stages=DEFAULT.stages if stages is None else stages,
                               group_m=DEFAULT.group_m if group_m is None else group_m,
-                              cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m)
+                              cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m, split_k=split_k)
     schedule.check()
     return schedule
 
 
 def parse_schedule(text: str) -> HopperSchedule:
-    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M]]` (a name of `NAMES`), checked; one sentence for anything
-    else. The name alone is the shipped schedule's sizes for that kind (`named_schedule`); with sizes, a CLUSTER_M
-    left out is 1 (no cluster)."""
+    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K]]]` (a name of `NAMES`), checked; one sentence for
+    anything else. The name alone is the shipped schedule's sizes for that kind (`named_schedule`); with sizes, a
+    CLUSTER_M left out is 1 (no cluster), a SPLIT_K left out 1 (K whole)."""
     name, colon, sizes = text.partition(":")
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
@@ -259,12 +266,12 @@ def parse_schedule(text: str) -> HopperSchedule:
         numbers = [int(v) for v in sizes.split("x")]
     except ValueError:
         numbers = []
-    if len(numbers) not in (4, 5):
-        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M], e.g. "
+    if len(numbers) not in (4, 5, 6):
+        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K]], e.g. "
                           f"{name}:128x256x4x16x2.")
-    block_m, block_n, stages, group_m, *cluster = numbers
-    return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, cluster[0] if cluster else 1,
-                          group_m)
+    block_m, block_n, stages, group_m, *rest = numbers
+    return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, rest[0] if rest else 1, group_m,
+                          rest[1] if len(rest) > 1 else 1)
 
 
 # A 16-bit C goes out in rows of 16 bytes: each consumer warp writes four 8x8 blocks of its accumulator fragments
@@ -296,6 +303,9 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
         raise HopperError("K must be a multiple of 8 (TMA needs 16-byte row strides).")
     if problem.layout == "nn" and problem.n % 8:
         raise HopperError("layout nn needs N a multiple of 8 (B's rows are N long; TMA needs 16-byte row strides).")
+    if schedule is not None and schedule.split_k > 1 and _ceil(problem.k, schedule.block_k) % schedule.split_k:
+        raise HopperError(f"split_k {schedule.split_k} must divide K's {_ceil(problem.k, schedule.block_k)} tiles of "
+                          f"{schedule.block_k} (each slice the same number of K steps).")
     if problem.layout == "nn" and schedule is not None and (schedule.block_n // schedule.cluster_m) % NN_BOX:
         raise HopperError(f"layout nn loads B in boxes of {NN_BOX} columns: block_n / cluster_m must be a multiple "
                           f"of {NN_BOX}.")
@@ -450,6 +460,12 @@ def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[s
     return b.arith("divui", within, size, "i32"), b.arith("addi", first, b.arith("remui", within, size, "i32"), "i32")
 
 
+def kernel_problem(problem: Gemm, s: HopperSchedule) -> Gemm:
+    """The GEMM the kernel itself computes: with split_k, each slice's f32 partial product (the program rounds
+    their sum); else `problem`."""
+    return problem.with_(epilogue=Epilogue()) if s.split_k > 1 else problem
+
+
 def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
     """(block columns, block rows) of the problem's tiles."""
     return _ceil(problem.n, s.block_n), _ceil(problem.m, s.block_m)
@@ -467,7 +483,7 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     that take the tiles in as few rounds as SM_COUNT would (8192² in 128×256 pairs: 1024 cluster tiles, 16 rounds
     either way, on 64 clusters instead of 66; the SMs left idle draw no power under the GPU's power limit)."""
     columns, rows = unit_grid(problem, s)
-    units = columns * rows
+    units = columns * rows * s.split_k
     if not s.loops_over_tiles:
         return units * s.cluster_m
     rounds = _ceil(units, SM_COUNT // s.cluster_m)
@@ -480,7 +496,8 @@ def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
     dt = DTYPES[problem.dtype]
     return [([problem.m, problem.k], dt), ([problem.k, problem.n] if problem.layout == "nn" else
                                             [problem.n, problem.k], dt),
-            ([problem.m, problem.n], problem.out_dtype), ([maps_words(problem, s)], "i64")]
+            ([s.split_k * problem.m, problem.n], kernel_problem(problem, s).out_dtype),
+            ([maps_words(problem, s)], "i64")]
 
 
 def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, ...]:
@@ -494,6 +511,7 @@ def _acc_type(n: int) -> str:
 
 def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm",
                tail: Elementwise | None = None) -> str:
+    problem = kernel_problem(problem, s)
     b = _Body()
     dt = DTYPES[problem.dtype]
     c0, c1 = b.const(0, "index"), b.const(1, "index")
@@ -543,21 +561,23 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # `cluster_m` block rows of one column, block row `cluster_m * unit row + rank` this workgroup's.
     columns, rows = unit_grid(problem, s)
     tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_m
+    work = tiles * s.split_k  # units of work: a cluster tile and a slice of K (slice-major)
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     rank = b.arith("remui", bid, i32(s.cluster_m), "i32")  # the cluster's workgroups are consecutive in x
     unit = b.arith("divui", bid, i32(s.cluster_m), "i32")
-    mine = b.arith("divui", b.arith("subi", i32(tiles + grid - 1), unit, "i32"), i32(grid), "i32")
+    mine = b.arith("divui", b.arith("subi", i32(work + grid - 1), unit, "i32"), i32(grid), "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
-    k_tiles = _ceil(problem.k, s.block_k)
+    k_tiles = _ceil(problem.k, s.block_k) // s.split_k  # K steps of a unit (of its slice of K)
     kt_n, stages = b.const(k_tiles, "index"), i64(s.stages)
 
-    def tile_of(i: str) -> tuple[str, str]:  # loop index (index) -> (block column, block row), i32
+    def tile_of(i: str) -> tuple[str, str, str]:  # loop index (index) -> (block column, block row, slice), i32
         i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
-        col, unit_row = _tile(b, problem, s, i32, b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"),
-                                                           "i32"))
+        u = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
+        piece = b.arith("divui", u, i32(tiles), "i32") if s.split_k > 1 else i32(0)
+        col, unit_row = _tile(b, problem, s, i32, b.arith("remui", u, i32(tiles), "i32") if s.split_k > 1 else u)
         if s.cluster_m == 1:
-            return col, unit_row
-        return col, b.arith("addi", b.arith("muli", unit_row, i32(s.cluster_m), "i32"), rank, "i32")
+            return col, unit_row, piece
+        return col, b.arith("addi", b.arith("muli", unit_row, i32(s.cluster_m), "i32"), rank, "i32"), piece
 
     def k_step(i: str, kt: str) -> tuple[str, str, str]:
         """(stage, use of that stage, the step's number q) of K step `kt` of this workgroup's tile `i`: steps are
@@ -575,7 +595,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
     map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", aligned, slot, "i64"))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
-    col, row = tile_of("%pi")
+    col, row, piece = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
     row_b = b.arith("muli", col, i32(s.block_n), "i32")
     b.op(f"scf.for %pk = {c0} to {kt_n} step {c1} {{")
@@ -586,6 +606,9 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     full = bar(0, stage)
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
     kt64 = b.op("arith.index_cast %pk : index to i64", "k")
+    if s.split_k > 1:  # the slice's K steps: slice × k_tiles on
+        first_k = b.arith("muli", b.op(f"arith.extui {piece} : i32 to i64", "sl"), i64(k_tiles), "i64")
+        kt64 = b.arith("addi", kt64, first_k, "i64")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
     if s.cluster_m > 1:  # this workgroup's share of B: rows rank × block_n / cluster_m on, to every workgroup
         share = s.block_n // s.cluster_m
@@ -649,7 +672,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     else:
         b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
         rows_base = b.arith("muli", g, i32(s.rows_per_consumer), "i32")
-    col, row = tile_of("%ci")
+    col, row, piece = tile_of("%ci")
     nn = problem.layout == "nn"
     # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
     b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
@@ -712,7 +735,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
         start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
         area = b.arith("addi", start, b.arith("muli", warp, i32(STAGING_BYTES), "i32"), "i32")
-    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area)
+    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
+              b.arith("muli", piece, i32(problem.m), "i32") if s.split_k > 1 else None)
     b.op("}")  # tiles
     b.op("}")  # consumers
     if s.cluster_m > 1:  # no workgroup leaves while another may still arrive on its barriers
@@ -737,14 +761,15 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
               tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None,
-              area: str | None = None) -> None:
+              area: str | None = None, slice_rows: str | None = None) -> None:
     """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
     8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
     guarded per row and column at its edges. With `tail`, each element rounded to the input type goes through its
     ops before the store. With `area` (the warp's staging area, `stages_stores`), a tile inside the problem goes
     out in 16-byte rows: per four 8-column blocks, the warp's packed pairs written as four 8x8 matrices
     (stmatrix: lane l gives the address of row l % 8 of matrix l / 8), then each lane's row read back and stored
-    at row l % 8, columns 8 (4 g + l / 8) of the warp's 8-row slab."""
+    at row l % 8, columns 8 (4 g + l / 8) of the warp's 8-row slab. With `slice_rows` (split-K: slice × M, i32),
+    the rows are stored that many rows on (the slice's partial product), guarded against M as ever."""
     lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
     warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
     row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
@@ -755,6 +780,10 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     m_, n_ = i32(problem.m), i32(problem.n)
     pairs = problem.n % 2 == 0
     pc = _pointer(b, c, tc)
+    if slice_rows is not None:
+        shift = b.op(f"arith.extui {slice_rows} : i32 to i64", "sr")
+        pc = b.arith("addi", pc, b.arith("muli", shift, i64(problem.n * (4 if problem.out_dtype == 'f32' else 2)),
+                                         "i64"), "i64")
     out = problem.out_dtype
     size = 4 if out == "f32" else 2  # bytes per element of C
 
@@ -821,6 +850,9 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                     store_pair(b.arith("addi", pc, at, "i64"), None, values)
                 else:
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
+                    if slice_rows is not None:
+                        row_i = b.op(f"arith.index_cast {b.arith('addi', row_, slice_rows, 'i32')} : i32 to index",
+                                     "ri")
                     value = values[e] if out == "f32" else rounded(values[e])
                     if tail is not None:
                         value = tail.emit(b, value, out)
@@ -883,6 +915,8 @@ def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = 
     grid). IREE links the executables of one target into one module: in a program of several, each needs an entry
     name of its own."""
     if tail is not None:
+        if schedule.split_k > 1:
+            raise HopperError("a fused elementwise consumer needs C whole in the kernel's store, not split_k slices.")
         if problem.epilogue.kind != "truncf":
             raise HopperError("a fused elementwise consumer runs on C rounded to the input type (epilogue truncf).")
         tail.check(problem.dtype)
@@ -912,9 +946,45 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
     ta, tb, tc, tm = tensor_types(problem, schedule)
+    if schedule.split_k > 1:  # the slices' partial products (split_k·M)×N, summed (and rounded) here
+        return _split_caller(problem, schedule, function, name, maps_result)
     results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")
     return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
     {dispatch(problem, schedule, name, "%a", "%b", "%c")}
+    return {returned} : {results}
+  }}"""
+
+
+def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
+    """`function(A, B) -> C`: the Hopper dispatch's slices, then their sum in slice order (IREE's reduction), rounded
+    to the input type for the truncf epilogue."""
+    ta, tb, tp, tm = tensor_types(problem, schedule)
+    m, n, k = problem.m, problem.n, schedule.split_k
+    t3, t32, out = f"tensor<{k}x{m}x{n}xf32>", f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{problem.out_dtype}>"
+    rounding = ""
+    if problem.out_dtype != "f32":
+        rounding = f"""
+    %e16 = tensor.empty() : {out}
+    %c = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+        iterator_types = ["parallel", "parallel"]}} ins(%sum : {t32}) outs(%e16 : {out}) {{
+    ^bb0(%x: f32, %o: {problem.out_dtype}):
+      %r = arith.truncf %x : f32 to {problem.out_dtype}
+      linalg.yield %r : {problem.out_dtype}
+    }} -> {out}"""
+    result = "%c" if rounding else "%sum"
+    results, returned = (f"{out}, {tm}", f"{result}, %p_maps") if maps_result else (out, result)
+    return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
+    {dispatch(problem, schedule, name, "%a", "%b", "%p")}
+    %p3 = tensor.expand_shape %p [[0, 1], [2]] output_shape [{k}, {m}, {n}] : {tp} into {t3}
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : {t32}
+    %init = linalg.fill ins(%zero : f32) outs(%e : {t32}) -> {t32}
+    %sum = linalg.generic {{indexing_maps = [affine_map<(s, i, j) -> (s, i, j)>, affine_map<(s, i, j) -> (i, j)>],
+        iterator_types = ["reduction", "parallel", "parallel"]}} ins(%p3 : {t3}) outs(%init : {t32}) {{
+    ^bb0(%x: f32, %acc: f32):
+      %y = arith.addf %acc, %x : f32
+      linalg.yield %y : f32
+    }} -> {t32}{rounding}
     return {returned} : {results}
   }}"""
 
@@ -939,6 +1009,7 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
     arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
     program's export)."""
     gemm = ptx_kernel(ptx, entry)
+    problem = kernel_problem(problem, schedule)  # split_k: the slices' f32 partial products
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
     wgmma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.\S+", gemm)
     per_tile = schedule.block_k // 16 * schedule.m_blocks

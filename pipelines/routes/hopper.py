@@ -11,6 +11,7 @@ iree-compile keeps whatever the target's flags say. `verify` proves every choice
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from transforms import hopper
@@ -64,8 +65,9 @@ class HopperRoute(KernelRoute):
     def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
-        one of two; those the kernels refuse for the problem are left out. The shipped schedule comes first, then
-        the others by how many of its choices they change (so --limit keeps its neighbours)."""
+        one of two; where a problem's tiles leave SMs idle, the persistent cooperative ones with K in 2, 4 or 8
+        slices too (split_k); those the kernels refuse for the problem are left out. The shipped schedule comes
+        first, then the others by how many of its choices they change (so --limit keeps its neighbours)."""
         self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
         shapes = {"cooperative": ((128, 256), (256, 128), (128, 128)), "pingpong": ((128, 128), (64, 256))}
         found = [hopper.DEFAULT]
@@ -86,6 +88,20 @@ class HopperRoute(KernelRoute):
                                 continue
                             if schedule not in found:
                                 found.append(schedule)
+        # Skinny or long-K problems whose units of work leave SMs idle: K in slices too (each of the persistent
+        # cooperative candidates with 2, 4 or 8 slices that divide K's tiles, while the slices' units stay within
+        # two rounds of the SMs)
+        for schedule in [c for c in found if c.kind == "cooperative" and c.persistent]:
+            units = hopper.grid_size(gemm, replace(schedule, persistent=False)) // schedule.cluster_m
+            for split_k in (2, 4, 8):
+                if units * split_k > 2 * hopper.SM_COUNT // schedule.cluster_m:
+                    break
+                sliced = replace(schedule, split_k=split_k)
+                try:
+                    hopper.check_problem(gemm, sliced)
+                except hopper.HopperError:
+                    continue
+                found.append(sliced)
         shipped = hopper.DEFAULT.__dict__
         return sorted(found, key=lambda c: sum(value != shipped[key] for key, value in c.__dict__.items()))
 

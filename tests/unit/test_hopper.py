@@ -17,6 +17,7 @@ from pipelines.compiler import iree_compile_path, run_patiently
 from pipelines.tensormap import TensorMapError, encode
 from transforms.hopper import (DEFAULT, SM_COUNT, HopperError, HopperSchedule, check_ptx, grid_size, program,
                                ptx_kernel, stages_stores, tensor_maps, tile_grid)
+from transforms import hopper as hopper_module
 from transforms.problem import Epilogue, Gemm
 
 
@@ -298,3 +299,12 @@ def test_a_16_bit_c_goes_out_in_16_byte_rows_through_each_warps_staging_area(tmp
                      ptx.replace("stmatrix.sync.aligned.m8n8.x4", "stmatrix.sync.aligned.m8n8.x2", 1)):
             with pytest.raises(HopperError, match="C's type"):
                 check_ptx(text, gemm, DEFAULT)
+
+
+def test_a_fused_consumer_is_refused_with_k_in_slices():
+    """The slices' partial products are summed after the kernel: nothing can run on C in its store."""
+    tail = hopper_module.Elementwise((("arith.negf", ("in",), "f16"),))
+    gemm = Gemm(64, 256, 256, "f16", "nt", epilogue=Epilogue("truncf"))
+    with pytest.raises(HopperError, match="not split_k slices"):
+        hopper_module.executable(gemm, HopperSchedule(block_n=256, persistent=True, split_k=2), "h", tail=tail)
+    assert "arith.negf" in hopper_module.executable(gemm, HopperSchedule(block_n=256, persistent=True), "h", tail=tail)

@@ -724,7 +724,7 @@ class _Cluster:
     def store_address(self, wg, address, value, size: int = 4, source=None, lanes=None):
         """A store of one element of `size` bytes per active lane (or per lane of `lanes`, `address` already
         theirs), the element of accumulator lane `source` (default: the storing lane)."""
-        m, n, out = self.run.problem.m, self.run.problem.n, self.run.problem.out_dtype
+        m, n, out = self.run.schedule.split_k * self.run.problem.m, self.run.problem.n, self.run.problem.out_dtype
         if size != (4 if out == "f32" else 2):
             raise Fault(f"{wg.name()}: a {size}-byte store into a C of {out}")
         offset = (np.asarray(address).astype(np.int64) if lanes is not None else
@@ -735,7 +735,7 @@ class _Cluster:
         self.run.store(self, wg, *np.divmod(offset // size, n), value, source)
 
     def store_index(self, wg, value, memref, row, col):
-        m, n = self.run.problem.m, self.run.problem.n
+        m, n = self.run.schedule.split_k * self.run.problem.m, self.run.problem.n
         if memref[:2] != ("binding", 2) or memref[2] != (m, n):
             raise Fault(f"{wg.name()}: memref.store into {memref}")
         rows, cols = (wg.active(v).astype(np.int64) for v in (row, col))
@@ -831,14 +831,15 @@ class _Run:
     """The program of `problem` and `schedule` executed over its whole grid (one cluster at a time)."""
 
     def __init__(self, problem: Gemm, schedule: HopperSchedule, text: str | None = None):
-        self.problem, self.schedule = problem, schedule
+        # the kernel's own GEMM: with split_k, each slice's f32 partial product (the program sums them after)
+        self.problem, self.schedule = hopper.kernel_problem(problem, schedule), schedule
         self.text = text if text is not None else program(problem, schedule)
         self.gemm = _parse(self.text, "gemm")
         self.grid = int(re.search(r"export public @gemm .*?%x = arith\.constant (\d+) : index", self.text,
                                   re.S).group(1))
         self.inits, self.expects, self.loads, self.arrivals, self.waits = [], [], [], [], []
         self.announced: dict[tuple[int, int], int] = {}
-        self.stored = np.zeros((problem.m, problem.n), dtype=np.int32)
+        self.stored = np.zeros((schedule.split_k * problem.m, problem.n), dtype=np.int32)  # split_k: each slice's
         self.tensor_maps: dict[int, dict] = {}
         # the maps scratch as the program's dispatch returns it and as the kernel declares its binding: the same
         # size, two 128-byte maps per workgroup, and at least 64 bytes to round the kernel's start up (its writes
@@ -940,21 +941,32 @@ class _Run:
         if not machine.timed:
             return
         _, acc, index = value
-        a_row, b_col = self.summary(acc)
+        a_row, b_col, ks = self.summary(acc)
         if np.any(np.asarray(index) >= len(b_col) // 2):
             raise Fault(f"{wg.name()}: accumulator element {index} of an n{len(b_col)} fragment")
         lanes = (wg.tid[wg.mask] % LANES).astype(np.int64) if source is None else np.asarray(source, dtype=np.int64)
         m, n = fragment(lanes, np.asarray(index))
+        # split_k: rows slice × M + row hold the slice's partial product, over its own K steps only
+        slices, rows = np.divmod(rows, self.problem.m)
+        per_slice = -(-self.problem.k // self.schedule.block_k) // self.schedule.split_k * self.schedule.block_k
+        for piece in np.unique(slices):
+            want = list(range(int(piece) * per_slice, min(self.problem.k, (int(piece) + 1) * per_slice)))
+            if list(ks) != want:
+                missing, twice = sorted(set(want) - set(ks)), sorted({k for k in ks if ks.count(k) > 1})
+                raise Fault(f"{wg.name()}: an accumulator stored for K slice {int(piece)} sums {len(ks)} k of A and "
+                            f"B where the slice has {len(want)} (k {want[0]} to {want[-1]}; missing {missing[:4]}..., "
+                            f"twice {twice[:4]}..., others {sorted(set(ks) - set(want))[:4]}...)")
         wrong = (a_row[m] != rows) | (b_col[n] != cols)
         if wrong.any():
             i = int(np.argmax(wrong))
             raise Fault(f"{wg.name()} stores row {a_row[m[i]]} of A times column {b_col[n[i]]} of B into "
                         f"C[{rows[i]}, {cols[i]}]")
 
-    def summary(self, acc: _Acc) -> tuple[np.ndarray, np.ndarray]:
-        """(A row of each fragment row, B column of each fragment column) of an accumulator, after checking that
-        its chain of wgmma reads one row of A and one column of B per fragment row and column and every k of K
-        once, the same k on both sides (k past K reads zeros)."""
+    def summary(self, acc: _Acc) -> tuple[np.ndarray, np.ndarray, list]:
+        """(A row of each fragment row, B column of each fragment column, the k of K it sums in order) of an
+        accumulator, after checking that its chain of wgmma reads one row of A and one column of B per fragment row
+        and column, the same k on both sides (k past K reads zeros); `store` checks the k against the slice of K
+        the element is stored for (all of K without split_k)."""
         if acc.summary is not None:
             return acc.summary
         chain, link = [], acc
@@ -977,13 +989,7 @@ class _Run:
             ks.extend(int(k) for k in a_k[0])
         if any((r != a_rows[0]).any() for r in a_rows) or any((c != b_cols[0]).any() for c in b_cols):
             raise Fault("an accumulator's wgmma read different rows of A or columns of B")
-        inside = sorted(k for k in ks if 0 <= k < self.problem.k)
-        if inside != list(range(self.problem.k)):
-            missing = sorted(set(range(self.problem.k)) - set(inside))
-            twice = sorted({k for k in inside if inside.count(k) > 1})
-            raise Fault(f"an accumulator sums k of A and B {len(inside)} times for K = {self.problem.k} (missing "
-                        f"{missing[:4]}..., twice {twice[:4]}...)")
-        acc.summary = (a_rows[0], b_cols[0])
+        acc.summary = (a_rows[0], b_cols[0], sorted(k for k in ks if 0 <= k < self.problem.k))
         return acc.summary
 
     def check_stores(self) -> None:
@@ -1047,23 +1053,27 @@ def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, li
         order = [(r, c) for top in range(0, cluster_rows, group) for c in range(columns)
                  for r in range(top, min(top + group, cluster_rows))]
     clusters = grid // s.cluster_m
-    return {bid: [(s.cluster_m * r + bid % s.cluster_m, c) for r, c in order[bid // s.cluster_m::clusters]]
-            for bid in range(grid)}
+    # split_k: the units are every tile of slice 0 in that order, then of slice 1, ...
+    units = [(r, c, piece) for piece in range(s.split_k) for r, c in order]
+    return {bid: [(s.cluster_m * r + bid % s.cluster_m, c, piece)
+                  for r, c, piece in units[bid // s.cluster_m::clusters]] for bid in range(grid)}
 
 
 def visited_tiles(run: _Run) -> dict[int, list[tuple[int, int]]]:
-    """Per workgroup, the tiles its producer loads, in order: the block row of each A box at k = 0 and the block
-    column of the B box that follows it at k = 0."""
+    """Per workgroup, the tiles its producer loads, in order: the block row of each A box at the first k of a K
+    slice (k = 0 without split_k), the block column of the B box that follows it at that k, and the slice."""
     s, nn = run.schedule, run.problem.layout == "nn"
+    per_slice = -(-run.problem.k // s.block_k) // s.split_k * s.block_k
     found: dict[int, list] = {}
     for issuer, dest, _, _, tensor, x, y, _, _ in run.loads:
         if dest != issuer:
             continue
         tiles = found.setdefault(issuer, [])
-        if tensor == "A" and x == 0:
+        if tensor == "A" and x % per_slice == 0:
             assert y % s.block_m == 0, f"workgroup {issuer} loads A from row {y}, not a block row"
-            tiles.append([y // s.block_m, None])
-        elif tensor == "B" and (y if nn else x) == 0 and tiles and tiles[-1][1] is None:
+            tiles.append([y // s.block_m, None, x // per_slice])
+        elif tensor == "B" and (y if nn else x) % per_slice == 0 and tiles and tiles[-1][1] is None:
+            assert (y if nn else x) // per_slice == tiles[-1][2], f"workgroup {issuer} loads B of another K slice"
             tiles[-1][1] = (x if nn else y) // s.block_n
     return {bid: [tuple(t) for t in tiles] for bid, tiles in found.items()}
 
@@ -1092,6 +1102,13 @@ CASES = {
                                4),
     "truncf-pairs": (Gemm(130, 260, 64, "f16", "nt", epilogue=TRUNCF), S(128, 128, 64, 2), None),
     "truncf-odd-n": (Gemm(100, 777, 64, "bf16", "nt", epilogue=TRUNCF), S(256, 128, 64, 2), None),
+    # split_k: each slice's f32 partial product at rows slice × M on (skinny M, K in slices; with a cluster and
+    # a persistent grid looping over more units than workgroups; odd N's single stores)
+    "split-k-skinny": (Gemm(32, 520, 512, "bf16", "nt", epilogue=TRUNCF), S(128, 128, 64, 3, persistent=True,
+                                                                           split_k=4), 4),
+    "split-k-cluster-nn": (Gemm(200, 256, 384, "f16", "nn"), S(128, 128, 64, 2, persistent=True, cluster_m=2,
+                                                               split_k=3), 4),
+    "split-k-odd-n-pingpong": (Gemm(48, 131, 256, "f16", "nt"), S(64, 128, 64, 2, kind="pingpong", split_k=2), 4),
 }
 
 
@@ -1120,15 +1137,16 @@ def check_tiles(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -
     assert visited == reference_tiles(problem, schedule, run.grid)
     columns, rows = -(-problem.n // schedule.block_n), -(-problem.m // schedule.block_m)
     real = sorted(t for tiles in visited.values() for t in tiles if t[0] < rows)
-    assert real == [(r, c) for r in range(rows) for c in range(columns)]
+    assert real == [(r, c, piece) for r in range(rows) for c in range(columns) for piece in range(schedule.split_k)]
     for bid in range(0, run.grid, schedule.cluster_m):
         steps = [visited[bid + rank] for rank in range(schedule.cluster_m)]
         assert all(len(s) == len(steps[0]) for s in steps)
         for partners in zip(*steps):
-            assert [(r - rank, c) for rank, (r, c) in enumerate(partners)] == [partners[0]] * schedule.cluster_m
+            assert [(r - rank, c, piece) for rank, (r, c, piece) in enumerate(partners)] == \
+                [partners[0]] * schedule.cluster_m
             assert partners[0][0] % schedule.cluster_m == 0
     sms = sm_count or hopper.SM_COUNT
-    units = columns * -(-rows // schedule.cluster_m)
+    units = columns * -(-rows // schedule.cluster_m) * schedule.split_k
     if schedule.loops_over_tiles:  # as few rounds as the SMs allow, on the fewest clusters that keep them
         rounds = -(-units // (sms // schedule.cluster_m))
         clusters = run.grid // schedule.cluster_m

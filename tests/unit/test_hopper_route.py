@@ -331,3 +331,67 @@ def test_a_cached_hopper_or_split_search_is_read_back_by_its_route(tmp_path):
     files = from_cache(skinny, sm80, {"route": "split-k", "schedule": dataclasses.asdict(split)},
                        tmp_path / "cache.json")
     assert json.loads(files["best.json"])["route"] == "split-k" and "gemm.mlir" in files
+
+
+# ---- split-K on the Hopper kernels (issue 33: skinny and long-K problems)
+
+def test_a_schedule_string_takes_a_split_k_after_the_cluster():
+    schedule = hopper.parse_schedule("hopper-cooperative-persistent:128x256x4x16x2x4")
+    assert (schedule.cluster_m, schedule.split_k, schedule.persistent) == (2, 4, True)
+    assert "K in 4 slices" in schedule.describe() and "slices" not in hopper.DEFAULT.describe()
+    assert hopper.parse_schedule("hopper-cooperative:128x256x4x8x2").split_k == 1
+    for text in ("hopper-cooperative:128x256x4x8x2x4x1", "hopper-cooperative:128x256x4x8x2x0",
+                 "hopper-cooperative:128x256x4x8x2x65"):
+        with pytest.raises(hopper.HopperError):
+            hopper.parse_schedule(text)
+
+
+@pytest.mark.parametrize("shape, split, sentence", [
+    ("32x8192x8200", "5", "split_k 5 must divide K's 129 tiles"),  # 129 = 3 x 43
+    ("64x1024x1024", "32", "split_k 32 must divide K's 16 tiles"),
+])
+def test_a_split_that_does_not_divide_ks_tiles_is_one_sentence(shape, split, sentence, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert cli.main(["compile", "--target", SM90, "--shape", shape, "--schedule",
+                     f"hopper-cooperative-persistent:128x256x4x16x2x{split}", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert sentence in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_a_split_k_program_sums_the_slices_and_rounds_once(tmp_path):
+    """The dispatch returns (split_k · M) × N f32 partial products; the program sums them over the slices and then
+    rounds to the input type, and `compile` verifies the kernel (an f32 C of split_k · M rows)."""
+    out = tmp_path / "o"
+    assert cli.main(["compile", "--target", SM90, "--shape", "32x4096x3072", "--dtype", "bf16", "--layout", "nt",
+                     "--epilogue", "truncf", "--schedule", "hopper-cooperative-persistent:128x256x4x16x2x3", "-o",
+                     str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] and report["hopper_schedule"]["split_k"] == 3
+    text = (out / "gemm.mlir").read_text()
+    assert "-> (tensor<96x4096xf32>, tensor<" in text  # three slices of 32 rows, f32
+    assert re.search(r"tensor\.expand_shape %p \[\[0, 1\], \[2\]\] output_shape \[3, 32, 4096\]", text)
+    assert re.search(r'iterator_types = \["reduction", "parallel", "parallel"\]\} ins\(%p3 : tensor<3x32x4096xf32>\)',
+                     text)
+    assert re.search(r"%r = arith\.truncf %x : f32 to bf16", text) and text.count("arith.truncf") == 1
+    assert "cvt.rn" not in (out / "dump" / report["dispatches"][0]["isa_file"]).read_text()  # the kernel's C is f32
+
+
+def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
+    target = get_target(SM90)
+    route = ROUTES[target.kernel_route]
+    skinny = route.candidates(Gemm(32, 8192, 8192, "bf16", "nt"), target)
+    square = route.candidates(Gemm(8192, 8192, 8192, "bf16", "nt"), target)
+    assert all(c.split_k == 1 for c in square) and len(square) == 64
+    sliced = [c for c in skinny if c.split_k > 1]
+    assert sliced and {c.split_k for c in sliced} <= {2, 4, 8}
+    assert all(c.kind == "cooperative" and c.persistent for c in sliced)
+    # the shipped schedule's own slicings come right after it and its nearest neighbours (one choice changed)
+    assert replace_split(hopper.DEFAULT, 2) in skinny[:8] and replace_split(hopper.DEFAULT, 4) in skinny[:8]
+    for c in sliced:  # within two rounds of the SMs; K's 128 tiles divide
+        units = hopper.grid_size(Gemm(32, 8192, 8192, "bf16", "nt"), replace_split(c, 1, persistent=False))
+        assert units // c.cluster_m * c.split_k <= 2 * hopper.SM_COUNT // c.cluster_m and 128 % c.split_k == 0
+
+
+def replace_split(schedule, split_k, **changes):
+    from dataclasses import replace
+    return replace(schedule, split_k=split_k, **changes)
