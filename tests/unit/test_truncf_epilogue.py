@@ -80,15 +80,21 @@ def test_the_packed_pair_puts_the_lower_column_at_the_lower_address(dtype):
     assert f"tensor<256x512x{dtype}>" in program and "tensor<256x512xf32>" not in program
 
 
-@pytest.mark.parametrize("dtype, layout, n", [("bf16", "nt", 512), ("f16", "nn", 512), ("bf16", "nt", 509)])
+@pytest.mark.parametrize("dtype, layout, n", [("bf16", "nt", 512), ("f16", "nn", 512), ("bf16", "nt", 520),
+                                             ("f16", "nt", 510), ("bf16", "nt", 509)])
 def test_the_kernel_stores_c_in_the_input_type(dtype, layout, n, tmp_path):
     out = tmp_path / "c"
     assert cli.main(["compile", "--target", "sm_90a", "--pipeline", "hopper", "--shape", f"256x{n}x128",
                      "--dtype", dtype, "--layout", layout, "--epilogue", "truncf", "-o", str(out)]) == 0
     ptx = next(p.read_text() for p in (out / "dump").glob("*.ptx") if ".entry gemm(" in p.read_text())
     gemm = hopper.ptx_kernel(ptx, "gemm")
-    if n % 2 == 0:  # pairs, rounded together, 4 bytes a store; no f32 store
-        assert len(re.findall(rf"cvt\.rn\.{dtype}x2\.f32", gemm)) >= 1 and "st.global.b32" in gemm
+    staged = "stmatrix.sync.aligned.m8n8.x4.shared.b16" in gemm and "st.global.v4.b32" in gemm
+    if n % 8 == 0:  # pairs rounded together; whole tiles in 16-byte rows through the warps' staging areas, pairs
+        # (4 bytes a store) only at the edge tiles (N 520: the third block column)
+        assert len(re.findall(rf"cvt\.rn\.{dtype}x2\.f32", gemm)) >= 1 and staged
+        assert ("st.global.b32" in gemm) == (n % hopper.DEFAULT.block_n != 0)
+    elif n % 2 == 0:  # rows not of whole 16 bytes: the pairs everywhere
+        assert len(re.findall(rf"cvt\.rn\.{dtype}x2\.f32", gemm)) >= 1 and "st.global.b32" in gemm and not staged
     else:  # one element a store at the right edge
         assert re.search(rf"cvt\.rn\.{dtype}\.f32", gemm) and "st.global.b16" in gemm
     assert not re.search(r"st\.global(\.v2)?\.f32", gemm)
