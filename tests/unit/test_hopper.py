@@ -272,11 +272,15 @@ def test_a_cluster_kernel_of_one_k_tile_passes_its_check(tmp_path):
         (tmp_path / str(k)).mkdir()
         ptx = _ptx(tmp_path / str(k), gemm, DEFAULT)
         check_ptx(ptx, gemm, DEFAULT)
-        remote = len(re.findall(r"mapa\.shared::cluster\.u32 remote, %r\d+, %r\d+; mbarrier\.arrive", ptx))
-        assert remote == (1 if k == 64 else 2) * DEFAULT.cluster_m
+        remote = re.findall(r"mapa\.shared::cluster\.u32 remote, %r\d+, %r\d+; mbarrier\.arrive[^\n]*", ptx)
+        assert len(remote) == (1 if k == 64 else 2) * DEFAULT.cluster_m
+        if k == 128:  # two K tiles: a release site short is refused
+            with pytest.raises(HopperError, match="cluster"):
+                check_ptx(ptx.replace(remote[0], "", 1), gemm, DEFAULT)
 
 
-@pytest.mark.parametrize("m, n, staged", [(512, 1024, True), (300, 520, True), (384, 1001, False)])
+@pytest.mark.parametrize("m, n, staged", [(512, 1024, True), (300, 520, True), (384, 1001, False),
+                                           (512, 1004, False)])
 def test_a_16_bit_c_goes_out_in_16_byte_rows_through_each_warps_staging_area(tmp_path, m, n, staged):
     """stmatrix of four 8x8 blocks and one 16-byte store per four 8-column blocks of a fragment row (m_blocks × 2 ×
     block_n / 32 of each), the pairs' 4-byte stores only at edge tiles; N off 8 keeps the pairs (no 16-byte rows)."""
@@ -294,6 +298,13 @@ def test_a_16_bit_c_goes_out_in_16_byte_rows_through_each_warps_staging_area(tmp
     # the shared memory holds the staging areas after the barriers, 128-byte aligned
     assert f"memref<{DEFAULT.shared_bytes(staged)}xi8" in program(gemm, DEFAULT)
     assert DEFAULT.staging_offset() % 128 == 0 and DEFAULT.staging_offset() >= DEFAULT.shared_bytes() - 1024
+    if not staged:  # a stray 16-byte store where the kernel stores pairs or elements is refused
+        with pytest.raises(HopperError, match="C's type"):
+            check_ptx(ptx.replace("\tret;", "\tst.global.v4.b32 [%rd1], {%r1, %r1, %r1, %r1};\n\tret;", 1), gemm,
+                      DEFAULT)
+    if staged and edges:  # edge tiles without their pair stores are refused
+        with pytest.raises(HopperError, match="C's type"):
+            check_ptx(re.sub(r"\tst\.global\.b32 [^\n]*\n", "", ptx), gemm, DEFAULT)
     if staged:  # a kernel whose 16-byte rows are gone, or stored as pairs again, is refused
         for text in (ptx.replace("st.global.v4.b32", "st.global.v2.b32", 1),
                      ptx.replace("stmatrix.sync.aligned.m8n8.x4", "stmatrix.sync.aligned.m8n8.x2", 1)):
@@ -308,3 +319,18 @@ def test_a_fused_consumer_is_refused_with_k_in_slices():
     with pytest.raises(HopperError, match="not split_k slices"):
         hopper_module.executable(gemm, HopperSchedule(block_n=256, persistent=True, split_k=2), "h", tail=tail)
     assert "arith.negf" in hopper_module.executable(gemm, HopperSchedule(block_n=256, persistent=True), "h", tail=tail)
+
+
+def test_a_schedule_without_room_for_the_staging_areas_keeps_the_pairs(tmp_path):
+    """128x128 in 7 stages fits 227 KiB without the warps' staging areas and not with them: pairs, and it compiles."""
+    schedule = HopperSchedule(block_m=128, block_n=128, stages=7)
+    gemm = Gemm(256, 256, 128, "f16", "nt", epilogue=Epilogue("truncf"))
+    assert schedule.shared_bytes() <= hopper_module.SHARED_BYTES < schedule.shared_bytes(staged=True)
+    assert not stages_stores(gemm, schedule)
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    assert "stmatrix" not in ptx and f"memref<{schedule.shared_bytes()}xi8" in program(gemm, schedule)
+    # the staging areas: one 512-byte area per consumer warp, after the barriers (not by shared_bytes' own sum)
+    a, b = DEFAULT.stage_bytes()
+    assert DEFAULT.staging_offset() >= DEFAULT.stages * (a + b) + (2 * DEFAULT.stages + 2) * 8
+    assert DEFAULT.shared_bytes(staged=True) - 1024 - DEFAULT.staging_offset() == 8 * 512

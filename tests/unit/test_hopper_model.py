@@ -100,6 +100,12 @@ def test_the_rewritten_block_compiles_to_one_hopper_kernel_per_distinct_product(
     assert "div.rn" not in w1 and len(re.findall(r"fma\.rn\.f32", w1)) % 12 == 0 and "fma.rn.f32" in w1
     for call in {c.function: c for c in model.calls}.values():
         hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function, tail=call.tail)
+    # one fused multiply-add short, or a division left in, is refused
+    fma = re.search(r"\tfma\.rn\.f32 [^\n]*\n", w1).group(0)
+    for tampered in (w1.replace(fma, "", 1), w1.replace(fma, fma + "\tdiv.rn.f32 %f1, %f1, %f1;\n", 1)):
+        with pytest.raises(hopper.HopperError, match="fused consumer"):
+            hopper.check_ptx(ptx.replace(w1, tampered), model.calls[6].gemm, model.calls[6].schedule,
+                             entry=model.calls[6].function, tail=model.calls[6].tail)
     # the check reads the tail: the W1 kernel without it, or another kernel with it, is refused
     w1_call, w2_call = model.calls[6], model.calls[7]
     with pytest.raises(hopper.HopperError, match="fused consumer"):
@@ -324,3 +330,23 @@ def test_a_tn_product_that_reads_a_transposed_b_is_left_to_iree():
     with pytest.raises(ProblemError, match="take none of its contractions") as err:
         rewrite(text, "tn")
     assert "layout nt or nn so far, not tn" in str(err.value)
+
+
+def test_a_consumer_whose_division_stays_keeps_it_in_the_kernel(tmp_path):
+    """x / 14 in f16 is no product (tail_math's proof fails): the kernel divides (div.rn.f32 on the widened
+    element), and check_ptx accepts it with the tail and refuses it without."""
+    body = "%c = arith.constant 14.0 : f16\n    %y = arith.divf %x, %c : f16\n    linalg.yield %y : f16"
+    model = rewrite(CONSUMED.format(m=256, n=256, k=64, fill="0.0", outs="%init", body=body), "div")
+    call, = model.calls
+    assert [name for name, _, _ in call.tail.lowered("f16")] == ["arith.divf"]
+    source = tmp_path / "m.mlir"
+    source.write_text(model.text)
+    done = subprocess.run([str(iree_compile_path()), str(source), *SM90.compile_flags,
+                           f"--iree-hal-dump-executable-files-to={tmp_path / 'dump'}", "-o", str(tmp_path / "m.vmfb")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ptx = "\n".join(p.read_text() for p in (tmp_path / "dump").glob("*.ptx"))
+    assert "div.rn.f32" in hopper.ptx_kernel(ptx, call.function)
+    hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function, tail=call.tail)
+    with pytest.raises(hopper.HopperError, match="fused consumer"):
+        hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function)

@@ -54,8 +54,10 @@ def run(ops, x):
                 value = _rounded(np.abs(wide[0]), ty)
             elif name == "math.copysign":
                 value = _rounded(np.copysign(wide[0], wide[1]), ty)
-            elif name == "arith.minimumf":
+            elif name == "arith.minimumf":  # IEEE 754-2019 minimum: NaN if either is
                 value = _rounded(np.minimum(wide[0], wide[1]), ty)
+            elif name == "arith.maximumf":
+                value = _rounded(np.maximum(wide[0], wide[1]), ty)
             elif name == "arith.cmpf:ult":
                 value = ~(wide[0] >= wide[1])  # unordered or less than
             elif name == "arith.select":
@@ -153,3 +155,14 @@ def test_relu_and_scaling_tails_are_unchanged(ty):
     ops = (("arith.maximumf", ("in", ("const", f"0.000000e+00 : {ty}")), ty),
            ("arith.mulf", (0, ("const", f"2.000000e+00 : {ty}")), ty))
     assert tail_math.lower(ops, ty) == ops
+
+
+@pytest.mark.parametrize("name", ["arith.minimumf", "arith.maximumf"])
+def test_a_folded_minimum_or_maximum_keeps_nan(name):
+    """IEEE 754-2019 minimum/maximum (MLIR's minimumf/maximumf) return NaN when an operand is NaN: folded too."""
+    ops = ((name, (("const", "0x7E00 : f16"), ("const", "1.000000e+00 : f16")), "f16"),
+           ("arith.addf", ("in", 0), "f16"))
+    low = tail_math.lower(ops, "f16")
+    assert len(low) == 1 and np.isnan(float(_const(low[0][1][1][1])))
+    x = every("f16")
+    assert same_bits(run(low, x), run(ops, x)).all() and np.isnan(run(low, x).astype(np.float32)).all()

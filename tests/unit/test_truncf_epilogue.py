@@ -113,3 +113,32 @@ def test_the_ptx_check_tells_the_stored_types_apart(tmp_path):
     narrow = ptx.replace("st.global.v2.f32", "st.global.b32")
     with pytest.raises(hopper.HopperError, match="C's type"):
         hopper.check_ptx(narrow, plain, hopper.DEFAULT)
+
+
+def _tail_pairs(program: str) -> list[tuple[int, int]]:
+    """For each pair packed after a fused consumer: (the accumulator index in the upper half, in the lower half),
+    traced back through the program's def chain (each op's first %operand) to its llvm.extractvalue."""
+    defs = dict(re.findall(r"(%[\w#]+) = (.*)", program))
+
+    def index(value: str) -> int:
+        while True:
+            rhs = defs[value]
+            extract = re.match(r"llvm\.extractvalue %[\w#]+\[(\d+)\]", rhs)
+            if extract:
+                return int(extract.group(1))
+            value = re.search(r"(%[\w#]+)", rhs.split(" ", 1)[1]).group(1)
+            if rhs.startswith("llvm.inline_asm"):  # cvt.rn of one element: its operand after the constraints
+                value = re.search(r'"=h,f" (%[\w#]+)', rhs).group(1)
+    found = re.findall(r"(%\w+) = arith\.ori (%\w+), (%\w+) : i32", program)
+    shifted = dict(re.findall(r"(%\w+) = arith\.shli (%\w+), %\w+ : i32", program))
+    return [(index(shifted[high]), index(low)) for _, high, low in found if high in shifted]
+
+
+def test_with_a_fused_consumer_the_lower_column_still_goes_to_the_lower_half():
+    """The tail path packs each rounded element after its consumer's ops: the higher column (index 2i+1) shifted
+    into the upper 16 bits, the lower (2i) in the lower 16 (the lower address), as the cvt pairs pack them."""
+    tail = hopper.Elementwise((("arith.negf", ("in",), "f16"),))
+    text = hopper.executable(Gemm(256, 512, 128, "f16", "nt", epilogue=Epilogue("truncf")), hopper.DEFAULT, "h",
+                             tail=tail)
+    pairs = _tail_pairs(text)
+    assert pairs and all(a == b + 1 and b % 2 == 0 for a, b in pairs)
