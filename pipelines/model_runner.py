@@ -29,6 +29,11 @@ from .output import FILE_MARK, admit_file, write_file
 from .runner import RunError, benchmark_tool, device_or_error, environment
 
 PROFILED_CALLS = 4
+# IREE's runtime with cached synchronous allocations instead of its default stream-ordered ones: a one-dispatch
+# module's call took 146 µs with the default and 39 µs with these on an H200 (results/h200/hopper-model-verb/);
+# the CUDA flag is CUDA's alone, the allocator any device's.
+CACHED_ALLOCATIONS = {"cuda": ("--cuda_async_allocations=false", "--device_allocator=caching")}
+CACHED_ELSEWHERE = ("--device_allocator=caching",)
 UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 
 
@@ -57,9 +62,14 @@ def relative_error(value: np.ndarray, reference: np.ndarray) -> float:
     return float(np.max(np.abs(value.astype(np.float64) - reference)) / np.max(np.abs(reference)))
 
 
-def time_ms(vmfb: Path, function: str, device: str, inputs: list[str]) -> float:
-    """Median milliseconds per call of one iree-benchmark-module run."""
-    command = [benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={function}", *inputs,
+def cached_flags(device: str) -> tuple[str, ...]:
+    """The runtime flags of cached synchronous allocations on `device` (`CACHED_ALLOCATIONS`)."""
+    return CACHED_ALLOCATIONS.get(device.split(":")[0], CACHED_ELSEWHERE)
+
+
+def time_ms(vmfb: Path, function: str, device: str, inputs: list[str], runtime: tuple[str, ...] = ()) -> float:
+    """Median milliseconds per call of one iree-benchmark-module run (`runtime`: its flags beside the module's)."""
+    command = [benchmark_tool(), f"--module={vmfb}", f"--device={device}", f"--function={function}", *inputs, *runtime,
                "--benchmark_repetitions=3", "--benchmark_min_warmup_time=0.2", "--benchmark_min_time=0.5s",
                "--benchmark_format=json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -107,10 +117,14 @@ def last_call(launches: list[dict], calls: int = PROFILED_CALLS) -> list[dict]:
     return launches[-per_call:]
 
 
-def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int) -> dict:
+def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int, cached: bool = False) -> dict:
+    """Each module's error against the float64 reference, its time per call over `rounds` rounds in which the modules
+    take turns (with `cached`, each also timed with cached synchronous allocations in the same turn: `*_cached_*`),
+    and its launches' GPU time."""
     arrays, flags, reference = load_inputs(data)
     rows: dict[str, dict] = {}
     times: dict[str, list[float]] = {name: [] for name in modules}
+    cached_times: dict[str, list[float]] = {name: [] for name in modules}
     for name, vmfb in modules.items():
         value = result(vmfb, function, device, arrays)
         if value.shape != reference.shape:
@@ -120,8 +134,14 @@ def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds
     for _ in range(rounds):  # the modules take turns, so drift hits them alike
         for name, vmfb in modules.items():
             times[name].append(time_ms(vmfb, function, device, flags))
+            if cached:
+                cached_times[name].append(time_ms(vmfb, function, device, flags, cached_flags(device)))
     for name, vmfb in modules.items():
         rows[name].update(times_ms=times[name], median_ms=statistics.median(times[name]))
+        if cached:
+            rows[name].update(times_cached_ms=cached_times[name],
+                              median_cached_ms=statistics.median(cached_times[name]),
+                              cached_flags=list(cached_flags(device)))
         rows[name]["dispatches"] = dispatch_times_us(vmfb, function, device, flags)
     return {"function": function, "device": device, "environment": environment(device), "modules": rows}
 
@@ -133,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inputs", type=Path, required=True)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cached-allocations", action="store_true", help="also time each module with IREE's cached "
+                        "synchronous allocations (--device_allocator=caching, and on CUDA "
+                        "--cuda_async_allocations=false), in the same turns")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="overwrite an -o file that model_runner did not write")
     args = parser.parse_args(argv)
@@ -150,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(f"two modules are named '{name}' ({modules[name]} and {path}); give each its own name.")
             modules[name] = Path(path)
         admit_file(args.output, args.force, (args.inputs, *modules.values()))  # before the measurement; not an input
-        report = run(modules, args.function, args.device, args.inputs, args.rounds)
+        report = run(modules, args.function, args.device, args.inputs, args.rounds, args.cached_allocations)
     except UserError as err:
         print(f"model_runner: error: {err}", file=sys.stderr)
         return 2
@@ -160,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"model_runner: error: {err}", file=sys.stderr)
         return 2
     for name, row in report["modules"].items():
-        print(f"{name}: {row['median_ms']:.3f} ms, max rel. error {row['max_rel_error']:.2e}")
+        cached = f" ({row['median_cached_ms']:.3f} ms with cached allocations)" if "median_cached_ms" in row else ""
+        print(f"{name}: {row['median_ms']:.3f} ms{cached}, max rel. error {row['max_rel_error']:.2e}")
     return 0
 
 

@@ -90,3 +90,26 @@ def test_launches_that_are_not_whole_calls_are_refused_even_when_the_blocks_agre
     with pytest.raises(RunError, match="not"):
         model_runner.last_call(launches, calls)
     assert [x["kernel"] for x in model_runner.last_call(launches[:-1], calls)] == ["a", "b"]
+
+
+def test_cached_allocations_time_each_module_both_ways_in_the_same_turns(compiled, monkeypatch):
+    """--cached-allocations: every round times a module with the runtime's defaults and then with cached synchronous
+    allocations (the flags passed to iree-benchmark-module, which accepts them: this runs it on the CPU)."""
+    seen = []
+    real = model_runner.time_ms
+
+    def spy(vmfb, function, device, inputs, runtime=()):
+        seen.append(tuple(runtime))
+        return real(vmfb, function, device, inputs, runtime)
+    monkeypatch.setattr(model_runner, "time_ms", spy)
+    monkeypatch.setattr(model_runner, "dispatch_times_us", lambda *a: None)
+    out = compiled / "cached.json"
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "2", "--cached-allocations", "-o", str(out),
+                              f"a={compiled / 'block.vmfb'}"]) == 0
+    row = json.loads(out.read_text())["modules"]["a"]
+    assert seen == [(), ("--device_allocator=caching",)] * 2
+    assert len(row["times_cached_ms"]) == 2 and row["median_cached_ms"] > 0 and row["cached_flags"] == [
+        "--device_allocator=caching"]
+    assert model_runner.cached_flags("cuda") == ("--cuda_async_allocations=false", "--device_allocator=caching")
+    assert model_runner.cached_flags("cuda:0") == model_runner.cached_flags("cuda")
