@@ -65,22 +65,27 @@ class HopperRoute(KernelRoute):
     def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
-        one of two; where a problem's tiles leave SMs idle, the persistent cooperative ones with K in 2, 4 or 8
-        slices too (split_k); those the kernels refuse for the problem are left out. The shipped schedule comes
-        first, then the others by how many of its choices they change (so --limit keeps its neighbours)."""
+        one of two; for M up to 64 also 64-row tiles of one consumer warp group; where a problem's tiles leave
+        SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k); those the kernels
+        refuse for the problem are left out. The shipped schedule comes first, then the others by how many of its
+        choices they change (so --limit keeps its neighbours)."""
         self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
-        shapes = {"cooperative": ((128, 256), (256, 128), (128, 128)), "pingpong": ((128, 128), (64, 256))}
+        shapes = {"cooperative": ((128, 256, 2), (256, 128, 2), (128, 128, 2)), "pingpong": ((128, 128, 2),
+                                                                                      (64, 256, 2))}
+        if gemm.m <= 64:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile would be half empty)
+            shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))
         found = [hopper.DEFAULT]
         for name, (kind, persistent) in hopper.NAMES.items():
-            for block_m, block_n in shapes[kind]:
+            for block_m, block_n, consumers in shapes[kind]:
                 most = max((s for s in range(2, 8) if hopper.HopperSchedule(
-                    block_m=block_m, block_n=block_n, stages=s).shared_bytes() <= hopper.SHARED_BYTES), default=0)
+                    block_m=block_m, block_n=block_n, stages=s, consumers=consumers).shared_bytes()
+                    <= hopper.SHARED_BYTES), default=0)
                 for stages in sorted({most, most - 1} - {0, 1}, reverse=True):
                     for group_m in (16, 8):
                         for cluster_m in (2, 1):
                             schedule = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=stages,
                                                              kind=kind, persistent=persistent, group_m=group_m,
-                                                             cluster_m=cluster_m)
+                                                             cluster_m=cluster_m, consumers=consumers)
                             try:
                                 schedule.check()
                                 hopper.check_problem(gemm, schedule)

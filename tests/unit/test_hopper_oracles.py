@@ -1109,6 +1109,10 @@ CASES = {
     "split-k-cluster-nn": (Gemm(200, 256, 384, "f16", "nn"), S(128, 128, 64, 2, persistent=True, cluster_m=2,
                                                                split_k=3), 4),
     "split-k-odd-n-pingpong": (Gemm(48, 131, 256, "f16", "nt"), S(64, 128, 64, 2, kind="pingpong", split_k=2), 4),
+    # skinny: one consumer warp group on 64-row tiles, K in slices, a cluster, C staged in 16-byte rows
+    "split-k-one-consumer-64-rows": (Gemm(32, 520, 512, "bf16", "nt", epilogue=TRUNCF),
+                                     S(64, 256, 64, 3, consumers=1, persistent=True, cluster_m=2, group_m=2,
+                                       split_k=4), 4),
 }
 
 

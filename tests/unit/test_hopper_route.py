@@ -387,6 +387,10 @@ def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
     assert all(c.kind == "cooperative" and c.persistent for c in sliced)
     # the shipped schedule's own slicings come right after it and its nearest neighbours (one choice changed)
     assert replace_split(hopper.DEFAULT, 2) in skinny[:8] and replace_split(hopper.DEFAULT, 4) in skinny[:8]
+    # skinny: 64-row tiles of one consumer warp group too (only there)
+    assert any((c.block_m, c.consumers) == (64, 1) for c in skinny)
+    assert not any(c.consumers == 1 for c in square)
+    assert not any(c.consumers == 1 for c in route.candidates(Gemm(65, 8192, 8192, "bf16", "nt"), target))
     for c in sliced:  # within two rounds of the SMs; K's 128 tiles divide
         units = hopper.grid_size(Gemm(32, 8192, 8192, "bf16", "nt"), replace_split(c, 1, persistent=False))
         assert units // c.cluster_m * c.split_k <= 2 * hopper.SM_COUNT // c.cluster_m and 128 % c.split_k == 0
