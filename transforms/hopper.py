@@ -245,7 +245,9 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
     kind, persistent = NAMES[name]
     m, n, k = tile or (DEFAULT.block_m, 128 if kind == "pingpong" else DEFAULT.block_n, DEFAULT.block_k)
-    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, kind=kind, persistent=persistent,
+    # a cooperative 64-row tile is one consumer warp group's (two would get 32 rows each, below wgmma's m64)
+    consumers = 1 if kind == "cooperative" and m == 64 else DEFAULT.consumers
+    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, kind=kind, persistent=persistent, consumers=consumers,
                               stages=DEFAULT.stages if stages is None else stages,
                               group_m=DEFAULT.group_m if group_m is None else group_m,
                               cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m, split_k=split_k)

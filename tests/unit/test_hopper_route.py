@@ -340,6 +340,10 @@ def test_a_schedule_string_takes_a_split_k_after_the_cluster():
     assert (schedule.cluster_m, schedule.split_k, schedule.persistent) == (2, 4, True)
     assert "K in 4 slices" in schedule.describe() and "slices" not in hopper.DEFAULT.describe()
     assert hopper.parse_schedule("hopper-cooperative:128x256x4x8x2").split_k == 1
+    # a cooperative 64-row tile: one consumer warp group (ping-pong's consumers each own whole tiles: two)
+    one = hopper.parse_schedule("hopper-cooperative-persistent:64x256x5x16x2x4")
+    assert (one.block_m, one.consumers, one.split_k) == (64, 1, 4)
+    assert hopper.parse_schedule("hopper-pingpong:64x256x4x8").consumers == 2
     for text in ("hopper-cooperative:128x256x4x8x2x4x1", "hopper-cooperative:128x256x4x8x2x0",
                  "hopper-cooperative:128x256x4x8x2x65"):
         with pytest.raises(hopper.HopperError):
