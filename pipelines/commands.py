@@ -11,7 +11,7 @@ from typing import Any
 
 from transforms.hazards import Hazard, check
 from transforms.hopper import NAMES as HOPPER_NAMES
-from transforms.hopper import HopperError, HopperSchedule
+from transforms.hopper import HopperError, named_schedule
 from transforms.hopper_protocol import ProtocolHazard, step_table
 from transforms.hopper_protocol import check as check_protocol
 from transforms.kernels import KERNELS, Kernel, kernel_schedule
@@ -225,13 +225,10 @@ def _explain_hopper(args) -> int:
     if (args.target and (route is None or args.schedule not in route.schedules)) or args.lds_stages is not None:
         raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --lds-stages and a --target other "
                          "than sm_90a are for the AMD warp-group schedules.")
-    kind, persistent = HOPPER_NAMES[args.schedule]
-    m, n, k = dims(args.tile, (3,), "tile") if args.tile else (128, 128 if kind == "pingpong" else 256, 64)
-    stages = 4 if args.stages is None else args.stages
-    schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, stages=stages, kind=kind, persistent=persistent,
-                              cluster_m=args.cluster or 1)
-    try:
-        schedule.check()
+    tile = dims(args.tile, (3,), "tile") if args.tile else None
+    try:  # the schedule as the command line names it (a cooperative 64-row tile: one consumer warp group)
+        schedule = named_schedule(args.schedule, tile, args.stages, args.cluster or 1)
+        m, n, k = schedule.block_m, schedule.block_n, schedule.block_k
         tiles = 4 if schedule.loops_over_tiles else 1
         rows = step_table(schedule, tiles, args.k_steps)
         check_protocol(schedule, tiles=tiles, k_steps=args.k_steps, runs=200)
