@@ -774,20 +774,19 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     the rows are stored that many rows on (the slice's partial product), guarded against M as ever."""
     lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
     warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
-    row0 = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), b.arith("divui", lane, i32(4), "i32"), "i32")
-    row0 = b.arith("addi", row0, rows_base, "i32")
-    row0 = b.arith("addi", row0, b.arith("muli", row, i32(s.block_m), "i32"), "i32")
+    slab = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), rows_base, "i32")  # the warp's first row
+    slab = b.arith("addi", slab, b.arith("muli", row, i32(s.block_m), "i32"), "i32")
+    row0 = b.arith("addi", slab, b.arith("divui", lane, i32(4), "i32"), "i32")  # the lane's fragment row
     col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
     col0 = b.arith("addi", col0, b.arith("muli", col, i32(s.block_n), "i32"), "i32")
     m_, n_ = i32(problem.m), i32(problem.n)
     pairs = problem.n % 2 == 0
+    out = problem.out_dtype
+    size = 4 if out == "f32" else 2  # bytes per element of C
     pc = _pointer(b, c, tc)
     if slice_rows is not None:
         shift = b.op(f"arith.extui {slice_rows} : i32 to i64", "sr")
-        pc = b.arith("addi", pc, b.arith("muli", shift, i64(problem.n * (4 if problem.out_dtype == 'f32' else 2)),
-                                         "i64"), "i64")
-    out = problem.out_dtype
-    size = 4 if out == "f32" else 2  # bytes per element of C
+        pc = b.arith("addi", pc, b.arith("muli", shift, i64(problem.n * size), "i64"), "i64")
 
     def pack(values: list[str]) -> str:
         """Two neighbouring columns rounded to the 16-bit type (through the tail), in one i32: the lower column in
@@ -822,23 +821,26 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
         if area is not None:
-            _staged_stores(b, problem, s, pc, area, row0, lane, col, i32, i64, results, acc_ty, pack)
+            _staged_stores(b, problem, s, pc, area, slab, lane, col, i32, i64, results, acc_ty, pack)
         else:
             col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(size), "i64")
-        for r, half in ((r, half) for r in range(s.m_blocks if area is None else 0) for half in range(2)):
-            row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
-            row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size), "i64")
-            at = b.arith("addi", pc, b.arith("addi", row_bytes, col_bytes, "i64"), "i64")
-            for j in range(s.block_n // 8):
-                values = [b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
-                          for e in range(2)]
-                store_pair(at, 8 * size * j, values)
+            for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+                row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
+                row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size),
+                                    "i64")
+                at = b.arith("addi", pc, b.arith("addi", row_bytes, col_bytes, "i64"), "i64")
+                for j in range(s.block_n // 8):
+                    values = [b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                              for e in range(2)]
+                    store_pair(at, 8 * size * j, values)
         b.op("} else {")
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
         result = results[r]
         row_ = b.op(f"arith.addi {row0}, {i32(64 * r + 8 * half)} : i32", "r")
         in_m = b.op(f"arith.cmpi ult, {row_}, {m_} : i32", "in")
-        row_i = b.op(f"arith.index_cast {row_} : i32 to index", "ri")
+        # the row of the memref C (split-K: the slice's rows on), for the single stores of an odd N
+        stored = row_ if slice_rows is None else b.arith("addi", row_, slice_rows, "i32")
+        row_i = b.op(f"arith.index_cast {stored} : i32 to index", "ri")
         row_bytes = b.arith("muli", b.op(f"arith.extui {row_} : i32 to i64", "r"), i64(problem.n * size), "i64")
         b.op(f"scf.if {in_m} {{")
         for j in range(s.block_n // 8):
@@ -852,9 +854,6 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                     store_pair(b.arith("addi", pc, at, "i64"), None, values)
                 else:
                     col_i = b.op(f"arith.index_cast {col_} : i32 to index", "ci")
-                    if slice_rows is not None:
-                        row_i = b.op(f"arith.index_cast {b.arith('addi', row_, slice_rows, 'i32')} : i32 to index",
-                                     "ri")
                     value = values[e] if out == "f32" else rounded(values[e])
                     if tail is not None:
                         value = tail.emit(b, value, out)
@@ -865,11 +864,10 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         b.op("}")
 
 
-def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: str, row0: str, lane: str, col: str,
+def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: str, slab: str, lane: str, col: str,
                    i32, i64, results: list[str], acc_ty: str, pack) -> None:
-    """A tile inside the problem, out through the warp's staging area in 16-byte rows (`_epilogue`). `row0` is the
-    lane's fragment row (its warp's 16-row slab + lane / 4); the lane stores row slab + lane % 8."""
-    slab = b.arith("subi", row0, b.arith("divui", lane, i32(4), "i32"), "i32")  # the warp's first row of the tile
+    """A tile inside the problem, out through the warp's staging area in 16-byte rows (`_epilogue`). `slab` is the
+    warp's first row of C (its 16 rows of the tile); the lane stores row slab + lane % 8."""
     mine = b.arith("addi", slab, b.arith("remui", lane, i32(8), "i32"), "i32")  # the row this lane stores
     block = b.arith("divui", lane, i32(8), "i32")  # the 8x8 matrix (8-column block of a group) it reads back
     column = b.arith("addi", b.arith("muli", col, i32(s.block_n), "i32"), b.arith("muli", block, i32(8), "i32"), "i32")
@@ -947,9 +945,9 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 
 
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
-    ta, tb, tc, tm = tensor_types(problem, schedule)
     if schedule.split_k > 1:  # the slices' partial products (split_k·M)×N, summed (and rounded) here
         return _split_caller(problem, schedule, function, name, maps_result)
+    ta, tb, tc, tm = tensor_types(problem, schedule)
     results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")
     return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
     {dispatch(problem, schedule, name, "%a", "%b", "%c")}
@@ -961,8 +959,8 @@ def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: 
     """`function(A, B) -> C`: the Hopper dispatch's slices, then their sum in slice order (IREE's reduction), rounded
     to the input type for the truncf epilogue."""
     ta, tb, tp, tm = tensor_types(problem, schedule)
-    m, n, k = problem.m, problem.n, schedule.split_k
-    t3, t32, out = f"tensor<{k}x{m}x{n}xf32>", f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{problem.out_dtype}>"
+    m, n, slices = problem.m, problem.n, schedule.split_k
+    t3, t32, out = f"tensor<{slices}x{m}x{n}xf32>", f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{problem.out_dtype}>"
     rounding = ""
     if problem.out_dtype != "f32":
         rounding = f"""
@@ -977,7 +975,7 @@ def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: 
     results, returned = (f"{out}, {tm}", f"{result}, %p_maps") if maps_result else (out, result)
     return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
     {dispatch(problem, schedule, name, "%a", "%b", "%p")}
-    %p3 = tensor.expand_shape %p [[0, 1], [2]] output_shape [{k}, {m}, {n}] : {tp} into {t3}
+    %p3 = tensor.expand_shape %p [[0, 1], [2]] output_shape [{slices}, {m}, {n}] : {tp} into {t3}
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : {t32}
     %init = linalg.fill ins(%zero : f32) outs(%e : {t32}) -> {t32}

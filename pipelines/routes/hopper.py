@@ -97,7 +97,8 @@ class HopperRoute(KernelRoute):
         # cooperative candidates with 2, 4 or 8 slices that divide K's tiles, while the slices' units stay within
         # two rounds of the SMs)
         for schedule in [c for c in found if c.kind == "cooperative" and c.persistent]:
-            units = hopper.grid_size(gemm, replace(schedule, persistent=False)) // schedule.cluster_m
+            columns, cluster_rows = hopper.unit_grid(gemm, schedule)
+            units = columns * cluster_rows  # a cluster's tiles at once, before any slicing
             for split_k in (2, 4, 8):
                 if units * split_k > 2 * hopper.SM_COUNT // schedule.cluster_m:
                     break
