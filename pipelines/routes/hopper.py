@@ -146,10 +146,16 @@ class HopperRoute(KernelRoute):
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job
         ptx = (dump / stats[0].isa_file).read_text()
+        schedule, gemm = job_hopper(job), job.gemms[0]
         try:
-            hopper.check_ptx(ptx, job.gemms[0], job_hopper(job))
+            hopper.check_ptx(ptx, gemm, schedule)
         except hopper.HopperError as err:
             raise FallbackError(f"{DISPATCH}: {err}") from None
+        # split_k: the slices' sum is IREE's reduction dispatch of M·N elements over the slices, in the same module
+        reduction = f"_reduction_{gemm.m * gemm.n}x{schedule.split_k}_f32("
+        if schedule.split_k > 1 and not any(reduction in p.read_text() for p in dump.glob("*.ptx")):
+            raise FallbackError(f"{DISPATCH}: the compiled program has no reduction of the {schedule.split_k} K "
+                                f"slices (a kernel entry ending in {reduction[:-1]}).")
 
     def verified(self, job: Job) -> bool:
         return True

@@ -377,7 +377,18 @@ def test_a_split_k_program_sums_the_slices_and_rounds_once(tmp_path):
     assert re.search(r'iterator_types = \["reduction", "parallel", "parallel"\]\} ins\(%p3 : tensor<3x32x4096xf32>\)',
                      text)
     assert re.search(r"%r = arith\.truncf %x : f32 to bf16", text) and text.count("arith.truncf") == 1
-    assert "cvt.rn" not in (out / "dump" / report["dispatches"][0]["isa_file"]).read_text()  # the kernel's C is f32
+    ptx_file = out / "dump" / report["dispatches"][0]["isa_file"]
+    assert "cvt.rn" not in hopper.ptx_kernel(ptx_file.read_text(), "gemm")  # the kernel's C is f32
+    assert ".entry gemm_dispatch_0_reduction_131072x3_f32(" in ptx_file.read_text()  # the slices summed: 32·4096 by 3
+    # verify refuses the program without the slices' reduction
+    ptx_file.write_text(ptx_file.read_text().replace("_reduction_131072x3_f32(", "_elementwise_131072_f32("))
+    job = job_from_args(cli.build_parser().parse_args(
+        ["compile", "--target", SM90, "--shape", "32x4096x3072", "--dtype", "bf16", "--layout", "nt", "--epilogue",
+         "truncf", "--schedule", "hopper-cooperative-persistent:128x256x4x16x2x3", "-o", "x"]))
+    prepared = flow.prepare(job)
+    stats = [type("S", (), {"isa_file": ptx_file.name})()]
+    with pytest.raises(FallbackError, match="no reduction of the 3 K slices"):
+        ROUTES[job.route].verify(prepared, out / "dump", stats)
 
 
 def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
