@@ -471,7 +471,8 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
              _codegen_raster, codegen=True, raster=True),
     Pipeline("split-k", "the reduction split across workgroups (streaming kernel for M < 16, MMA tiles above), "
                         "partial sums added by a second dispatch", lambda gemm, target: None, split=_split_required),
-    Pipeline("hopper", "the target's own Hopper kernel (sm_90a: TMA, mbarrier, wgmma), its shipped schedule",
+    Pipeline("hopper", "the target's own Hopper kernel (sm_90a: TMA, mbarrier, wgmma), its shipped schedule "
+                       "fitted to skinny and long-K problems (64-row tiles, K in slices)",
              lambda gemm, target: None, kernel=True,
              why_default=lambda gemm, target: "it is the target's own kernel"),
 )}

@@ -11,7 +11,7 @@ iree-compile keeps whatever the target's flags say. `verify` proves every choice
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from transforms import hopper
@@ -27,6 +27,57 @@ from .base import KernelRoute, RouteError
 
 FUNCTION = "gemm"  # the program's function, as on every other route (the runner calls a case's `function`)
 DISPATCH = "module_hopper"  # the executable's dispatch in the dump
+
+
+@dataclass(frozen=True)
+class SkinnyTile:
+    """The tile `fitted` gives problems of at most `max_m` rows: 64-row tiles of one consumer warp group, in
+    clusters of `cluster_m` sharing B."""
+
+    max_m: int
+    block_n: int
+    cluster_m: int
+
+
+# Measured on an H200 (results/h200/skinny-hopper, 25 problems of 1-128 rows, N and K 4096-14336): 64x256 tiles won
+# at M <= 16 (the fewest B tiles in flight per row of C), 64x128 from 17 to 64 rows (twice the tiles), and for
+# 65-128 rows 64x256 tiles in clusters of two sharing B; past 128 rows the shipped 128x256 tile.
+SKINNY_TILES = (SkinnyTile(16, 256, 1), SkinnyTile(64, 128, 1), SkinnyTile(128, 256, 2))
+# K slices: the most (a power of two up to MAX_SLICES) that keep the units of work within one round of the SMs,
+# each slice at least MIN_SLICE_TILES of K's 64-wide tiles (the sweep's winners had 8 or more)
+MAX_SLICES, MIN_SLICE_TILES = 8, 8
+
+
+@dataclass(frozen=True)
+class SkinnyAuto:
+    """The problems below a whole 128x256 tile that `auto` gives the kernels: the skinny sweep's class."""
+
+    m: int = 16
+    n: int = 4096
+    k: int = 4096
+
+
+SKINNY_AUTO = SkinnyAuto()
+
+
+def fitted(gemm: Gemm) -> hopper.HopperSchedule:
+    """The `hopper` pipeline's schedule: the shipped one, with a skinny problem's tile (SKINNY_TILES) and, where
+    its units of work leave SMs idle and K is at least SKINNY_AUTO.k (the sweep's), K in slices: the most slices (2, 4 .. MAX_SLICES, dividing K's tiles, each of
+    at least MIN_SLICE_TILES) whose units of work, clusters times slices, occupy at most SM_COUNT SMs."""
+    schedule = hopper.DEFAULT
+    tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
+    if tile is not None:
+        stages = max(s for s in range(2, 8) if hopper.HopperSchedule(
+            block_m=64, block_n=tile.block_n, stages=s, consumers=1).shared_bytes() <= hopper.SHARED_BYTES)
+        schedule = replace(schedule, block_m=64, block_n=tile.block_n, stages=stages, consumers=1,
+                           cluster_m=tile.cluster_m)
+    columns, cluster_rows = hopper.unit_grid(gemm, schedule)
+    k_tiles = -(-gemm.k // schedule.block_k)
+    split = 1
+    while (gemm.k >= SKINNY_AUTO.k and split * 2 <= MAX_SLICES and k_tiles % (split * 2) == 0 and k_tiles // (split * 2) >= MIN_SLICE_TILES
+           and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
+        split *= 2
+    return replace(schedule, split_k=split)
 
 
 def job_hopper(job: Job) -> hopper.HopperSchedule:
@@ -45,35 +96,38 @@ class HopperRoute(KernelRoute):
         return isinstance(plan, hopper.HopperSchedule)
 
     def default_plan(self, gemm: Gemm, target: Target) -> hopper.HopperSchedule:
-        """The shipped schedule for `gemm` (the `hopper` pipeline), or one sentence why the kernels do not take it."""
+        """The `hopper` pipeline's schedule for `gemm` (`fitted`), or one sentence why the kernels do not take it."""
         check_problem(target, gemm)
         try:
             hopper.check_problem(gemm, hopper.DEFAULT)
         except hopper.HopperError as err:  # a refusal before compiling, as a named pipeline's (TargetError)
             raise TargetError(str(err)) from None
-        return hopper.DEFAULT
+        return fitted(gemm)
 
     def fills(self, gemm: Gemm, target: Target) -> bool:
-        """Whether `auto` takes the shipped kernel for `gemm`: the kernels take it and it has a whole 128x256 tile
-        (smaller problems keep `auto`'s own rule: their split-K and skinny kernels are issue 33's)."""
+        """Whether `auto` takes the kernels' schedule (`fitted`) for `gemm`: the kernels take it, and it has a
+        whole 128x256 tile, or it is of the skinny sweep's class (SKINNY_AUTO: M from 16 up, N and K at least
+        4096; results/h200/skinny-hopper). Other problems keep `auto`'s own rule (below M = 16, the split-k
+        pipeline's streaming kernel, which ran as fast or faster at M = 1 in that sweep)."""
         try:
             self.default_plan(gemm, target)
         except TargetError:
             return False
-        return gemm.m >= hopper.DEFAULT.block_m and gemm.n >= hopper.DEFAULT.block_n
+        whole = gemm.m >= hopper.DEFAULT.block_m and gemm.n >= hopper.DEFAULT.block_n
+        return whole or (gemm.m >= SKINNY_AUTO.m and gemm.n >= SKINNY_AUTO.n and gemm.k >= SKINNY_AUTO.k)
 
     def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
-        one of two; for M up to 64 also 64-row tiles of one consumer warp group; where a problem's tiles leave
+        one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
         SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k); those the kernels
         refuse for the problem are left out. The shipped schedule comes first, then the others by how many of its
         choices they change (so --limit keeps its neighbours)."""
         self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
         shapes = {"cooperative": ((128, 256, 2), (256, 128, 2), (128, 128, 2)), "pingpong": ((128, 128, 2),
                                                                                       (64, 256, 2))}
-        if gemm.m <= 64:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile would be half empty)
-            shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))
+        if gemm.m <= 2 * 64:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile would be half empty,
+            shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # or, up to M = 128, a cluster of two shares B)
         found = [hopper.DEFAULT]
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:

@@ -1,9 +1,9 @@
 """Build the plan of the skinny Hopper sweep (an exploration script kept as the record of what was run, not part
-of the tool): for each problem of pipelines/suites/skinny.json plus M = 32 and 48 rows, IREE's default, the split-k
-pipeline's rule (`auto`'s choice for these before), and the Hopper route's persistent cooperative candidates of `tune --route hopper` at the
+of the tool): for each problem of pipelines/suites/skinny.json plus M = 32 and 48 rows, IREE's default and the Hopper route's persistent cooperative candidates of `tune --route hopper` at the
 most stages, groups of 16 (one block row: the group is moot), with K in 1-16 slices.
 
-    python results/h200/skinny-hopper/gen.py PLAN [--dtype bf16] [--layout nn]
+    python results/h200/skinny-hopper/gen.py PLAN [--dtype bf16] [--layout nn]            # first/
+    python results/h200/skinny-hopper/gen.py PLAN --second                                # second/
 """
 import argparse
 import json
@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from pipelines.bench import build_plan  # noqa: E402
+from pipelines.bench import build_plan, plan_for  # noqa: E402
 from pipelines.named import HOPPER_CANDIDATE  # noqa: E402
 from pipelines.tune import kernel_candidates  # noqa: E402
 from pipelines.targets import get_target  # noqa: E402
@@ -54,18 +54,50 @@ def schedules(gemm: Gemm, target) -> list[hopper.HopperSchedule]:
     return out
 
 
+def second(gemm: Gemm, target) -> list[hopper.HopperSchedule]:
+    """The second run's Hopper schedules (after the first, `first/`): for M = 32 and 48 the tiles and slices that
+    won at M = 16 and 64; for M = 128 and the long-K problem 64-row tiles of one consumer warp group in clusters of
+    2 sharing B (two block rows), K in 1, 2 or 4 slices."""
+    if gemm.m in (32, 48):
+        picks = [(64, 256, 1, s) for s in (2, 4, 8)] + [(64, 128, 1, s) for s in (1, 2, 4)]
+    elif gemm.m >= 128:
+        picks = [(64, n, 2, s) for n in (128, 256) for s in (1, 2, 4)]
+    else:
+        return []
+    out = []
+    for block_m, block_n, cluster_m, split in picks:
+        stages = max(st for st in range(2, 8) if hopper.HopperSchedule(
+            block_m=block_m, block_n=block_n, stages=st, consumers=1).shared_bytes() <= hopper.SHARED_BYTES)
+        s = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, kind="cooperative",
+                                  persistent=True, group_m=16, cluster_m=cluster_m, consumers=1, split_k=split)
+        try:
+            s.check()
+            hopper.check_problem(gemm, s)
+        except hopper.HopperError as err:
+            print(f"{gemm.shape_name}: {err}", file=sys.stderr)
+            continue
+        out.append(s)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("plan", type=Path)
     parser.add_argument("--dtype", default="bf16")
     parser.add_argument("--layout", default="nn")
+    parser.add_argument("--second", action="store_true", help="the second run's plan (see `second`): the "
+                        "split-k pipeline's rule on every problem, and `second`'s Hopper schedules")
     parser.add_argument("--count", action="store_true", help="print the cases, compile nothing")
     args = parser.parse_args()
     target = get_target("sm_90a")
     cases = []
     for m, n, k in shapes():
         gemm = Gemm(m, n, k, args.dtype, args.layout)
-        cases += [(gemm, "default", None), (gemm, "split-k", None)]
+        if args.second:
+            cases += [(gemm, "split-k", plan_for("split-k", gemm, target, None))]
+            cases += [(gemm, HOPPER_CANDIDATE, s) for s in second(gemm, target)]
+            continue
+        cases += [(gemm, "default", None)]
         cases += [(gemm, HOPPER_CANDIDATE, s) for s in schedules(gemm, target)]
     if args.count:
         for g, p, s in cases:
