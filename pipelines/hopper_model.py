@@ -55,6 +55,11 @@ class HopperModel:
     calls: tuple[HopperCall, ...]  # one per contraction taken, in program order (equal ones share a function)
     left: tuple[str, ...]  # each contraction left to IREE, with the reason
 
+    @property
+    def functions(self) -> tuple[HopperCall, ...]:
+        """The first call of each function: one per kernel the program holds."""
+        return tuple({c.function: c for c in self.calls}.values())
+
 
 # A contraction whose store runs a fused consumer keeps the shipped cooperative kernel. Measured on an H100
 # (results/h100/hopper-model/probe/), the block's W1 product with the importer's Gelu in its store, the Gelu's ops
@@ -268,13 +273,13 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
             compiled[name] = run_iree_compile(folder / name / "gemm.mlir", folder / name, target,
                                               moved_to=(folder, Path(out)))
         ptx = "\n".join(p.read_text() for p in sorted((folder / "tuned" / DUMP_DIR).glob("*.ptx")))
-        for call in {c.function: c for c in rewritten.calls}.values():
+        for call in rewritten.functions:
             try:
                 hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function, tail=call.tail)
             except hopper.HopperError as err:
                 raise ModelError(f"{call.function} in the compiled {model.name}: {err}") from None
-        rows = _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.calls)
-        iree_rows = rows[len({c.function for c in rewritten.calls}):]  # IREE's own dispatches, after the calls'
+        rows = _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.functions)
+        iree_rows = rows[len(rewritten.functions):]  # IREE's own dispatches, after the calls'
         products = [r["dispatch"] for r in iree_rows if r["contraction"]]
         if len(products) > len(rewritten.left):
             raise ModelError(f"the compiled {model.name} still computes {products[0]} with IREE's kernel, which the "
@@ -296,14 +301,14 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
     return summary
 
 
-def _dispatch_rows(dump, calls) -> list[dict]:
-    """One row per dispatch of a compiled model: each Hopper call's own entry (its contraction and kernel), and
+def _dispatch_rows(dump, calls: tuple[HopperCall, ...]) -> list[dict]:
+    """One row per dispatch of a compiled model: each Hopper function's own entry (`calls`: one per function) (its contraction and kernel), and
     each of IREE's dispatches with the contraction its configured IR computes; an elementwise dispatch of the
     Hopper model is a consumer split out of a product (`split_consumer`: the default compile fuses it)."""
     from .tune_model import _elementwise, _held, _named
 
     rows = [{"dispatch": c.function, "contraction": _named(c.gemm), "schedule": c.schedule.describe()}
-            for c in {c.function: c for c in calls}.values()]
+            for c in calls]
     for path in sorted(dump.glob("configured_module_*.mlir")):
         name = path.name.removeprefix("configured_").removesuffix(".mlir")
         if name.startswith("module_" + EXECUTABLE_PREFIX):
