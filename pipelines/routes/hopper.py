@@ -121,14 +121,16 @@ class HopperRoute(KernelRoute):
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
         one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
         SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k); those the kernels
-        refuse for the problem are left out. The shipped schedule comes first, then the others by how many of its
-        choices they change (so --limit keeps its neighbours)."""
+        refuse for the problem are left out. The `hopper` pipeline's schedule for the problem (`fitted`: the shipped
+        one where tiles fill the SMs) comes first, then the others by how many of its choices they change (so --limit
+        keeps its neighbours)."""
         self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
         shapes = {"cooperative": ((128, 256, 2), (256, 128, 2), (128, 128, 2)), "pingpong": ((128, 128, 2),
                                                                                       (64, 256, 2))}
         if gemm.m <= 2 * 64:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile would be half empty,
             shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # or, up to M = 128, a cluster of two shares B)
-        found = [hopper.DEFAULT]
+        start = fitted(gemm)  # the `hopper` pipeline's schedule: the one to beat
+        found = [start, hopper.DEFAULT] if start != hopper.DEFAULT else [start]
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:
                 most = max((s for s in range(2, 8) if hopper.HopperSchedule(
@@ -150,7 +152,7 @@ class HopperRoute(KernelRoute):
         # Skinny or long-K problems whose units of work leave SMs idle: K in slices too (each of the persistent
         # cooperative candidates with 2, 4 or 8 slices that divide K's tiles, while the slices' units stay within
         # two rounds of the SMs)
-        for schedule in [c for c in found if c.kind == "cooperative" and c.persistent]:
+        for schedule in [c for c in found if c.kind == "cooperative" and c.persistent and c.split_k == 1]:
             columns, cluster_rows = hopper.unit_grid(gemm, schedule)
             units = columns * cluster_rows  # a cluster's tiles at once, before any slicing
             for split_k in (2, 4, 8):
@@ -161,9 +163,9 @@ class HopperRoute(KernelRoute):
                     hopper.check_problem(gemm, sliced)
                 except hopper.HopperError:
                     continue
-                found.append(sliced)
-        shipped = hopper.DEFAULT.__dict__
-        return sorted(found, key=lambda c: sum(value != shipped[key] for key, value in c.__dict__.items()))
+                if sliced not in found:  # `fitted`'s own slicing is there already
+                    found.append(sliced)
+        return sorted(found, key=lambda c: sum(value != start.__dict__[key] for key, value in c.__dict__.items()))
 
     def prepare(self, job: Job) -> Prepared:
         schedule = job_hopper(job)

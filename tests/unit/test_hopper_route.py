@@ -18,6 +18,7 @@ from pipelines import cli, flow, runner
 from pipelines.request import job_from_args
 from pipelines.named import pipelines_for, plan_for
 from pipelines.routes import ROUTES, kernel_route
+from pipelines.routes.hopper import fitted
 from pipelines.targets import TARGETS, get_target
 from pipelines.verify import FallbackError
 from transforms import hopper
@@ -398,12 +399,15 @@ def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
     route = ROUTES[target.kernel_route]
     skinny = route.candidates(Gemm(32, 8192, 8192, "bf16", "nt"), target)
     square = route.candidates(Gemm(8192, 8192, 8192, "bf16", "nt"), target)
-    assert all(c.split_k == 1 for c in square) and len(square) == 64
+    assert all(c.split_k == 1 for c in square) and len(square) == 64 and square[0] == hopper.DEFAULT
     sliced = [c for c in skinny if c.split_k > 1]
     assert sliced and {c.split_k for c in sliced} <= {2, 4, 8}
     assert all(c.kind == "cooperative" and c.persistent for c in sliced)
-    # the shipped schedule's own slicings come right after it and its nearest neighbours (one choice changed)
-    assert replace_split(hopper.DEFAULT, 2) in skinny[:8] and replace_split(hopper.DEFAULT, 4) in skinny[:8]
+    # the `hopper` pipeline's schedule first (64x128 tiles, K in 2 slices), its other slicings among its nearest
+    # neighbours (one choice changed); the shipped schedule's slicings are in the search too
+    assert skinny[0] == fitted(Gemm(32, 8192, 8192, "bf16", "nt")) and skinny[0].split_k == 2
+    assert replace_split(skinny[0], 1) in skinny[:8] and replace_split(skinny[0], 4) in skinny[:8]
+    assert replace_split(hopper.DEFAULT, 2) in skinny and replace_split(hopper.DEFAULT, 4) in skinny
     # skinny: 64-row tiles of one consumer warp group too (only there)
     assert any((c.block_m, c.consumers) == (64, 1) for c in skinny)
     assert not any(c.consumers == 1 for c in square)
