@@ -44,8 +44,8 @@ class SkinnyTile:
 # 65-128 rows 64x256 tiles in clusters of two sharing B; past 128 rows the shipped 128x256 tile.
 SKINNY_TILES = (SkinnyTile(16, 256, 1), SkinnyTile(64, 128, 1), SkinnyTile(128, 256, 2))
 # K slices: the most (a power of two up to MAX_SLICES) that keep the units of work within one round of the SMs,
-# each slice at least MIN_SLICE_TILES of K's 64-wide tiles (the sweep's winners had 8 or more)
-MAX_SLICES, MIN_SLICE_TILES = 8, 8
+# only for K of at least SKINNY_AUTO.k, so each slice has 8 or more of K's 64-wide tiles (as the sweep's winners had)
+MAX_SLICES = 8
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,9 @@ SKINNY_AUTO = SkinnyAuto()
 
 def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     """The `hopper` pipeline's schedule: the shipped one, with a skinny problem's tile (SKINNY_TILES) and, where
-    its units of work leave SMs idle and K is at least SKINNY_AUTO.k (the sweep's), K in slices: the most slices (2, 4 .. MAX_SLICES, dividing K's tiles, each of
-    at least MIN_SLICE_TILES) whose units of work, clusters times slices, occupy at most SM_COUNT SMs."""
+    its units of work leave SMs idle and K is at least SKINNY_AUTO.k (the sweep's), K in slices: the most slices
+    (2, 4 .. MAX_SLICES, dividing K's tiles) whose units of work, clusters times slices, occupy at most SM_COUNT
+    SMs."""
     schedule = hopper.DEFAULT
     tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
     if tile is not None:
@@ -74,7 +75,7 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     columns, cluster_rows = hopper.unit_grid(gemm, schedule)
     k_tiles = -(-gemm.k // schedule.block_k)
     split = 1
-    while (gemm.k >= SKINNY_AUTO.k and split * 2 <= MAX_SLICES and k_tiles % (split * 2) == 0 and k_tiles // (split * 2) >= MIN_SLICE_TILES
+    while (gemm.k >= SKINNY_AUTO.k and split * 2 <= MAX_SLICES and k_tiles % (split * 2) == 0
            and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
         split *= 2
     return replace(schedule, split_k=split)

@@ -50,7 +50,8 @@ def sms_busy(m, n, k, s) -> int:
 
 
 @pytest.mark.parametrize("m, n, k", list(itertools.product((1, 16, 17, 64, 65, 128, 129, 512, 1024),
-                                                           (256, 4096, 14336), (1024, 4096, 4160, 8192, 65536))))
+                                                           (256, 4096, 8448, 14336, 16896),
+                                                           (1024, 4096, 4104, 4160, 8192, 65536))))
 def test_slices_fill_the_sms_and_no_more(m, n, k):
     s = fitted(Gemm(m, n, k))
     tiles = math.ceil(k / 64)
@@ -62,6 +63,28 @@ def test_slices_fill_the_sms_and_no_more(m, n, k):
     # one more doubling breaks one of those (or the cap of 8)
     assert (more > 8 or k < 4096 or tiles % more or tiles // more < 8
             or sms_busy(m, n, k, s) * 2 > 132)
+
+
+def test_exactly_every_sm():
+    """Units of work on exactly the 132 SMs are taken; one more slice would not fit."""
+    assert fitted(Gemm(1, 16896, 4096)).split_k == 2  # 66 block columns of 256, 2 slices: 132 SMs
+    assert fitted(Gemm(1, 8448, 4096)).split_k == 4  # 33 columns, 4 slices
+    assert fitted(Gemm(1, 16904, 4096)).split_k == 1  # 67 columns: 2 slices would be 134 SMs
+
+
+def test_k_off_the_tile_counts_its_last_partial_tile():
+    """K of 4104 is 65 tiles of 64 (the last partial): no slicing divides them, so none; 4160 is 65 too."""
+    for k in (4104, 4160):
+        s = fitted(Gemm(16, 4096, k))
+        assert s.split_k == 1
+        hopper.check_problem(Gemm(16, 4096, k), s)
+    assert fitted(Gemm(16, 4096, 4224)).split_k == 2  # 66 tiles: 2 slices of 33 (16 columns x 2 = 32 SMs, 4 of 66
+    # tiles would not divide)
+
+
+def test_the_hopper_pipeline_says_it_is_fitted():
+    from pipelines.named import get_pipeline
+    assert "fitted to skinny and long-K problems" in get_pipeline("hopper").summary
 
 
 @pytest.mark.parametrize("m, tile", [(1, (64, 256, 1)), (16, (64, 256, 1)), (17, (64, 128, 1)), (64, (64, 128, 1)),
