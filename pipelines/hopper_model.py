@@ -302,9 +302,10 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
 
 
 def _dispatch_rows(dump, calls: tuple[HopperCall, ...]) -> list[dict]:
-    """One row per dispatch of a compiled model: each Hopper function's own entry (`calls`: one per function) (its contraction and kernel), and
-    each of IREE's dispatches with the contraction its configured IR computes; an elementwise dispatch of the
-    Hopper model is a consumer split out of a product (`split_consumer`: the default compile fuses it)."""
+    """One row per dispatch of a compiled model: each Hopper function's own entry (its contraction and kernel;
+    `calls` holds one call per function), and each of IREE's dispatches with the contraction its configured IR
+    computes; an elementwise dispatch of the Hopper model is a consumer split out of a product (`split_consumer`:
+    the default compile fuses it)."""
     from .tune_model import _elementwise, _held, _named
 
     rows = [{"dispatch": c.function, "contraction": _named(c.gemm), "schedule": c.schedule.describe()}
