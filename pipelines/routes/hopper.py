@@ -43,9 +43,22 @@ class SkinnyTile:
 # at M <= 16 (the fewest B tiles in flight per row of C), 64x128 from 17 to 64 rows (twice the tiles), and for
 # 65-128 rows 64x256 tiles in clusters of two sharing B; past 128 rows the shipped 128x256 tile.
 SKINNY_TILES = (SkinnyTile(16, 256, 1), SkinnyTile(64, 128, 1), SkinnyTile(128, 256, 2))
-# K slices: the most (a power of two up to MAX_SLICES) that keep the units of work within one round of the SMs,
-# only for K of at least SKINNY_AUTO.k, so each slice has 8 or more of K's 64-wide tiles (as the sweep's winners had)
-MAX_SLICES = 8
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """Where `fitted` puts K in slices, and how many: the most (a power of two up to `most`) that keep the units of
+    work within one round of the SMs, for K of at least `min_k` (each slice then has 8 or more of K's 64-wide tiles,
+    as the sweep's winners had) in the skinny tiles' rows, and at any M for K of at least `long_k` (the one long-K
+    problem measured: 1024x1024x65536, 4 slices, 0.93x cuBLAS). Medium problems with shorter K keep K whole: not
+    measured sliced."""
+
+    most: int = 8
+    min_k: int = 4096
+    long_k: int = 16384
+
+
+SLICING = Slicing()
 
 
 @dataclass(frozen=True)
@@ -60,22 +73,27 @@ class SkinnyAuto:
 SKINNY_AUTO = SkinnyAuto()
 
 
+def most_stages(block_m: int, block_n: int, consumers: int) -> int:
+    """The most stages (up to 7) a tile's shared memory holds; 0 where not even two fit."""
+    return max((s for s in range(2, 8) if hopper.HopperSchedule(
+        block_m=block_m, block_n=block_n, stages=s, consumers=consumers).shared_bytes() <= hopper.SHARED_BYTES),
+        default=0)
+
+
 def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     """The `hopper` pipeline's schedule: the shipped one, with a skinny problem's tile (SKINNY_TILES) and, where
-    its units of work leave SMs idle and K is at least SKINNY_AUTO.k (the sweep's), K in slices: the most slices
-    (2, 4 .. MAX_SLICES, dividing K's tiles) whose units of work, clusters times slices, occupy at most SM_COUNT
-    SMs."""
+    its units of work leave SMs idle and K is long enough (SLICING), K in slices: the most slices (2, 4 ..
+    SLICING.most, dividing K's tiles) whose units of work, clusters times slices, occupy at most SM_COUNT SMs."""
     schedule = hopper.DEFAULT
     tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
     if tile is not None:
-        stages = max(s for s in range(2, 8) if hopper.HopperSchedule(
-            block_m=64, block_n=tile.block_n, stages=s, consumers=1).shared_bytes() <= hopper.SHARED_BYTES)
-        schedule = replace(schedule, block_m=64, block_n=tile.block_n, stages=stages, consumers=1,
-                           cluster_m=tile.cluster_m)
+        schedule = replace(schedule, block_m=64, block_n=tile.block_n, stages=most_stages(64, tile.block_n, 1),
+                           consumers=1, cluster_m=tile.cluster_m)
     columns, cluster_rows = hopper.unit_grid(gemm, schedule)
     k_tiles = -(-gemm.k // schedule.block_k)
+    sliced = gemm.k >= (SLICING.min_k if tile is not None else SLICING.long_k)
     split = 1
-    while (gemm.k >= SKINNY_AUTO.k and split * 2 <= MAX_SLICES and k_tiles % (split * 2) == 0
+    while (sliced and split * 2 <= SLICING.most and k_tiles % (split * 2) == 0
            and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
         split *= 2
     return replace(schedule, split_k=split)
@@ -100,16 +118,20 @@ class HopperRoute(KernelRoute):
         """The `hopper` pipeline's schedule for `gemm` (`fitted`), or one sentence why the kernels do not take it."""
         check_problem(target, gemm)
         try:
-            hopper.check_problem(gemm, hopper.DEFAULT)
+            hopper.check_problem(gemm, hopper.DEFAULT)  # the kernels take the problem at all
+            schedule = fitted(gemm)
+            schedule.check()
+            hopper.check_problem(gemm, schedule)  # and the schedule fitted to it
         except hopper.HopperError as err:  # a refusal before compiling, as a named pipeline's (TargetError)
             raise TargetError(str(err)) from None
-        return fitted(gemm)
+        return schedule
 
     def fills(self, gemm: Gemm, target: Target) -> bool:
         """Whether `auto` takes the kernels' schedule (`fitted`) for `gemm`: the kernels take it, and it has a
         whole 128x256 tile, or it is of the skinny sweep's class (SKINNY_AUTO: M from 16 up, N and K at least
-        4096; results/h200/skinny-hopper). Other problems keep `auto`'s own rule (below M = 16, the split-k
-        pipeline's streaming kernel, which ran as fast or faster at M = 1 in that sweep)."""
+        4096; results/h200/skinny-hopper). Other problems keep `auto`'s own rule (below M = 16 for NN the split-k
+        pipeline's streaming kernel, within 4 % of the Hopper kernels at M = 1 in that sweep and 1.3x faster on
+        4096x4096; for NT IREE's own kernel)."""
         try:
             self.default_plan(gemm, target)
         except TargetError:
@@ -128,15 +150,13 @@ class HopperRoute(KernelRoute):
         self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
         shapes = {"cooperative": ((128, 256, 2), (256, 128, 2), (128, 128, 2)), "pingpong": ((128, 128, 2),
                                                                                       (64, 256, 2))}
-        if gemm.m <= 2 * 64:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile would be half empty,
-            shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # or, up to M = 128, a cluster of two shares B)
+        if gemm.m <= SKINNY_TILES[-1].max_m:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile
+            shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # would be half empty, or a cluster shares B)
         start = fitted(gemm)  # the `hopper` pipeline's schedule: the one to beat
         found = [start, hopper.DEFAULT] if start != hopper.DEFAULT else [start]
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:
-                most = max((s for s in range(2, 8) if hopper.HopperSchedule(
-                    block_m=block_m, block_n=block_n, stages=s, consumers=consumers).shared_bytes()
-                    <= hopper.SHARED_BYTES), default=0)
+                most = most_stages(block_m, block_n, consumers)
                 for stages in sorted({most, most - 1} - {0, 1}, reverse=True):
                     for group_m in (16, 8):
                         for cluster_m in (2, 1):

@@ -56,12 +56,13 @@ def test_slices_fill_the_sms_and_no_more(m, n, k):
     s = fitted(Gemm(m, n, k))
     tiles = math.ceil(k / 64)
     assert s.split_k in (1, 2, 4, 8)
-    if s.split_k > 1:  # the slices: K of at least 4096, whole slices of 8 or more K tiles, within the SMs
-        assert k >= 4096 and tiles % s.split_k == 0 and tiles // s.split_k >= 8
+    least_k = 4096 if m <= 128 else 16384  # skinny rows, or a long K at any M
+    if s.split_k > 1:  # the slices: K long enough, whole slices of 8 or more K tiles, within the SMs
+        assert k >= least_k and tiles % s.split_k == 0 and tiles // s.split_k >= 8
         assert sms_busy(m, n, k, s) <= 132
     more = s.split_k * 2
     # one more doubling breaks one of those (or the cap of 8)
-    assert (more > 8 or k < 4096 or tiles % more or tiles // more < 8
+    assert (more > 8 or k < least_k or tiles % more or tiles // more < 8
             or sms_busy(m, n, k, s) * 2 > 132)
 
 
@@ -99,8 +100,16 @@ def test_problems_with_tiles_for_every_sm_keep_the_shipped_schedule():
         assert fitted(Gemm(*shape)) == hopper.DEFAULT
 
 
+def test_medium_problems_keep_k_whole_below_a_long_k():
+    """Past 128 rows K is sliced only from K = 16384 (the long-K problem measured), not at 512x512x4096 (8 slices
+    would fit the SMs) nor 1024x1024x8192: neither was measured sliced."""
+    for shape in ((512, 512, 4096), (1024, 1024, 8192), (512, 4096, 4096), (1024, 1024, 16320)):
+        assert fitted(Gemm(*shape)) == hopper.DEFAULT
+    assert fitted(Gemm(1024, 1024, 16384)).split_k == 4 and fitted(Gemm(512, 512, 16384)).split_k == 8
+
+
 @pytest.mark.parametrize("m, n, k, takes", [
-    (16, 4096, 4096, True), (15, 4096, 4096, False), (64, 4095 + 9, 4096, True), (64, 4088, 4096, False),
+    (16, 4096, 4096, True), (15, 4096, 4096, False), (64, 4104, 4096, True), (64, 4088, 4096, False),
     (64, 4096, 4088, False), (127, 8192, 8192, True), (32, 14336, 4096, True),
 ])
 def test_auto_takes_skinny_problems_of_the_sweeps_class(m, n, k, takes):
