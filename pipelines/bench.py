@@ -32,7 +32,7 @@ from transforms.split_k import SplitK
 from . import flow
 from .cluster import Task, pack, run_tasks, unpack
 from .compiler import CompileError, compiler_version
-from .named import plan_for, plan_job, uses_ukernels
+from .named import PIPELINES, plan_for, plan_job, uses_ukernels
 from .plan import Case, Plan
 from .output import PLAN_FILES, folder_kind, owned, work_folder, write_atomic
 from .targets import ComputeUnits, Target, TargetError, check_dtype
@@ -126,7 +126,12 @@ def build_plan(target: Target, cases: Sequence[tuple[Gemm, str, CasePlan]], plan
     a timing-model plan (`timing.device.KEPT`); a case compiled without them is compiled again. `client`: a dask
     Client (`pipelines.cluster`): the compiles run as tasks on its CPU workers, which send the case folders back.
     `units`: the compute units the split rule filled (the device's, `pipelines.device_units`), which a split case's
-    report gives with the rule's reason; None: the target's."""
+    report gives with the rule's reason; None: the target's. A case of a pipeline that always has a plan
+    (`Pipeline.always_planned`) given none is refused before anything is written."""
+    for gemm, pipeline, schedule in cases:  # before anything is written
+        if schedule is None and pipeline in PIPELINES and PIPELINES[pipeline].always_planned:
+            raise PlanError(f"the {pipeline} case of {gemm.shape_name} has no plan, which would run IREE's heuristic "
+                            f"under the name {pipeline}; give it the pipeline's plan (plan_for).")
     recorded = folder_kind(plan)
     work_folder(plan, kind or (recorded if recorded in PLAN_FILES else "bench"), force)
     entries, seen_problems = [], set()

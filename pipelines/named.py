@@ -72,6 +72,12 @@ class Pipeline:
     kernel: bool = False
     prefers_kernel: bool = False
 
+    @property
+    def always_planned(self) -> bool:
+        """Whether every problem this pipeline takes has a plan of its own (the target's kernel, or a split-K plan
+        the pipeline requires): a case of it without one would be IREE's heuristic under its name."""
+        return self.kernel or self.split is _split_required
+
 
 def _intrinsic(pattern: str, dtype: str) -> str:
     return pattern.format(T=dtype.upper())

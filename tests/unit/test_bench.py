@@ -145,3 +145,20 @@ def test_pipelines_that_leave_a_problem_to_iree_share_one_compile_and_one_measur
     row = run_case(entries[1], plan, "local-task", 1, environment("local-task"), ProblemData(tmp_path),
                    {rows[0]["id"]: failed})
     assert "measured_as" not in row and row["status"] == "ok" and row["correct"] is True
+
+
+@pytest.mark.parametrize("target, pipeline", [("sm_80", "split-k"), ("sm_90a", "hopper"), ("sm_90a", "split-k")])
+def test_a_pipeline_that_always_has_a_plan_is_refused_without_one(tmp_path, target, pipeline):
+    """A case of split-k or the target's kernel with no plan would run IREE's heuristic under that name (a script
+    wrote such cases once and measured IREE's kernel as split-k's): refused before the folder exists."""
+    from pipelines.bench import PlanError
+    out = tmp_path / "plan"
+    gemm = Gemm(16, 4096, 4096, "bf16", "nn")
+    with pytest.raises(PlanError, match=f"the {pipeline} case of 16x4096x4096 has no plan"):
+        build_plan(TARGETS[target], [(gemm, "default", None), (gemm, pipeline, None)], out)
+    assert not out.exists()
+
+
+def test_pipelines_whose_rule_may_leave_a_problem_to_iree_take_no_plan():
+    from pipelines.named import PIPELINES
+    assert {name for name, p in PIPELINES.items() if p.always_planned} == {"split-k", "hopper"}
