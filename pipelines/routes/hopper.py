@@ -147,12 +147,13 @@ class HopperRoute(KernelRoute):
         refuse for the problem are left out. The `hopper` pipeline's schedule for the problem (`fitted`: the shipped
         one where tiles fill the SMs) comes first, then the others by how many of its choices they change (so --limit
         keeps its neighbours)."""
-        self.default_plan(gemm, target)  # one sentence where the kernels do not take the problem at all
+        # one sentence where the kernels do not take the problem at all; else the `hopper` pipeline's schedule, the
+        # one to beat
+        start = self.default_plan(gemm, target)
         shapes = {"cooperative": ((128, 256, 2), (256, 128, 2), (128, 128, 2)), "pingpong": ((128, 128, 2),
                                                                                       (64, 256, 2))}
         if gemm.m <= SKINNY_TILES[-1].max_m:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile
             shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # would be half empty, or a cluster shares B)
-        start = fitted(gemm)  # the `hopper` pipeline's schedule: the one to beat
         found = [start, hopper.DEFAULT] if start != hopper.DEFAULT else [start]
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:

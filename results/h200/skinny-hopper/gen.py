@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from pipelines.bench import build_plan, plan_for  # noqa: E402
 from pipelines.named import HOPPER_CANDIDATE  # noqa: E402
+from pipelines.routes.hopper import most_stages  # noqa: E402
 from pipelines.tune import kernel_candidates  # noqa: E402
 from pipelines.targets import get_target  # noqa: E402
 from transforms import hopper  # noqa: E402
@@ -66,9 +67,7 @@ def second(gemm: Gemm, target) -> list[hopper.HopperSchedule]:
         return []
     out = []
     for block_m, block_n, cluster_m, split in picks:
-        stages = max(st for st in range(2, 8) if hopper.HopperSchedule(
-            block_m=block_m, block_n=block_n, stages=st, consumers=1).shared_bytes() <= hopper.SHARED_BYTES)
-        s = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=stages, kind="cooperative",
+        s = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=most_stages(block_m, block_n, 1), kind="cooperative",
                                   persistent=True, group_m=16, cluster_m=cluster_m, consumers=1, split_k=split)
         try:
             s.check()
