@@ -225,7 +225,10 @@ def _explain_hopper(args) -> int:
     if (args.target and (route is None or args.schedule not in route.schedules)) or args.lds_stages is not None:
         raise UsageError(f"{args.schedule} is a Hopper (sm_90a) kernel schedule; --lds-stages and a --target other "
                          "than sm_90a are for the AMD warp-group schedules.")
-    tile = dims(args.tile, (3,), "tile") if args.tile else None
+    tile = None
+    if args.tile:  # three sizes, as named_schedule's type says (dims returns any count it was asked for)
+        tm, tn, tk = dims(args.tile, (3,), "tile")
+        tile = (tm, tn, tk)
     try:  # the schedule as the command line names it (a cooperative 64-row tile: one consumer warp group)
         schedule = named_schedule(args.schedule, tile, args.stages, args.cluster or 1)
         m, n, k = schedule.block_m, schedule.block_n, schedule.block_k
