@@ -62,6 +62,10 @@ DTYPES = {"f16": "f16", "bf16": "bf16"}  # element type names in MLIR and in wgm
 LAYOUTS = ("nt", "nn")
 EPILOGUES = ("none", "truncf")  # C stored in f32, or rounded to the input type (two columns packed in 4 bytes)
 NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
+SPLIT_SUMS = ("dispatch", "cluster")  # where K's slices are summed (HopperSchedule.split_sum)
+# The largest portable thread-block cluster (CUDA C++ Programming Guide, "Thread Block Clusters": 8 thread blocks)
+MAX_CLUSTER = 8
+SUM_PAD = 8  # f32 elements after each row of a partial product in shared memory (32 bytes: another bank group)
 
 
 class HopperError(UserError, ValueError):
@@ -141,6 +145,11 @@ class HopperSchedule:
     # (rows slice × M + row of a (split_k·M)×N C) and the program sums them (skinny and long-K problems, whose few
     # tiles would leave SMs idle)
     split_k: int = 1
+    # Where the slices are summed (`SPLIT_SUMS`): "dispatch", the program's reduction dispatch over the partial
+    # products; "cluster", in the kernel: the slices of a tile are one thread-block cluster, each workgroup puts its
+    # partial product in its shared memory and sums its share of the tile's columns over every workgroup's, in slice
+    # order (distributed shared memory), into C.
+    split_sum: str = "dispatch"
 
     @property
     def name(self) -> str:
@@ -149,7 +158,9 @@ class HopperSchedule:
 
     def describe(self) -> str:
         cluster = f", clusters of {self.cluster_m} sharing B" if self.cluster_m > 1 else ""
-        split = f", K in {self.split_k} slices summed after" if self.split_k > 1 else ""
+        split = ""
+        if self.split_k > 1:
+            split = f", K in {self.split_k} slices summed " + ("in the cluster" if self.sums_in_cluster else "after")
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -181,8 +192,40 @@ class HopperSchedule:
             raise HopperError("stages must be 2 to 7.")
         if not 1 <= self.split_k <= 64:
             raise HopperError("split_k must be 1 to 64.")
+        if self.split_sum not in SPLIT_SUMS:
+            raise HopperError(f"split_sum must be one of {', '.join(SPLIT_SUMS)}, not {self.split_sum!r}.")
+        if self.sums_in_cluster:
+            if self.split_k > MAX_CLUSTER or self.cluster_m != 1 or self.loops_over_tiles:
+                raise HopperError(f"slices summed in the cluster need 2 to {MAX_CLUSTER} slices (one cluster of "
+                                  "them per tile), no cluster along M and one tile per workgroup (not persistent, "
+                                  "not ping-pong).")
+            if self.block_n % (4 * self.split_k):
+                raise HopperError("slices summed in the cluster need block_n a multiple of 4 x split_k (each "
+                                  "workgroup sums whole 4-column groups of the tile).")
+            if self.sum_bytes() > self.stages * sum(self.stage_bytes()):
+                raise HopperError(f"slices summed in the cluster put the {self.block_m}x{self.block_n} f32 partial "
+                                  f"product ({self.sum_bytes()} bytes) over the stages, which hold only "
+                                  f"{self.stages * sum(self.stage_bytes())}.")
         if self.shared_bytes() > SHARED_BYTES:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
+
+    @property
+    def sums_in_cluster(self) -> bool:
+        """K in slices summed inside the kernel, across the workgroups of a cluster (`split_sum`)."""
+        return self.split_k > 1 and self.split_sum == "cluster"
+
+    @property
+    def cluster_size(self) -> int:
+        """Workgroups per thread-block cluster: `cluster_m` sharing B, or the slices of a tile summed in it."""
+        return self.split_k if self.sums_in_cluster else self.cluster_m
+
+    def sum_row(self) -> int:
+        """f32 elements per row of the partial product in shared memory (slices summed in the cluster): the tile's
+        row and `SUM_PAD` more, so that the 8-byte stores of a fragment's rows fall in different banks."""
+        return self.block_n + SUM_PAD
+
+    def sum_bytes(self) -> int:
+        return self.block_m * self.sum_row() * 4
 
     @property
     def rows_per_consumer(self) -> int:
@@ -239,7 +282,8 @@ DEFAULT = HopperSchedule(block_m=128, block_n=256, stages=4, group_m=16, persist
 
 
 def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: int | None = None,
-                   cluster_m: int | None = None, group_m: int | None = None, split_k: int = 1) -> HopperSchedule:
+                   cluster_m: int | None = None, group_m: int | None = None, split_k: int = 1,
+                   split_sum: str = "dispatch") -> HopperSchedule:
     """The schedule `name` (`NAMES`) with the given choices, the rest the shipped schedule's (ping-pong: 128x128)."""
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
@@ -250,7 +294,8 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
     schedule = HopperSchedule(block_m=m, block_n=n, block_k=k, kind=kind, persistent=persistent, consumers=consumers,
                               stages=DEFAULT.stages if stages is None else stages,
                               group_m=DEFAULT.group_m if group_m is None else group_m,
-                              cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m, split_k=split_k)
+                              cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m, split_k=split_k,
+                              split_sum=split_sum)
     schedule.check()
     return schedule
 
@@ -258,12 +303,16 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
 def parse_schedule(text: str) -> HopperSchedule:
     """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K]]]` (a name of `NAMES`), checked; one sentence for
     anything else. The name alone is the shipped schedule's sizes for that kind (`named_schedule`); with sizes, a
-    CLUSTER_M left out is 1 (no cluster), a SPLIT_K left out 1 (K whole)."""
+    CLUSTER_M left out is 1 (no cluster), a SPLIT_K left out 1 (K whole); SPLIT_K followed by `c` sums the slices
+    in the kernel's cluster (`split_sum`), e.g. hopper-cooperative:64x256x5x1x1x8c."""
     name, colon, sizes = text.partition(":")
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
     if not colon:
         return named_schedule(name)
+    split_sum = "dispatch"
+    if sizes.endswith("c") and sizes.count("x") == 5:  # SPLIT_Kc: the slices summed in the cluster
+        sizes, split_sum = sizes[:-1], "cluster"
     try:
         numbers = [int(v) for v in sizes.split("x")]
     except ValueError:
@@ -273,7 +322,7 @@ def parse_schedule(text: str) -> HopperSchedule:
                           f"{name}:128x256x4x16x2.")
     block_m, block_n, stages, group_m, *rest = numbers
     return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, rest[0] if rest else 1, group_m,
-                          rest[1] if len(rest) > 1 else 1)
+                          rest[1] if len(rest) > 1 else 1, split_sum)
 
 
 # A 16-bit C goes out in rows of 16 bytes: each consumer warp writes four 8x8 blocks of its accumulator fragments
@@ -286,7 +335,7 @@ def stages_stores(problem: Gemm, schedule: HopperSchedule) -> bool:
     """Whether the kernel stores C through its warps' staging areas: a 16-bit C with rows of whole 16 bytes, tiles
     of whole groups of four 8-column blocks, and room for the areas."""
     return problem.out_dtype != "f32" and problem.n % 8 == 0 and schedule.block_n % 32 == 0 and \
-        schedule.shared_bytes(staged=True) <= SHARED_BYTES
+        not schedule.sums_in_cluster and schedule.shared_bytes(staged=True) <= SHARED_BYTES
 
 
 def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None:
@@ -463,9 +512,9 @@ def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[s
 
 
 def kernel_problem(problem: Gemm, s: HopperSchedule) -> Gemm:
-    """The GEMM the kernel itself computes: with split_k, each slice's f32 partial product (the program rounds
-    their sum); else `problem`."""
-    return problem.with_(epilogue=Epilogue()) if s.split_k > 1 else problem
+    """The GEMM the kernel itself computes: with split_k summed after, each slice's f32 partial product (the
+    program rounds their sum); else `problem`."""
+    return problem.with_(epilogue=Epilogue()) if s.split_k > 1 and not s.sums_in_cluster else problem
 
 
 def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
@@ -498,8 +547,13 @@ def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
     dt = DTYPES[problem.dtype]
     return [([problem.m, problem.k], dt), ([problem.k, problem.n] if problem.layout == "nn" else
                                             [problem.n, problem.k], dt),
-            ([s.split_k * problem.m, problem.n], kernel_problem(problem, s).out_dtype),
+            ([partial_rows(problem, s), problem.n], kernel_problem(problem, s).out_dtype),
             ([maps_words(problem, s)], "i64")]
+
+
+def partial_rows(problem: Gemm, s: HopperSchedule) -> int:
+    """Rows of the kernel's C: each slice's M rows with split_k summed after, else M."""
+    return problem.m * (1 if s.sums_in_cluster else s.split_k)
 
 
 def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, ...]:
@@ -562,11 +616,13 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # This cluster's tiles: unit, unit + clusters, ... (one unless the schedule loops over tiles); a unit is
     # `cluster_m` block rows of one column, block row `cluster_m * unit row + rank` this workgroup's.
     columns, rows = unit_grid(problem, s)
-    tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_m
-    work = tiles * s.split_k  # units of work: a cluster tile and a slice of K (slice-major)
+    tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_size
+    # units of work: a cluster tile and a slice of K (slice-major); with the slices summed in the cluster, a tile
+    # (the cluster's workgroups take its slices, rank r slice r)
+    work = tiles if s.sums_in_cluster else tiles * s.split_k
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
-    rank = b.arith("remui", bid, i32(s.cluster_m), "i32")  # the cluster's workgroups are consecutive in x
-    unit = b.arith("divui", bid, i32(s.cluster_m), "i32")
+    rank = b.arith("remui", bid, i32(s.cluster_size), "i32")  # the cluster's workgroups are consecutive in x
+    unit = b.arith("divui", bid, i32(s.cluster_size), "i32")
     mine = b.arith("divui", b.arith("subi", i32(work + grid - 1), unit, "i32"), i32(grid), "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
     k_tiles = _ceil(problem.k, s.block_k) // s.split_k  # K steps of a unit (of its slice of K)
@@ -575,8 +631,13 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     def tile_of(i: str) -> tuple[str, str, str]:  # loop index (index) -> (block column, block row, slice), i32
         i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
         u = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
-        piece = b.arith("divui", u, i32(tiles), "i32") if s.split_k > 1 else i32(0)
-        col, unit_row = _tile(b, problem, s, i32, b.arith("remui", u, i32(tiles), "i32") if s.split_k > 1 else u)
+        if s.sums_in_cluster:
+            piece, linear = rank, u
+        elif s.split_k > 1:
+            piece, linear = b.arith("divui", u, i32(tiles), "i32"), b.arith("remui", u, i32(tiles), "i32")
+        else:
+            piece, linear = i32(0), u
+        col, unit_row = _tile(b, problem, s, i32, linear)
         if s.cluster_m == 1:
             return col, unit_row, piece
         return col, b.arith("addi", b.arith("muli", unit_row, i32(s.cluster_m), "i32"), rank, "i32"), piece
@@ -737,14 +798,21 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
         start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
         area = b.arith("addi", start, b.arith("muli", warp, i32(STAGING_BYTES), "i32"), "i32")
-    _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
-              b.arith("muli", piece, i32(problem.m), "i32") if s.split_k > 1 else None)
+    if s.sums_in_cluster:
+        _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
+    else:
+        _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
+                  b.arith("muli", piece, i32(problem.m), "i32") if s.split_k > 1 else None)
     b.op("}")  # tiles
     b.op("}")  # consumers
-    if s.cluster_m > 1:  # no workgroup leaves while another may still arrive on its barriers
+    if s.sums_in_cluster:
+        _sync(b, s)  # every slice's partial product in its workgroup's shared memory, visible to the cluster
+        col, row, _ = tile_of(c0)
+        _cluster_sum(b, problem, s, c, tc, shared(i64(0)), tid32, rank, col, row, i32, i64)
+    if s.cluster_size > 1:  # no workgroup leaves while another may still arrive on its barriers or read its memory
         _sync(b, s)
     body = b.text()
-    cluster = f"nvvm.cluster_dim = array<i32: {s.cluster_m}, 1, 1>, " if s.cluster_m > 1 else ""
+    cluster = f"nvvm.cluster_dim = array<i32: {s.cluster_size}, 1, 1>, " if s.cluster_size > 1 else ""
     return f"""      func.func @{entry}() attributes {{{cluster}translation_info = #iree_codegen.translation_info<\
 pipeline = #iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgroup_size = 32>}} {{
         {body}
@@ -754,11 +822,112 @@ pipeline = #iree_codegen.no_pipeline workgroup_size = [{s.threads}, 1, 1] subgro
 
 def _sync(b: _Body, s: HopperSchedule) -> None:
     """Every thread of the workgroup, or of the cluster when it has several workgroups."""
-    if s.cluster_m == 1:
+    if s.cluster_size == 1:
         b.op("gpu.barrier")
     else:
         b.op("nvvm.cluster.arrive")
         b.op("nvvm.cluster.wait")
+
+
+def _partial_to_shared(b: _Body, s: HopperSchedule, area: str, tid32: str, rows_base: str, results: list[str],
+                       acc_ty: str, i32) -> None:
+    """A consumer warp group's fragments of the slice's partial product (the m64nNk16 accumulator layout) into the
+    workgroup's shared memory from `area` (the stages' start, a !llvm.ptr<3>), f32 rows of `sum_row` elements: lane
+    l of warp w writes row 16 w + l / 4 (+ 8, + 64 per m64 block) of its rows, columns 2 (l % 4) + 8 j, in 8-byte
+    pairs. The stages are free once every consumer of the workgroup has drained its wgmma groups (a named barrier
+    over the consumers when there are two; the producer's loads have all landed)."""
+    if s.consumers > 1:
+        _asm(b, f"bar.sync 1, {s.consumers * WARPGROUP};", "", [])
+    start = b.op(f"llvm.ptrtoint {area} : !llvm.ptr<3> to i32", "st")
+    lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
+    warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
+    row0 = b.arith("addi", b.arith("addi", b.arith("muli", warp, i32(16), "i32"), rows_base, "i32"),
+                   b.arith("divui", lane, i32(4), "i32"), "i32")
+    col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
+    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        row_ = b.arith("addi", row0, i32(64 * r + 8 * half), "i32")
+        at = b.arith("addi", start, b.arith("muli", b.arith("addi", b.arith("muli", row_, i32(s.sum_row()), "i32"),
+                                                            col0, "i32"), i32(4), "i32"), "i32")
+        for j in range(s.block_n // 8):
+            values = [b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v") for e in range(2)]
+            _asm(b, f"st.shared.v2.f32 [$0+{32 * j}], {{$1, $2}};", "r,f,f",
+                 [(at, "i32"), (values[0], "f32"), (values[1], "f32")])
+
+
+def _cluster_sum(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, area: str, tid32: str, rank: str,
+                 col: str, row: str, i32, i64) -> None:
+    """Every thread of workgroup `rank` of the cluster sums its share of the tile's columns (block_n / split_k, from
+    rank × that) over the slices' partial products in the workgroups' shared memory (`_partial_to_shared`), slice
+    0 first (the workgroup of rank r holds slice r), 4 columns at once (mapa, ld.shared::cluster.v4), for the
+    tile's rows inside M; C gets the sum (rounded to nearest for a 16-bit C): 4 columns in one store when N is a
+    multiple of 4 and the 4 lie inside N, else one guarded store per column."""
+    out, size = problem.out_dtype, 4 if problem.out_dtype == "f32" else 2
+    share = s.block_n // s.split_k  # columns a workgroup sums
+    groups = share // 4
+    rows = b.op(f"arith.minui {b.arith('subi', i32(problem.m), b.arith('muli', row, i32(s.block_m), 'i32'), 'i32')}"
+                f", {i32(s.block_m)} : i32", "rows")  # the tile's rows inside M
+    work = b.arith("muli", rows, i32(groups), "i32")  # 4-column groups to sum
+    rounds = b.arith("divui", b.arith("addi", work, i32(s.threads - 1), "i32"), i32(s.threads), "i32")
+    start = b.op(f"llvm.ptrtoint {area} : !llvm.ptr<3> to i32", "st")
+    pc = _pointer(b, c, tc)
+    first_col = b.arith("addi", b.arith("muli", col, i32(s.block_n), "i32"), b.arith("muli", rank, i32(share), "i32"),
+                        "i32")
+    c0, c1 = b.const(0, "index"), b.const(1, "index")
+    b.op(f"scf.for %sr = {c0} to {b.op(f'arith.index_cast {rounds} : i32 to index', 'n')} step {c1} {{")
+    item = b.arith("addi", b.arith("muli", b.op("arith.index_cast %sr : index to i32", "i"), i32(s.threads), "i32"),
+                   tid32, "i32")
+    b.op(f"scf.if {b.op(f'arith.cmpi ult, {item}, {work} : i32', 'in')} {{")
+    r, g = b.arith("divui", item, i32(groups), "i32"), b.arith("remui", item, i32(groups), "i32")
+    local = b.arith("addi", b.arith("muli", rank, i32(share), "i32"), b.arith("muli", g, i32(4), "i32"), "i32")
+    at = b.arith("addi", start, b.arith("muli", b.arith("addi", b.arith("muli", r, i32(s.sum_row()), "i32"), local,
+                                                        "i32"), i32(4), "i32"), "i32")
+    v4 = "!llvm.struct<(f32, f32, f32, f32)>"
+    total: list[str] = []
+    for piece in range(s.split_k):
+        loaded = b.op(f'llvm.inline_asm has_side_effects asm_dialect = att "{{ .reg .b32 ra; mapa.shared::cluster.u32 '
+                      f'ra, $4, $5; ld.shared::cluster.v4.f32 {{$0, $1, $2, $3}}, [ra]; }}", "=f,=f,=f,=f,r,r" {at}, '
+                      f"{i32(piece)} : (i32, i32) -> {v4}", "ld")
+        values = [b.op(f"llvm.extractvalue {loaded}[{e}] : {v4}", "v") for e in range(4)]
+        total = values if not total else [b.op(f"arith.addf {x}, {y} : f32", "sum") for x, y in zip(total, values)]
+    grow = b.arith("addi", b.arith("muli", row, i32(s.block_m), "i32"), r, "i32")
+    gcol = b.arith("addi", first_col, b.arith("muli", g, i32(4), "i32"), "i32")
+    if problem.n % 4 == 0:  # 4 columns in one store (16 or 8 bytes, aligned)
+        whole = b.op(f"arith.cmpi ule, {b.arith('addi', gcol, i32(4), 'i32')}, {i32(problem.n)} : i32", "in")
+        b.op(f"scf.if {whole} {{")
+        offset = b.arith("addi", b.arith("muli", b.op(f"arith.extui {grow} : i32 to i64", "r"), i64(problem.n), "i64"),
+                         b.op(f"arith.extui {gcol} : i32 to i64", "q"), "i64")
+        address = b.arith("addi", pc, b.arith("muli", offset, i64(size), "i64"), "i64")
+        if out == "f32":
+            _asm(b, "st.global.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f",
+                 [(address, "i64"), *[(v, "f32") for v in total]])
+        else:
+            words = [_cvt_pair(b, out, total[e], total[e + 1]) for e in (0, 2)]
+            _asm(b, "st.global.v2.b32 [$0], {$1, $2};", "l,r,r", [(address, "i64"), *[(w, "i32") for w in words]])
+        b.op("} else {")
+    row_i = b.op(f"arith.index_cast {grow} : i32 to index", "ri")
+    for e in range(4):
+        col_ = b.arith("addi", gcol, i32(e), "i32")
+        b.op(f"scf.if {b.op(f'arith.cmpi ult, {col_}, {i32(problem.n)} : i32', 'in')} {{")
+        value = total[e] if out == "f32" else _cvt_one(b, out, total[e])
+        b.op(f"memref.store {value}, {c}[{row_i}, {b.op(f'arith.index_cast {col_} : i32 to index', 'ci')}] : {tc}")
+        b.op("}")
+    if problem.n % 4 == 0:
+        b.op("}")
+    b.op("}")  # inside the work
+    b.op("}")  # rounds
+
+
+def _cvt_pair(b: _Body, out: str, low: str, high: str) -> str:
+    """Two f32 rounded to nearest even in the 16-bit type `out`, packed in an i32, `low` in the lower half (the lower
+    address): cvt.rn.{bf16,f16}x2.f32 d, a, b puts a in d's upper half."""
+    return b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {high}, {low} : '
+                f"(f32, f32) -> i32", "pk")
+
+
+def _cvt_one(b: _Body, out: str, value: str) -> str:
+    """One f32 rounded to nearest even in the 16-bit type `out` (cvt.rn)."""
+    bits = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}.f32 $0, $1;", "=h,f" {value} : (f32) -> i16', "h")
+    return b.op(f"llvm.bitcast {bits} : i16 to {out}", "h")
 
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
@@ -795,9 +964,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
             halves = [b.op(f"arith.extui {b.op(f'llvm.bitcast {tail.emit(b, rounded(v), out)} : {out} to i16', 'h')}"
                            f" : i16 to i32", "h") for v in values]
             return b.arith("ori", b.arith("shli", halves[1], i32(16), "i32"), halves[0], "i32")
-        # cvt.rn.{bf16,f16}x2.f32 d, a, b: a in d's upper half, b in its lower (the lower address)
-        return b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}x2.f32 $0, $1, $2;", "=r,f,f" {values[1]}, '
-                    f"{values[0]} : (f32, f32) -> i32", "pk")
+        return _cvt_pair(b, out, values[0], values[1])
 
     def store_pair(address: str, offset: int | None, values: list[str]) -> None:
         """Two neighbouring columns in one store at `address` (+ `offset` bytes, an immediate): 8 bytes of f32, or
@@ -810,10 +977,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         _asm(b, f"st.global.b32 {at}, $1;", "l,r", [(address, "i64"), (pack(values), "i32")])
 
     def rounded(value: str) -> str:
-        """One f32 rounded to nearest even in the output type (cvt.rn)."""
-        bits = b.op(f'llvm.inline_asm asm_dialect = att "cvt.rn.{out}.f32 $0, $1;", "=h,f" {value} : (f32) -> i16',
-                    "h")
-        return b.op(f"llvm.bitcast {bits} : i16 to {out}", "h")
+        return _cvt_one(b, out, value)
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
         end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
         end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
@@ -945,7 +1109,7 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 
 
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
-    if schedule.split_k > 1:  # the slices' partial products (split_k·M)×N, summed (and rounded) here
+    if schedule.split_k > 1 and not schedule.sums_in_cluster:  # the slices' partial products, summed here
         return _split_caller(problem, schedule, function, name, maps_result)
     ta, tb, tc, tm = tensor_types(problem, schedule)
     results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")
@@ -1045,10 +1209,13 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
                     and len(re.findall(r"\.multicast::cluster", gemm)) == (loads - 1) * expects
                     and remote >= sites * schedule.cluster_m and remote % schedule.cluster_m == 0)
         if schedule.cluster_m > 1
-        else ".reqnctapercluster" not in gemm and ".multicast::cluster" not in gemm,
+        else ".multicast::cluster" not in gemm and remote == 0
+        and (".reqnctapercluster" not in gemm) == (schedule.cluster_size == 1),
+        "slices summed in the cluster": _sums_in_cluster(gemm, schedule),
     }
     found["C's type"] = _stores_c_as(gemm, problem, schedule)
-    found["fused consumer"] = _applies_tail(gemm, problem, tail)
+    found["fused consumer"] = _applies_tail(gemm, problem, tail,
+                                            4 * (schedule.split_k - 1) if schedule.sums_in_cluster else 0)
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
@@ -1063,14 +1230,33 @@ TAIL_PTX = {("math.fma", "f32"): r"fma\.rn\.f32", ("arith.mulf", "f32"): r"mul\.
             ("arith.divf", "f16"): r"div\.rn\.f32", ("arith.divf", "bf16"): r"div\.rn\.f32"}
 
 
-def _applies_tail(gemm: str, problem: Gemm, tail: Elementwise | None) -> bool:
+def _sums_in_cluster(gemm: str, schedule: HopperSchedule) -> bool:
+    """With the slices summed in the cluster: a cluster of split_k workgroups, each consumer thread's fragments
+    written to shared memory in 8-byte pairs (m_blocks × 2 × block_n / 8 of them), and the sum read from every
+    workgroup of the cluster (mapa, ld.shared::cluster.v4.f32; a whole number of split_k, as LLVM may unroll the
+    loop) between cluster barriers. Without: none of it."""
+    loads = len(re.findall(r"ld\.shared::cluster\.v4\.f32", gemm))
+    pairs = len(re.findall(r"st\.shared\.v2\.f32", gemm))
+    if not schedule.sums_in_cluster:
+        return loads == 0 and pairs == 0
+    return (re.search(rf"\.reqnctapercluster {schedule.split_k}, 1, 1", gemm) is not None
+            and pairs == schedule.m_blocks * 2 * (schedule.block_n // 8)
+            and loads >= schedule.split_k and loads % schedule.split_k == 0
+            and len(re.findall(r"mapa\.shared::cluster\.u32", gemm)) == loads
+            and len(re.findall(r"barrier\.cluster\.arrive", gemm)) >= 3)
+
+
+def _applies_tail(gemm: str, problem: Gemm, tail: Elementwise | None, sums: int = 0) -> bool:
     """With a fused consumer: the instruction of each of its lowered ops in `TAIL_PTX` is in the kernel, its fused
     multiply-adds a whole number of times its count (one per element), and no division where it has none. Without
-    one: none of those instructions (the Hopper kernel computes none of them)."""
+    one: none of those instructions (the Hopper kernel computes none of them), but for the f32 additions of slices
+    summed in the cluster: a whole number of `sums` (4 columns × (split_k - 1) per group of columns summed)."""
     def count(pattern: str) -> int:
         return len(re.findall(rf"\b{pattern}\s", gemm))
     if tail is None:
-        return not any(count(pattern) for pattern in set(TAIL_PTX.values()))
+        adds = count(r"add\.rn\.f32")
+        return not any(count(pattern) for pattern in set(TAIL_PTX.values()) - {r"add\.rn\.f32"}) \
+            and (adds == 0 if not sums else adds >= sums and adds % sums == 0)
     ops = tail.lowered(problem.dtype)
     wanted = {TAIL_PTX[(name, ty)] for name, _, ty in ops if (name, ty) in TAIL_PTX}
     fmas = sum(name == "math.fma" for name, _, _ in ops)
@@ -1112,6 +1298,13 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
         whole = stmatrix == rows16 and stmatrix in ((expected,) if some_tile_whole else (0, expected))
         edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
         return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
+    if schedule.sums_in_cluster:  # the sums, 4 columns a store (f32 16 bytes, 16-bit 8) or one guarded per column
+        four = "st.global.v4.f32" if out == "f32" else "st.global.v2.b32"
+        # LLVM writes the per-column stores as it likes (it pairs neighbours whose alignment it can prove) and drops
+        # them where N is a multiple of 4 and no tile lies past N: they are only required where N is not
+        stores = re.findall(r"st\.global\.[\w.]+", gemm)
+        return ((four in stores) == (problem.n % 4 == 0) and (problem.n % 4 == 0 or len(set(stores) - {four}) > 0)
+                and (not rounded if out == "f32" else rounded))
     if stmatrix or rows16:
         return False
     if problem.n % 2:

@@ -73,6 +73,31 @@ class SkinnyAuto:
 SKINNY_AUTO = SkinnyAuto()
 
 
+@dataclass(frozen=True)
+class ClusterSum:
+    """A tile `fitted` gives problems of `min_m` to `max_m` rows with K in `slices` slices summed in the kernel's
+    cluster (`split_sum="cluster"`, one tile per workgroup), where its workgroups run in one round
+    (`CLUSTER_ROUND`)."""
+
+    min_m: int
+    max_m: int
+    block_m: int
+    block_n: int
+    slices: int
+
+
+# Measured on an H200 (results/h200/skinny-hopper/cluster, 25 problems, against the rule before it: IREE's reduction
+# dispatch summing the slices): for 17-64 rows 64x256 tiles in 4 slices or 64x128 in 2, whichever has more
+# workgroups in one round (first on a tie); for 65-128 rows 128x128 in 2. Below 17 rows the two ways measured
+# within a few per cent of each other either way round, and the rule before stays.
+CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2), ClusterSum(65, 128, 128, 128, 2))
+# Workgroups (one per SM: each takes most of its shared memory) in clusters of each size that ran in one round on
+# that H200: 128 in clusters of 2; in clusters of 4, 64 ran in one round and 128 did not (the same sweep: 64x128
+# tiles in 4 slices took 1.5x the time of 64x256 in 4 at 32 x 4096 x 4096, half the workgroups each with twice the
+# work); clusters of 8 (128 workgroups) were slower than 4 everywhere and are not used.
+CLUSTER_ROUND = {2: 132, 4: 64}
+
+
 def most_stages(block_m: int, block_n: int, consumers: int) -> int:
     """The most stages (up to 7) a tile's shared memory holds; 0 where not even two fit."""
     return max((s for s in range(2, 8) if hopper.HopperSchedule(
@@ -96,7 +121,30 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     while (sliced and split * 2 <= SLICING.most and k_tiles % (split * 2) == 0
            and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
         split *= 2
-    return replace(schedule, split_k=split)
+    return cluster_sum(gemm) or replace(schedule, split_k=split)
+
+
+def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
+    """The schedule of CLUSTER_SUMS for `gemm` (K of at least SLICING.min_k): of the entries for its rows whose
+    slices divide K's tiles and whose workgroups run in one round (CLUSTER_ROUND), the one with the most workgroups
+    (the first on a tie); None where there is none."""
+    found = []
+    for entry in CLUSTER_SUMS:
+        if not entry.min_m <= gemm.m <= entry.max_m or gemm.k < SLICING.min_k:
+            continue
+        consumers = entry.block_m // 64
+        schedule = hopper.HopperSchedule(block_m=entry.block_m, block_n=entry.block_n, consumers=consumers,
+                                         stages=most_stages(entry.block_m, entry.block_n, consumers), group_m=1,
+                                         split_k=entry.slices, split_sum="cluster")
+        try:
+            schedule.check()
+            hopper.check_problem(gemm, schedule)
+        except hopper.HopperError:
+            continue
+        workgroups = hopper.grid_size(gemm, schedule)
+        if workgroups <= CLUSTER_ROUND[entry.slices]:
+            found.append((workgroups, schedule))
+    return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
 def job_hopper(job: Job) -> hopper.HopperSchedule:
@@ -143,10 +191,11 @@ class HopperRoute(KernelRoute):
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
         one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
-        SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k); those the kernels
-        refuse for the problem are left out. The `hopper` pipeline's schedule for the problem (`fitted`: the shipped
-        one where tiles fill the SMs) comes first, then the others by how many of its choices they change (so --limit
-        keeps its neighbours)."""
+        SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k), and for M up to 128
+        one-tile-per-workgroup ones with 2, 4 or 8 slices summed in the cluster, whose workgroups fit one round of
+        the SMs; those the kernels refuse for the problem are left out. The `hopper` pipeline's schedule for the
+        problem (`fitted`: the shipped one where tiles fill the SMs) comes first, then the others by how many of its
+        choices they change (so --limit keeps its neighbours)."""
         # one sentence where the kernels do not take the problem at all; else the `hopper` pipeline's schedule, the
         # one to beat
         start = self.default_plan(gemm, target)
@@ -187,6 +236,22 @@ class HopperRoute(KernelRoute):
                     continue
                 if sliced not in found:  # `fitted`'s own slicing is there already
                     found.append(sliced)
+        # Skinny problems: K in 2, 4 or 8 slices summed in the cluster, one tile per workgroup, on the skinny tiles
+        # (64 rows of one consumer warp group) and 128-row tiles of two, where the workgroups fit one round of SMs
+        if gemm.m <= SKINNY_TILES[-1].max_m:
+            for block_m, block_n in ((64, 256), (64, 128), (128, 256), (128, 128)):
+                consumers = block_m // 64
+                for split_k in (2, 4, 8):
+                    summed = hopper.HopperSchedule(block_m=block_m, block_n=block_n, consumers=consumers, group_m=1,
+                                                   stages=most_stages(block_m, block_n, consumers), split_k=split_k,
+                                                   split_sum="cluster")
+                    try:
+                        summed.check()
+                        hopper.check_problem(gemm, summed)
+                    except hopper.HopperError:
+                        continue
+                    if hopper.grid_size(gemm, summed) <= hopper.SM_COUNT and summed not in found:
+                        found.append(summed)
         return sorted(found, key=lambda c: sum(value != start.__dict__[key] for key, value in c.__dict__.items()))
 
     def prepare(self, job: Job) -> Prepared:
@@ -229,11 +294,16 @@ class HopperRoute(KernelRoute):
             hopper.check_ptx(ptx, gemm, schedule)
         except hopper.HopperError as err:
             raise FallbackError(f"{DISPATCH}: {err}") from None
-        # split_k: the slices' sum is IREE's reduction dispatch of M·N elements over the slices, in the same module
+        # split_k summed after: the slices' sum is IREE's reduction dispatch of M·N elements over the slices, in the
+        # same module; summed in the cluster (check_ptx found the sum in the kernel): no such dispatch
         reduction = f"_reduction_{gemm.m * gemm.n}x{schedule.split_k}_f32("
-        if schedule.split_k > 1 and not any(reduction in p.read_text() for p in dump.glob("*.ptx")):
+        reduced = any(reduction in p.read_text() for p in dump.glob("*.ptx"))
+        if schedule.split_k > 1 and not schedule.sums_in_cluster and not reduced:
             raise FallbackError(f"{DISPATCH}: the compiled program has no reduction of the {schedule.split_k} K "
                                 f"slices (a kernel entry ending in {reduction[:-1]}).")
+        if schedule.sums_in_cluster and reduced:
+            raise FallbackError(f"{DISPATCH}: the slices are summed in the kernel's cluster, yet the compiled program "
+                                f"has a reduction dispatch of them ({reduction[:-1]}).")
 
     def verified(self, job: Job) -> bool:
         return True

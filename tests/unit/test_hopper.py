@@ -337,3 +337,83 @@ def test_a_schedule_without_room_for_the_staging_areas_keeps_the_pairs(tmp_path)
     a, b = DEFAULT.stage_bytes()
     assert DEFAULT.staging_offset() >= DEFAULT.stages * (a + b) + (2 * DEFAULT.stages + 2) * 8
     assert DEFAULT.shared_bytes(staged=True) - 1024 - DEFAULT.staging_offset() == 8 * 512
+
+
+# ---- K's slices summed in the cluster (split_sum "cluster", issue 33)
+
+def _summed(**changes) -> HopperSchedule:
+    fields = dict(block_m=64, block_n=128, consumers=1, group_m=1, stages=4, split_k=4, split_sum="cluster")
+    fields.update(changes)
+    return HopperSchedule(**fields)
+
+
+@pytest.mark.parametrize("schedule, words", [
+    (_summed(split_sum="atomics"), "split_sum must be one of dispatch, cluster"),
+    (_summed(split_k=16), "2 to 8 slices"),
+    (_summed(block_n=128, cluster_m=2), "no cluster along M"),
+    (_summed(persistent=True), "one tile per workgroup"),
+    (_summed(block_m=128, consumers=2, kind="pingpong"), "not ping-pong"),
+    (_summed(block_n=80, split_k=8), "multiple of 4 x split_k"),  # 10 columns a workgroup: not whole groups of 4
+    (_summed(block_m=128, consumers=2, block_n=128, stages=2, split_k=2), "over the stages, which hold only 65536"),
+])
+def test_slices_summed_in_the_cluster_that_cannot_be_built_are_one_sentence(schedule, words):
+    with pytest.raises(HopperError, match=words):
+        schedule.check()
+
+
+def test_slices_summed_in_the_cluster_fit_on_both_sides_of_each_bound():
+    _summed(split_k=8).check()  # 8 slices: the largest portable cluster
+    _summed(block_n=64, split_k=8).check()  # 8 columns a workgroup
+    _summed(block_n=96, split_k=8).check()  # 12: three groups of 4
+    _summed(block_m=128, consumers=2, block_n=128, stages=3, split_k=2).check()  # 69632 bytes over 3 stages of 32 KiB
+    assert _summed(block_m=128, consumers=2, block_n=128, stages=3, split_k=2).sum_bytes() == 128 * 136 * 4
+    assert HopperSchedule(split_k=4).cluster_size == 1 and HopperSchedule(cluster_m=2, split_k=4).cluster_size == 2
+    assert _summed().cluster_size == 4 and _summed(split_k=1).cluster_size == 1
+    assert not _summed(split_k=1).sums_in_cluster
+
+
+def test_a_schedule_string_sums_the_slices_in_the_cluster_with_a_c():
+    schedule = hopper_module.parse_schedule("hopper-cooperative:64x256x5x1x1x8c")
+    assert (schedule.block_m, schedule.consumers, schedule.split_k, schedule.split_sum, schedule.persistent) == \
+        (64, 1, 8, "cluster", False)
+    assert "K in 8 slices summed in the cluster" in schedule.describe()
+    assert hopper_module.parse_schedule("hopper-cooperative:64x256x5x1x1x8").split_sum == "dispatch"
+    for text, words in (("hopper-cooperative-persistent:64x256x5x1x1x4c", "one tile per workgroup"),
+                        ("hopper-cooperative:64x256x5x1x1c", "is not"), ("hopper-cooperative:64x256x5x1x2x4c",
+                                                                          "no cluster along M")):
+        with pytest.raises(HopperError, match=words):
+            hopper_module.parse_schedule(text)
+
+
+def test_slices_summed_in_the_cluster_are_one_dispatch_of_c_in_its_type():
+    """The program: the one Hopper dispatch returns C (M x N in the output type), no reduction after it; the kernel
+    is a cluster of split_k workgroups, one per (tile, slice): tiles x slices of them."""
+    gemm = Gemm(100, 520, 4096, "bf16", "nn", epilogue=Epilogue("truncf"))
+    schedule = _summed(block_m=128, consumers=2, stages=4, split_k=2)
+    text = program(gemm, schedule)
+    assert "-> (tensor<100x520xbf16>, tensor<" in text and "linalg.generic" not in text and "reduction" not in text
+    assert "nvvm.cluster_dim = array<i32: 2, 1, 1>" in text
+    assert grid_size(gemm, schedule) == 5 * 1 * 2  # 5 block columns of 128, one block row, 2 slices
+    assert hopper_module.kernel_problem(gemm, schedule) == gemm and hopper_module.partial_rows(gemm, schedule) == 100
+    dispatched = _summed(block_m=128, consumers=2, stages=4, split_k=2, split_sum="dispatch", persistent=True,
+                         group_m=16)
+    assert hopper_module.partial_rows(gemm, dispatched) == 200 and "reduction" in program(gemm, dispatched)
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(100, 130, 1024, "f16", "nt"), _summed(block_m=128, consumers=2, stages=3, split_k=2)),  # f32, N % 4
+    (Gemm(33, 4096, 2048, "bf16", "nn", epilogue=Epilogue("truncf")), _summed(block_n=256, stages=5, split_k=8)),
+])
+def test_the_ptx_shows_the_slices_summed_in_the_cluster(tmp_path, gemm, schedule):
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    kernel = ptx_kernel(ptx, "gemm")
+    assert f".reqnctapercluster {schedule.split_k}, 1, 1" in kernel
+    assert len(re.findall(r"ld\.shared::cluster\.v4\.f32", kernel)) % schedule.split_k == 0
+    assert ("st.global.v4.f32" in kernel) == (gemm.out_dtype == "f32" and gemm.n % 4 == 0)
+    # the same PTX is not the slices summed after, nor another number of slices, nor K whole
+    for wrong, choice in ((replace(schedule, split_sum="dispatch", persistent=True), "cluster|C's type"),
+                          (replace(schedule, split_k=schedule.split_k // 2), "cluster"),
+                          (replace(schedule, split_k=1), "cluster")):
+        with pytest.raises(HopperError, match=choice):
+            check_ptx(ptx, gemm, wrong)

@@ -1,7 +1,8 @@
 """The `hopper` pipeline's schedule for skinny and long-K problems (`pipelines.routes.hopper.fitted`) and where
-`auto` takes it on sm_90a. The expected schedules are the H200 sweep's measured winners
-(results/h200/skinny-hopper/table.md), written out here, and the rule's arithmetic is checked against an independent
-count of SMs (one workgroup per tile, a cluster's workgroups on SMs of their own)."""
+`auto` takes it on sm_90a. The expected schedules are the H200 sweeps' measured winners
+(results/h200/skinny-hopper/table.md, and cluster/ for K's slices summed in the cluster), written out here, and the
+rule's arithmetic is checked against an independent count of SMs (one workgroup per tile, a cluster's workgroups on
+SMs of their own)."""
 
 import itertools
 import math
@@ -17,18 +18,24 @@ from transforms.problem import Gemm
 SM90 = "sm_90a"
 
 
+C = "cluster"  # K's slices summed in the cluster (one tile per workgroup); else by IREE's reduction after
+
+
 @pytest.mark.parametrize("m, n, k, expected", [
-    # (block_m, block_n, cluster_m, slices): the sweep's fastest, or within 2 % of it
-    (1, 4096, 4096, (64, 256, 1, 8)), (16, 4096, 4096, (64, 256, 1, 8)), (1, 8192, 8192, (64, 256, 1, 4)),
-    (1, 14336, 4096, (64, 256, 1, 2)), (32, 8192, 8192, (64, 128, 1, 2)), (32, 14336, 4096, (64, 128, 1, 1)),
-    (48, 4096, 4096, (64, 128, 1, 4)), (48, 14336, 4096, (64, 128, 1, 1)), (64, 4096, 4096, (64, 128, 1, 4)),
-    (64, 4096, 14336, (64, 128, 1, 4)), (128, 4096, 14336, (64, 256, 2, 4)), (128, 8192, 8192, (64, 256, 2, 2)),
-    (128, 14336, 4096, (64, 256, 2, 1)), (1024, 1024, 65536, (128, 256, 2, 4)),
+    # (block_m, block_n, cluster_m, slices, where they are summed): the sweeps' fastest, or within 5 % of it
+    (1, 4096, 4096, (64, 256, 1, 8, "")), (16, 4096, 4096, (64, 256, 1, 8, "")), (1, 8192, 8192, (64, 256, 1, 4, "")),
+    (1, 14336, 4096, (64, 256, 1, 2, "")), (32, 8192, 8192, (64, 128, 1, 2, C)), (32, 14336, 4096, (64, 128, 1, 1, "")),
+    (48, 4096, 4096, (64, 256, 1, 4, C)), (48, 14336, 4096, (64, 128, 1, 1, "")), (64, 4096, 4096, (64, 256, 1, 4, C)),
+    (64, 4096, 14336, (64, 256, 1, 4, C)), (128, 4096, 14336, (128, 128, 1, 2, C)),
+    (128, 8192, 8192, (128, 128, 1, 2, C)), (128, 14336, 4096, (64, 256, 2, 1, "")),
+    (1024, 1024, 65536, (128, 256, 2, 4, "")),
 ])
 def test_the_sweeps_winners(m, n, k, expected):
     s = fitted(Gemm(m, n, k))
-    assert (s.block_m, s.block_n, s.cluster_m, s.split_k) == expected
-    assert s.kind == "cooperative" and s.persistent and s.consumers == (1 if s.block_m == 64 else 2)
+    assert (s.block_m, s.block_n, s.cluster_m, s.split_k, C if s.sums_in_cluster else "") == expected
+    # slices summed in the cluster: one tile per workgroup; else the shipped schedule's persistent loop
+    assert s.kind == "cooperative" and s.persistent is not s.sums_in_cluster
+    assert s.consumers == (1 if s.block_m == 64 else 2)
     s.check()
     hopper.check_problem(Gemm(m, n, k), s)
 
@@ -40,7 +47,9 @@ def test_the_stages_are_the_most_shared_memory_holds():
         assert s.stages == 7 or hopper.HopperSchedule(  # the search's most, 7, or all shared memory holds
             block_m=s.block_m, block_n=s.block_n, stages=s.stages + 1, consumers=s.consumers).shared_bytes() > \
             hopper.SHARED_BYTES
-    assert fitted(Gemm(48, 4096, 4096)).stages == 7 and fitted(Gemm(1, 4096, 4096)).stages == 5
+    assert fitted(Gemm(48, 14336, 4096)).stages == 7 and fitted(Gemm(1, 4096, 4096)).stages == 5
+    assert fitted(Gemm(48, 8192, 8192)).stages == 7 and fitted(Gemm(100, 8192, 8192)).stages == 7  # summed in the
+    assert fitted(Gemm(48, 4096, 4096)).stages == 5  # cluster: 64x128 and 128x128 in 7 stages, 64x256 in 5
 
 
 def sms_busy(m, n, k, s) -> int:
@@ -55,6 +64,8 @@ def sms_busy(m, n, k, s) -> int:
 def test_slices_fill_the_sms_and_no_more(m, n, k):
     s = fitted(Gemm(m, n, k))
     tiles = math.ceil(k / 64)
+    if s.sums_in_cluster:  # the cluster's rule (test_slices_summed_in_the_cluster_take_the_most_workgroups)
+        return
     assert s.split_k in (1, 2, 4, 8)
     least_k = 4096 if m <= 128 else 16384  # skinny rows, or a long K at any M
     if s.split_k > 1:  # the slices: K long enough, whole slices of 8 or more K tiles, within the SMs
@@ -64,6 +75,34 @@ def test_slices_fill_the_sms_and_no_more(m, n, k):
     # one more doubling breaks one of those (or the cap of 8)
     assert (more > 8 or k < least_k or tiles % more or tiles // more < 8
             or sms_busy(m, n, k, s) * 2 > 132)
+
+
+# The tiles and slices summed in the cluster the sweep measured (results/h200/skinny-hopper/cluster) by rows, and
+# the workgroups in clusters of 2 and 4 that ran in one round of the H200's SMs.
+SUMMED = {range(17, 65): ((64, 256, 4), (64, 128, 2)), range(65, 129): ((128, 128, 2),)}
+ONE_ROUND = {2: 132, 4: 64}
+
+
+@pytest.mark.parametrize("m, n, k", list(itertools.product((1, 16, 17, 64, 65, 128, 129),
+                                                           (256, 4096, 8192, 8448, 14336, 16896),
+                                                           (1024, 4096, 4104, 8192, 65536))))
+def test_slices_summed_in_the_cluster_take_the_most_workgroups(m, n, k):
+    """From 17 to 128 rows with K of at least 4096, the tile and slices of SUMMED (slices dividing K's tiles) with
+    the most workgroups within one round (the first on a tie), counted here from the problem; where none fits,
+    the rule before (slices summed after, or K whole)."""
+    s = fitted(Gemm(m, n, k))
+    tiles = math.ceil(k / 64)
+    rows = next((choices for span, choices in SUMMED.items() if m in span), ())
+    counts = [(math.ceil(m / bm) * math.ceil(n / bn) * sl, (bm, bn, sl)) for bm, bn, sl in rows
+              if k >= 4096 and tiles % sl == 0 and math.ceil(m / bm) * math.ceil(n / bn) * sl <= ONE_ROUND[sl]]
+    if not counts:
+        assert not s.sums_in_cluster
+        return
+    most = max(count for count, _ in counts)
+    assert s.sums_in_cluster and (s.block_m, s.block_n, s.split_k) == next(c for n_, c in counts if n_ == most)
+    assert hopper.grid_size(Gemm(m, n, k), s) == most and s.cluster_size == s.split_k and not s.persistent
+    s.check()
+    hopper.check_problem(Gemm(m, n, k), s)
 
 
 def test_exactly_every_sm():
@@ -89,7 +128,7 @@ def test_the_hopper_pipeline_says_it_is_fitted():
 
 
 @pytest.mark.parametrize("m, tile", [(1, (64, 256, 1)), (16, (64, 256, 1)), (17, (64, 128, 1)), (64, (64, 128, 1)),
-                                     (65, (64, 256, 2)), (128, (64, 256, 2)), (129, (128, 256, 2))])
+                                     (65, (128, 128, 1)), (128, (128, 128, 1)), (129, (128, 256, 2))])
 def test_the_tile_by_rows(m, tile):
     s = fitted(Gemm(m, 8192, 8192))
     assert (s.block_m, s.block_n, s.cluster_m) == tile

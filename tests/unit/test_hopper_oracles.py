@@ -13,8 +13,14 @@ compared with references computed from the problem: every element of C inside M 
 outside, each the dot product of its own row of A and column of B over every k of K; the bytes each `full` barrier
 expects against the bytes of the loads that complete on it; the tiles each workgroup visits against the grouped
 cluster order of the generator's docstring; barrier counts against arrivals; and no deadlock, read of a stage still
-being loaded or load over a stage an in-flight wgmma reads, under seeded random interleavings. Nothing here needs a
-GPU or iree-compile; a failure is a `Fault` that says what the program did."""
+being loaded or load over a stage an in-flight wgmma reads, under seeded random interleavings. With K's slices summed
+in the cluster (`split_sum="cluster"`), each workgroup's f32 partial product goes through a word-level model of its
+shared memory (`_SumMemory`: each word's element of C and partial product, who wrote it after how many cluster
+arrivals, who read it), the distributed shared-memory loads (mapa, ld.shared::cluster.v4) are checked against the
+cluster barriers (`barrier.cluster` arrive/wait: a read after the write was published, no rewrite or exit while
+another may still read), the named barrier (bar.sync) between two consumers, and the sums are symbolic (`_Sum`: the
+partial products added, in order) and compared with the slices of K in slice order. Nothing here needs a GPU or
+iree-compile; a failure is a `Fault` that says what the program did."""
 
 from __future__ import annotations
 
@@ -51,6 +57,19 @@ class _Rounded:
     out: str
     low: tuple
     high: tuple | None = None
+
+
+@dataclass
+class _Sum:
+    """An f32 value of the slices' sum (slices summed in the cluster) per lane of a warp group (arrays of LANES, -1
+    where the lane was inactive; -2 throughout in an untimed run, which records no wgmma operands): the element of C
+    it belongs to (A row, B column), and the partial products it adds, in order, each an id of `_Run.partials` (the
+    k of K it sums) per lane. `fold`: whether its additions are a left fold in `parts`' order, ((p0 + p1) + p2) +
+    ... (the first two in either order: IEEE addition commutes, it does not associate)."""
+    rows: np.ndarray
+    cols: np.ndarray
+    parts: tuple
+    fold: bool = True
 
 
 # A 16-bit C staged through a warp's shared memory (transforms.hopper._staged_stores), as one inline PTX block.
@@ -206,6 +225,9 @@ def _compile(line: str):
         b_type, b_layout = re.search(r"B \[<(\w+)>, #nvvm\.wgmma_scale_in<one>, <(\w+)>\]", rhs).groups()
         spec = dict(shape=shape, scale=scale, a=(a_type, a_layout), b=(b_type, b_layout))
         return lambda wg: wg.env.__setitem__(name, wg.machine.wgmma(wg, wg.env[da], wg.env[db], wg.env[acc], spec))
+    if op == "arith.addf":  # the slices' sum (only partial products are added in these kernels)
+        a, b = operands
+        return lambda wg: wg.env.__setitem__(name, wg.machine.addf(wg, wg.env[a], wg.env[b]))
     if op == "llvm.extractvalue":
         acc, index = re.match(r"llvm\.extractvalue (%[\w#]+)\[(\d+)\]", rhs).groups()
         index = int(index)
@@ -236,7 +258,7 @@ def _compile(line: str):
     if op == "llvm.inline_asm":
         text = re.search(r'att "([^"]*)"', rhs).group(1)
         args = _names(rhs.split('", "', 1)[1].split(" : ")[0])
-        if name is not None:  # a value: C's rounding (cvt.rn)
+        if name is not None:  # a value: C's rounding (cvt.rn), a distributed shared-memory load
             return lambda wg: wg.env.__setitem__(name, wg.machine.asm_value(wg, text, [wg.env[a] for a in args]))
         return lambda wg: wg.machine.asm(wg, text, [wg.env[a] for a in args])
     if op == "llvm.bitcast":  # i16 -> f16/bf16: the rounded element, its bits unchanged
@@ -329,6 +351,23 @@ class _Load:
     dst: int
     barrier: int
     region: _Region
+    waits: int = 0  # cluster barriers the issuing warp group had waited on when it issued the load
+
+
+class _SumMemory:
+    """One workgroup's shared memory as f32 words, for the partial products of K's slices summed in the cluster: per
+    word the element it holds (A row, B column, partial product id; -1 none), who wrote it (warp group uid × LANES +
+    lane) and after how many of that warp group's cluster arrivals (-1: never written, or a TMA load landed on it
+    since), and the most cluster arrivals any reader had made at its read, and who read it (-1 none, -2 several)."""
+
+    def __init__(self, words: int):
+        self.row, self.col, self.part = (np.full(words, -1, dtype=np.int64) for _ in range(3))
+        self.w_phase, self.w_who, self.r_phase, self.r_who = (np.full(words, -1, dtype=np.int64) for _ in range(4))
+
+    def forget(self, start: int, end: int) -> None:
+        """Words start..end (indices) overwritten by something other than a partial product."""
+        for array in (self.row, self.col, self.part, self.w_phase, self.w_who):
+            array[start:end] = -1
 
 
 @dataclass
@@ -349,6 +388,8 @@ class _Warpgroup:
     acquired: set = field(default_factory=set)
     syncs: int = 0
     cluster_waits: int = 0
+    cluster_arrives: int = 0
+    uid: int = 0  # the warp group's number in the cluster (rank × warp groups + index)
 
     def __post_init__(self):
         self.mask = np.ones(len(self.tid), dtype=bool)
@@ -383,9 +424,13 @@ class _Cluster:
         self.smem_size = 0
         self.staging: dict[tuple[int, int], tuple[int, int]] = {}  # (cta, shared row) -> (warp group, warp)
         self.registers: dict[int, dict[int, int]] = {rank: {} for rank in range(self.size)}
+        per = run.gemm.threads // LANES
         self.warpgroups = [_Warpgroup(self, rank, index, self.base + rank,
-                                      (index * LANES + np.arange(LANES)).astype(np.uint64))
-                           for rank in range(self.size) for index in range(run.gemm.threads // LANES)]
+                                      (index * LANES + np.arange(LANES)).astype(np.uint64), uid=rank * per + index)
+                           for rank in range(self.size) for index in range(per)]
+        self.sums: dict[int, _SumMemory] = {}  # per rank, once a partial product is written (`sum_memory`)
+        self.remote_reads = [-1] * self.size  # per rank: most cluster arrivals of another rank's reader of its words
+        self.named: dict[tuple[int, int], list[int]] = {}  # (rank, bar.sync id) -> [threads, warp groups arrived]
 
     # -- addresses
     def address_of(self, wg, handle) -> int:
@@ -489,7 +534,7 @@ class _Cluster:
                    for load in self.in_flight):
                 raise Fault(f"{wg.name()}: a TMA load into shared {dst} of rank {cta} while another load into it "
                             "is in flight")
-            self.in_flight.append(_Load(cta, dst, bar, _Region(tensor, x, y, box)))
+            self.in_flight.append(_Load(cta, dst, bar, _Region(tensor, x, y, box), wg.cluster_waits))
             self.run.loads.append((wg.bid, self.base + cta, bar, size, tensor, x, y, dst,
                                    self.run.announced.get((wg.bid, bar), 0) - 1))
         if not self.timed:
@@ -512,6 +557,14 @@ class _Cluster:
         for start in [s for s, r in regions.items() if s < load.dst + size and load.dst < s + r.bytes]:
             del regions[start]
         regions[load.dst] = load.region
+        memory = self.sums.get(load.cta)
+        if memory is not None:  # partial products the box lands on are gone; none may still be read
+            first, last = (load.dst - SMEM_BASE) // 4, (load.dst + size - SMEM_BASE) // 4
+            if (memory.r_phase[first:last] >= load.waits).any():
+                raise Fault(f"a TMA load of {load.region.tensor} lands on shared {load.dst} of rank {load.cta} while "
+                            "another warp group may still read the partial product there (no cluster barrier "
+                            "between its read and the load's issue)")
+            memory.forget(first, last)
         if self.timed:
             barrier = self.barriers[load.cta, load.barrier]
             barrier.tx -= size
@@ -584,6 +637,10 @@ class _Cluster:
         return (x0 + offset % width, y0 + offset // width), spans
 
     def extract(self, wg, acc: _Acc, index: int):
+        if isinstance(acc, tuple) and acc[0] == "v4":  # an f32 of a distributed shared-memory load
+            return acc[1][index]
+        if not isinstance(acc, _Acc):
+            raise Fault(f"{wg.name()}: llvm.extractvalue from {acc!r}")
         if acc.state != "done":
             what = "whose wgmma was not waited for" if acc.state == "pending" else "never written"
             raise Fault(f"{wg.name()}: reads an accumulator {what}")
@@ -610,8 +667,16 @@ class _Cluster:
             wg.syncs += 1
             return ("sync", wg.syncs)
         elif op == "nvvm.cluster.arrive":
+            # barrier.cluster: every thread arrives, then waits, in turn (PTX ISA); the model's warp group as one
+            if not wg.mask.all() or wg.cluster_arrives != wg.cluster_waits:
+                raise Fault(f"{wg.name()}: barrier.cluster.arrive by {int(wg.mask.sum())} lanes after "
+                            f"{wg.cluster_arrives} arrivals and {wg.cluster_waits} waits")
+            wg.cluster_arrives += 1
             self.arrived_cluster += 1
         elif op == "nvvm.cluster.wait":
+            if not wg.mask.all() or wg.cluster_arrives != wg.cluster_waits + 1:
+                raise Fault(f"{wg.name()}: barrier.cluster.wait by {int(wg.mask.sum())} lanes after "
+                            f"{wg.cluster_arrives} arrivals and {wg.cluster_waits} waits")
             wg.cluster_waits += 1
             return ("cluster", wg.cluster_waits)
         return None
@@ -645,6 +710,26 @@ class _Cluster:
             self.store_address(wg, args[0] + offset + 2, pair.high, 2)
         elif (staged := _STAGED.fullmatch(text)) is not None:
             self.staged_store(wg, args, int(staged.group(1)))
+        elif (partial := re.fullmatch(r"st\.shared\.v2\.f32 \[\$0\+?(\d*)\], \{\$1, \$2\};", text)) is not None:
+            self.partial_store(wg, args, int(partial.group(1) or 0))
+        elif (named := re.fullmatch(r"bar\.sync (\d+), (\d+);", text)) is not None:
+            return self.named_barrier(wg, int(named.group(1)), int(named.group(2)))
+        elif text == "st.global.v4.f32 [$0], {$1, $2, $3, $4};":  # a sum's 4 columns
+            address = wg.active(args[0]).astype(np.int64)
+            if (address % 16).any():
+                raise Fault(f"{wg.name()}: st.global.v4.f32 at {int(address[address % 16 != 0][0]):#x}, not 16-byte "
+                            "aligned")
+            for e, value in enumerate(args[1:]):
+                self.store_address(wg, args[0] + 4 * e, value)
+        elif text == "st.global.v2.b32 [$0], {$1, $2};":  # a sum's 4 columns rounded, packed in two pairs
+            address = wg.active(args[0]).astype(np.int64)
+            if (address % 8).any():
+                raise Fault(f"{wg.name()}: st.global.v2.b32 at {int(address[address % 8 != 0][0]):#x}, not 8-byte "
+                            "aligned")
+            for e, word in enumerate(args[1:]):
+                pair = self.rounded(wg, word, pair=True)
+                self.store_address(wg, args[0] + 4 * e, pair.low, 2)
+                self.store_address(wg, args[0] + 4 * e + 2, pair.high, 2)
         elif "mapa.shared::cluster.u32" in text and "mbarrier.arrive.shared::cluster.b64" in text:
             for address, rank in zip(wg.active(args[0]), wg.active(args[1])):
                 address, rank = int(address), int(rank)
@@ -663,6 +748,9 @@ class _Cluster:
             return _Rounded(pair.group(1), args[1], args[0])
         if one:
             return _Rounded(one.group(1), args[0])
+        if text == ("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, $4, $5; ld.shared::cluster.v4.f32 {$0, $1, $2, $3}, "
+                    "[ra]; }"):
+            return ("v4", self.partial_load(wg, args[0], args[1]))
         raise Fault(f"the model does not know this inline PTX with a result: {text}")
 
     def rounded(self, wg, value, pair: bool) -> _Rounded:
@@ -720,11 +808,153 @@ class _Cluster:
             raise Fault(f"{wg.name()}: {wg.mask.sum()} lanes write tensor-map words")
         self.run.zero_word(wg, wg.uniform(pointer, "a stored word's address"), wg.uniform(value, "a stored word"))
 
+    # -- K's slices summed in the cluster: partial products in shared memory, read across the cluster, added
+    def sum_memory(self, rank: int) -> _SumMemory:
+        if rank not in self.sums:
+            self.sums[rank] = _SumMemory(-(-self.smem_size // 4))
+        return self.sums[rank]
+
+    def lane_ids(self, wg) -> np.ndarray:
+        """The active lanes as the writers and readers of `_SumMemory` (warp group uid × LANES + lane)."""
+        return wg.uid * LANES + (wg.tid[wg.mask] % LANES).astype(np.int64)
+
+    def who(self, lane_id: int) -> str:
+        wg = self.warpgroups[lane_id // LANES]
+        return f"{wg.name()} lane {lane_id % LANES}"
+
+    def partial_store(self, wg, args: list, offset: int) -> None:
+        """st.shared.v2.f32: two f32 elements of each active lane's accumulator fragment at its shared address +
+        `offset`, the slice's partial product for the cluster's sum. Inside the allocation, 8-byte aligned, one
+        lane a word, over no mbarrier, no stage a TMA load is filling or an in-flight wgmma of the workgroup reads
+        (the regions it covers hold no loaded tile after it); over no word another lane wrote or read unless a
+        cluster barrier both passed lies between."""
+        at = wg.active(args[0]).astype(np.int64) + offset
+        if (at % 8).any():
+            raise Fault(f"{wg.name()}: st.shared.v2.f32 at shared {int(at[at % 8 != 0][0])}, not 8-byte aligned")
+        self.check_shared(wg, int(at.min()), int(at.max() - at.min()) + 8, "a partial product's st.shared.v2.f32")
+        if np.unique(at).size != at.size:
+            raise Fault(f"{wg.name()}: two lanes of one st.shared.v2.f32 write the same shared address")
+        barriers = [address for cta, address in self.barriers if cta == wg.cta]
+        if np.isin(at, barriers).any():
+            raise Fault(f"{wg.name()}: a partial product written over the mbarrier at shared "
+                        f"{int(at[np.isin(at, barriers)][0])}")
+        for load in self.in_flight:
+            if load.cta == wg.cta and ((at < load.dst + load.region.bytes) & (at + 8 > load.dst)).any():
+                raise Fault(f"{wg.name()}: writes its partial product into shared {load.dst} while the TMA load of "
+                            f"{load.region.tensor} ({load.region.x}, {load.region.y}) into it is in flight")
+        if self.timed:
+            for other in self.warpgroups:
+                if other.cta != wg.cta:
+                    continue
+                for acc in [a for group in other.groups for a in group] + other.open_group:
+                    for start, end in acc.read["spans"]:
+                        if ((at < end) & (at + 8 > start)).any():
+                            raise Fault(f"{wg.name()}: writes its partial product over shared {start}..{end} while "
+                                        f"{other.name()}'s wgmma still reads it")
+        regions = self.regions[wg.cta]
+        for start in [s for s, r in regions.items() if ((at < s + r.bytes) & (at + 8 > s)).any()]:
+            del regions[start]  # the tile loaded there is gone
+        memory, me = self.sum_memory(wg.cta), self.lane_ids(wg)
+        lanes = (wg.tid[wg.mask] % LANES).astype(np.int64)
+        for e, value in enumerate(args[1:]):
+            if not (isinstance(value, tuple) and value[0] == "element" and np.ndim(value[2]) == 0):
+                raise Fault(f"{wg.name()} writes {value!r} as a partial product, not an accumulator element")
+            words = (at - SMEM_BASE) // 4 + e
+            for what, phase, by in (("wrote", memory.w_phase, memory.w_who), ("read", memory.r_phase, memory.r_who)):
+                unordered = (phase[words] >= 0) & (by[words] != me) & (wg.cluster_waits <= phase[words])
+                if unordered.any():
+                    i = int(np.argmax(unordered))
+                    other = "several lanes" if by[words[i]] == -2 else self.who(int(by[words[i]]))
+                    raise Fault(f"{wg.name()}: writes shared {int(at[i]) + 4 * e} of rank {wg.cta}, which {other} "
+                                f"{what} after {int(phase[words[i]])} cluster arrivals, with no cluster barrier "
+                                f"between (this warp group has waited on {wg.cluster_waits})")
+            memory.row[words], memory.col[words], memory.part[words] = self.run.partial(value[1], int(value[2]), lanes)
+            memory.w_phase[words], memory.w_who[words] = wg.cluster_arrives, me
+
+    def partial_load(self, wg, at, rank) -> list[_Sum]:
+        """mapa + ld.shared::cluster.v4.f32: the four f32 words at each active lane's shared address `at` in the
+        shared memory of cluster rank `rank`, each a `_Sum` of one partial product. Inside the allocation, 16-byte
+        aligned, of a rank of the cluster that has not exited, words holding a partial product whose write was
+        published to this lane: its writer arrived on a cluster barrier after the write, and this warp group's
+        wait on that barrier returned (or the lane wrote it itself)."""
+        addresses, ranks = wg.active(at).astype(np.int64), wg.active(rank).astype(np.int64)
+        if (ranks >= self.size).any():
+            raise Fault(f"{wg.name()}: mapa to rank {int(ranks.max())} of a cluster of {self.size}")
+        if (addresses % 16).any():
+            raise Fault(f"{wg.name()}: ld.shared::cluster.v4.f32 at shared {int(addresses[addresses % 16 != 0][0])}, "
+                        "not 16-byte aligned")
+        self.check_shared(wg, int(addresses.min()), int(addresses.max() - addresses.min()) + 16,
+                          "ld.shared::cluster.v4.f32")
+        positions, me = np.nonzero(wg.mask)[0], self.lane_ids(wg)
+        values = [_Sum(np.full(LANES, -1, dtype=np.int64), np.full(LANES, -1, dtype=np.int64),
+                       (np.full(LANES, -1, dtype=np.int64),)) for _ in range(4)]
+        for target in map(int, np.unique(ranks)):
+            if target in self.exited:
+                raise Fault(f"{wg.name()}: reads the shared memory of rank {target}, which has exited")
+            chosen = ranks == target
+            memory, readers = self.sum_memory(target), me[chosen]
+            for e in range(4):
+                words = (addresses[chosen] - SMEM_BASE) // 4 + e
+                unwritten = memory.w_phase[words] < 0
+                if unwritten.any():
+                    raise Fault(f"{wg.name()}: reads shared {int(addresses[chosen][unwritten][0]) + 4 * e} of rank "
+                                f"{target}, which holds no partial product")
+                early = (memory.w_who[words] != readers) & (wg.cluster_waits <= memory.w_phase[words])
+                if early.any():
+                    i = int(np.argmax(early))
+                    raise Fault(f"{wg.name()}: reads shared {int(addresses[chosen][i]) + 4 * e} of rank {target} "
+                                f"before {self.who(int(memory.w_who[words[i]]))}'s write of it (after "
+                                f"{int(memory.w_phase[words[i]])} cluster arrivals) was published by a cluster "
+                                f"barrier both passed (this warp group has waited on {wg.cluster_waits})")
+                for array, source in ((values[e].rows, memory.row), (values[e].cols, memory.col),
+                                      (values[e].parts[0], memory.part)):
+                    array[positions[chosen]] = source[words]
+                seen = memory.r_who[words]
+                who = np.where((seen == -1) | (seen == readers), readers, -2)
+                unique, counts = np.unique(words, return_counts=True)
+                memory.r_who[words] = who
+                memory.r_who[unique[counts > 1]] = -2
+                memory.r_phase[words] = np.maximum(memory.r_phase[words], wg.cluster_arrives)
+            if target != wg.cta:
+                self.remote_reads[target] = max(self.remote_reads[target], wg.cluster_arrives)
+        return values
+
+    def addf(self, wg, x, y) -> _Sum:
+        """arith.addf of two sums of partial products of the same elements of C (per active lane)."""
+        if not isinstance(x, _Sum) or not isinstance(y, _Sum):
+            raise Fault(f"{wg.name()}: arith.addf of {x!r} and {y!r}, not of partial products loaded from the cluster")
+        lanes = wg.mask
+        if (x.rows[lanes] != y.rows[lanes]).any() or (x.cols[lanes] != y.cols[lanes]).any():
+            i = int(np.argmax((x.rows[lanes] != y.rows[lanes]) | (x.cols[lanes] != y.cols[lanes])))
+            raise Fault(f"{wg.name()}: adds the partial product of A row {x.rows[lanes][i]} and B column "
+                        f"{x.cols[lanes][i]} to that of A row {y.rows[lanes][i]} and B column {y.cols[lanes][i]}")
+        if len(y.parts) == 1:  # (x) + p: a left fold goes on
+            parts, fold = x.parts + y.parts, x.fold
+        elif len(x.parts) == 1:  # p + (y), the same as (y) + p
+            parts, fold = y.parts + x.parts, y.fold
+        else:  # (..) + (..): not a left fold
+            parts, fold = x.parts + y.parts, False
+        return _Sum(x.rows, x.cols, parts, fold)
+
+    def named_barrier(self, wg, ident: int, threads: int):
+        """bar.sync ident, threads: the warp group blocks until threads / LANES warp groups of its workgroup have
+        arrived on barrier `ident` in this generation."""
+        if not wg.mask.all():
+            raise Fault(f"{wg.name()}: bar.sync {ident} by part of a warp group")
+        if threads % LANES or not 0 < threads <= self.run.gemm.threads:
+            raise Fault(f"{wg.name()}: bar.sync {ident}, {threads}: not whole warp groups of the workgroup's "
+                        f"{self.run.gemm.threads} threads")
+        state = self.named.setdefault((wg.cta, ident), [threads, 0])
+        if state[0] != threads:
+            raise Fault(f"{wg.name()}: bar.sync {ident} for {threads} threads, which others sync for {state[0]}")
+        state[1] += 1
+        return ("named", (wg.cta, ident), -(-state[1] // (threads // LANES)))
+
     # -- C
     def store_address(self, wg, address, value, size: int = 4, source=None, lanes=None):
         """A store of one element of `size` bytes per active lane (or per lane of `lanes`, `address` already
         theirs), the element of accumulator lane `source` (default: the storing lane)."""
-        m, n, out = self.run.schedule.split_k * self.run.problem.m, self.run.problem.n, self.run.problem.out_dtype
+        m, n, out = self.run.c_rows, self.run.problem.n, self.run.problem.out_dtype
         if size != (4 if out == "f32" else 2):
             raise Fault(f"{wg.name()}: a {size}-byte store into a C of {out}")
         offset = (np.asarray(address).astype(np.int64) if lanes is not None else
@@ -735,7 +965,7 @@ class _Cluster:
         self.run.store(self, wg, *np.divmod(offset // size, n), value, source)
 
     def store_index(self, wg, value, memref, row, col):
-        m, n = self.run.schedule.split_k * self.run.problem.m, self.run.problem.n
+        m, n = self.run.c_rows, self.run.problem.n
         if memref[:2] != ("binding", 2) or memref[2] != (m, n):
             raise Fault(f"{wg.name()}: memref.store into {memref}")
         rows, cols = (wg.active(v).astype(np.int64) for v in (row, col))
@@ -760,6 +990,9 @@ class _Cluster:
                 return (what.phase & 1) != wg.blocked[2]
             if kind == "sync":
                 return all(other.syncs >= what or other.done for other in per_cta[wg.cta])
+            if kind == "named":
+                threads, arrived = self.named[what]
+                return arrived >= wg.blocked[2] * (threads // LANES)
             return self.arrived_cluster >= what * len(self.warpgroups)
 
         while True:
@@ -785,8 +1018,15 @@ class _Cluster:
                     raise Fault(f"{wg.name()} exits with a wgmma in flight")
                 if all(other.done for other in per_cta[wg.cta]):
                     self.exited.add(wg.cta)
+                    waited = min(other.cluster_waits for other in per_cta[wg.cta])
+                    if self.remote_reads[wg.cta] >= waited:
+                        raise Fault(f"workgroup {wg.bid} exits while another workgroup of the cluster may still read "
+                                    f"its shared memory (a read after {self.remote_reads[wg.cta]} cluster arrivals; "
+                                    f"the workgroup waited on {waited} cluster barriers)")
                     if any(load.cta == wg.cta for load in self.in_flight):
                         raise Fault(f"workgroup {wg.bid} exits while a TMA load into it is in flight")
+        for wg in self.warpgroups:
+            self.run.cluster_syncs[wg.bid, wg.index] = (wg.cluster_arrives, wg.cluster_waits)
         for rank, registers in self.registers.items():
             if LANES * sum(registers.values()) > REGISTERS_PER_SM:
                 raise Fault(f"workgroup {self.base + rank}: setmaxnreg asks for {registers} registers per thread "
@@ -831,15 +1071,22 @@ class _Run:
     """The program of `problem` and `schedule` executed over its whole grid (one cluster at a time)."""
 
     def __init__(self, problem: Gemm, schedule: HopperSchedule, text: str | None = None):
-        # the kernel's own GEMM: with split_k, each slice's f32 partial product (the program sums them after)
-        self.problem, self.schedule = hopper.kernel_problem(problem, schedule), schedule
+        # slices summed in the cluster: C is M×N in the problem's type, each element the sum of the slices'
+        # partial products; else with split_k, the kernel's C is each slice's f32 partial product (rows slice × M
+        # on; the program sums them after)
+        self.cluster_sum = schedule.split_k > 1 and schedule.split_sum == "cluster"
+        self.problem = problem.with_(epilogue=Epilogue()) if schedule.split_k > 1 and not self.cluster_sum else problem
+        self.schedule = schedule
+        self.c_rows = problem.m * (1 if self.cluster_sum else schedule.split_k)
+        self.partials: dict[tuple, int] = {}  # the k of K a partial product sums -> its id (`_Sum.parts`)
+        self.cluster_syncs: dict[tuple[int, int], tuple[int, int]] = {}  # (workgroup, warp group) -> arrives, waits
         self.text = text if text is not None else program(problem, schedule)
         self.gemm = _parse(self.text, "gemm")
         self.grid = int(re.search(r"export public @gemm .*?%x = arith\.constant (\d+) : index", self.text,
                                   re.S).group(1))
         self.inits, self.expects, self.loads, self.arrivals, self.waits = [], [], [], [], []
         self.announced: dict[tuple[int, int], int] = {}
-        self.stored = np.zeros((schedule.split_k * problem.m, problem.n), dtype=np.int32)  # split_k: each slice's
+        self.stored = np.zeros((self.c_rows, problem.n), dtype=np.int32)  # split_k summed after: each slice's
         self.tensor_maps: dict[int, dict] = {}
         # the maps scratch as the program's dispatch returns it and as the kernel declares its binding: the same
         # size, two 128-byte maps per workgroup, and at least 64 bytes to round the kernel's start up (its writes
@@ -935,8 +1182,16 @@ class _Run:
     def store(self, machine: _Cluster, wg, rows: np.ndarray, cols: np.ndarray, value, source=None) -> None:
         """Elements stored at C[rows, cols], one per storing lane: `value` ("element", accumulator, register
         index, scalar or per lane) of the fragment of each lane of `source` (default: the storing lanes)."""
+        if isinstance(value, _Sum):
+            np.add.at(self.stored, (rows, cols), 1)
+            if machine.timed:
+                self.check_sum(wg, rows, cols, value)
+            return
         if not (isinstance(value, tuple) and value[0] == "element"):
             raise Fault(f"{wg.name()} stores {value!r}, not an accumulator element")
+        if self.cluster_sum:
+            raise Fault(f"{wg.name()} stores an accumulator element into C, whose elements are the sums of the "
+                        "slices' partial products")
         np.add.at(self.stored, (rows, cols), 1)
         if not machine.timed:
             return
@@ -961,6 +1216,50 @@ class _Run:
             i = int(np.argmax(wrong))
             raise Fault(f"{wg.name()} stores row {a_row[m[i]]} of A times column {b_col[n[i]]} of B into "
                         f"C[{rows[i]}, {cols[i]}]")
+
+    def slices(self) -> list[tuple[int, ...]]:
+        """The k of K of each slice, in slice order: split_k equal runs of whole K tiles, the last cut at K."""
+        per_slice = -(-self.problem.k // self.schedule.block_k) // self.schedule.split_k * self.schedule.block_k
+        return [tuple(range(piece * per_slice, min(self.problem.k, (piece + 1) * per_slice)))
+                for piece in range(self.schedule.split_k)]
+
+    def partial(self, acc: _Acc, index: int, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(A row, B column, partial product id) of accumulator element `index` of each of `lanes` (a timed run;
+        -2 in an untimed one, whose wgmma record no operands)."""
+        if acc.read is None:
+            return np.full(len(lanes), -2), np.full(len(lanes), -2), -2
+        a_row, b_col, ks = self.summary(acc)
+        if index >= len(b_col) // 2:
+            raise Fault(f"accumulator element {index} of an n{len(b_col)} fragment")
+        m, n = fragment(lanes, np.full(len(lanes), index))
+        return a_row[m], b_col[n], self.partials.setdefault(tuple(ks), len(self.partials))
+
+    def check_sum(self, wg, rows: np.ndarray, cols: np.ndarray, value: _Sum) -> None:
+        """Each stored sum is of its own element of C (A row and B column) and adds the slices' partial products
+        in slice order, (((slice 0 + slice 1) + slice 2) + ...), each slice's the k of its part of K once."""
+        lanes = wg.mask
+        wrong = (value.rows[lanes] != rows) | (value.cols[lanes] != cols)
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            raise Fault(f"{wg.name()} stores the sum of A row {value.rows[lanes][i]} times B column "
+                        f"{value.cols[lanes][i]} into C[{rows[i]}, {cols[i]}]")
+        names = {part: ks for ks, part in self.partials.items()}
+
+        def described(part: int) -> str:
+            ks = names.get(part)
+            return "nothing" if ks is None else f"k {ks[0]}..{ks[-1]} ({len(ks)})" if ks else "no k"
+        want = [self.partials.get(ks, -3) for ks in self.slices()]
+        parts = [p[lanes] for p in value.parts]
+        ok = np.full(len(rows), len(parts) == len(want) and value.fold)
+        if ok.all():
+            first = ((parts[0] == want[0]) & (parts[1] == want[1])) | ((parts[0] == want[1]) & (parts[1] == want[0]))
+            ok = first & np.all([p == w for p, w in zip(parts[2:], want[2:])], axis=0) if len(want) > 2 else first
+        if not ok.all():
+            i = int(np.argmax(~ok))
+            order = "" if value.fold else " (not added one after the other)"
+            raise Fault(f"{wg.name()} stores into C[{rows[i]}, {cols[i]}] the sum of "
+                        f"{[described(int(p[i])) for p in parts]}{order}; the slices in order are "
+                        f"{[described(w) if w >= 0 else 'never computed' for w in want]}")
 
     def summary(self, acc: _Acc) -> tuple[np.ndarray, np.ndarray, list]:
         """(A row of each fragment row, B column of each fragment column, the k of K it sums in order) of an
@@ -997,7 +1296,7 @@ class _Run:
         if (self.stored != 1).any():
             rows, cols = np.nonzero(self.stored != 1)
             raise Fault(f"C[{rows[0]}, {cols[0]}] is stored {self.stored[rows[0], cols[0]]} times "
-                        f"({len(rows)} elements of {self.problem.m}x{self.problem.n} not stored once)")
+                        f"({len(rows)} elements of {self.c_rows}x{self.problem.n} not stored once)")
 
     def byte_ledger(self) -> dict[tuple[int, int, int], tuple[int, list]]:
         """Per (workgroup, full barrier, phase n): (bytes its n-th expect_tx announces, the loads that complete on
@@ -1043,7 +1342,9 @@ def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, li
     """Per workgroup, the (block row, block column) tiles it should visit, from the docstring's order: clusters
     take `cluster_m` neighbouring block rows of one column at once (workgroup rank r the r-th); the cluster tiles
     go in groups of `group_m` block rows, column by column within a group, the groups top to bottom (row order
-    when group_m is 1); cluster u of the grid's takes the u-th, then every (grid / cluster_m)-th after it."""
+    when group_m is 1); cluster u of the grid's takes the u-th, then every (grid / cluster_m)-th after it. With
+    K's slices summed in the cluster, a cluster is the split_k slices of one tile: workgroup w takes slice
+    w % split_k of tile w // split_k in that order."""
     columns, rows = -(-problem.n // s.block_n), -(-problem.m // s.block_m)
     cluster_rows = -(-rows // s.cluster_m)
     if s.group_m == 1:
@@ -1052,6 +1353,9 @@ def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, li
         group = s.group_m // s.cluster_m  # cluster rows per group
         order = [(r, c) for top in range(0, cluster_rows, group) for c in range(columns)
                  for r in range(top, min(top + group, cluster_rows))]
+    if s.split_k > 1 and s.split_sum == "cluster":
+        return {bid: [(r, c, bid % s.split_k) for r, c in order[bid // s.split_k::grid // s.split_k]]
+                for bid in range(grid)}
     clusters = grid // s.cluster_m
     # split_k: the units are every tile of slice 0 in that order, then of slice 1, ...
     units = [(r, c, piece) for piece in range(s.split_k) for r, c in order]
@@ -1113,6 +1417,21 @@ CASES = {
     "split-k-one-consumer-64-rows": (Gemm(32, 520, 512, "bf16", "nt", epilogue=TRUNCF),
                                      S(64, 256, 64, 3, consumers=1, persistent=True, cluster_m=2, group_m=2,
                                        split_k=4), 4),
+    # split_k summed in the cluster (split_sum="cluster"): the slices of a tile are a cluster of split_k workgroups
+    # (rank r slice r), each one's partial product in its shared memory, each workgroup summing its share of the
+    # columns over every rank's in slice order into C (M×N): f32 C in 4-column stores (N a multiple of 4, a tile
+    # past N, K's last tile cut short), a 16-bit C per column (N = 130), 16-bit in packed 4-column stores, two
+    # consumers (128-row tiles, M past the tile: rows cut at M), f32 per column, 8 slices in groups of 2 block rows
+    "cluster-sum-64-rows": (Gemm(33, 200, 488, "bf16", "nt"), S(64, 128, 64, 3, consumers=1, group_m=1, split_k=4,
+                                                                 split_sum="cluster"), None),
+    "cluster-sum-truncf-n130": (Gemm(33, 130, 512, "bf16", "nt", epilogue=TRUNCF),
+                                S(64, 128, 64, 3, consumers=1, group_m=1, split_k=4, split_sum="cluster"), None),
+    "cluster-sum-two-consumers-nn-truncf": (Gemm(100, 256, 256, "f16", "nn", epilogue=TRUNCF),
+                                            S(128, 128, 64, 3, split_k=2, split_sum="cluster"), None),
+    "cluster-sum-two-consumers-n130": (Gemm(100, 130, 200, "f16", "nt"),
+                                       S(128, 128, 64, 3, group_m=1, split_k=2, split_sum="cluster"), None),
+    "cluster-sum-8-slices-groups": (Gemm(100, 200, 512, "bf16", "nt", epilogue=TRUNCF),
+                                    S(64, 128, 64, 2, consumers=1, group_m=2, split_k=8, split_sum="cluster"), None),
 }
 
 
@@ -1185,6 +1504,14 @@ def check_barrier_counts(problem: Gemm, schedule: HopperSchedule, sm_count: int 
         assert arrivals.get(empty, 0) == fills[full] * counts[empty], (
             f"barrier {empty} gets {arrivals.get(empty, 0)} arrivals for {fills[full]} fills of its stage, count "
             f"{counts[empty]}")
+    # cluster barriers: every warp group of the grid arrives and waits as often as every other (with a cluster:
+    # once after the barriers' initialisation, once before leaving, and with the slices summed in it once more
+    # between the partial products' writes and their reads); none without a cluster
+    cluster_sum = schedule.split_k > 1 and schedule.split_sum == "cluster"
+    expected = 3 if cluster_sum else 2 if schedule.cluster_m > 1 else 0
+    assert len(run.cluster_syncs) == run.grid * schedule.threads // LANES
+    assert set(run.cluster_syncs.values()) == {(expected, expected)}, (
+        f"cluster barriers (arrivals, waits) per warp group: {set(run.cluster_syncs.values())}, not {expected} each")
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -1251,6 +1578,31 @@ def _wide_grid() -> dict[str, tuple]:
                             cases[f"{name}-c{cluster}-{layout}-{dtype}{rounded}-s{stages}-{bm}x{bn}-{m}x{n}x{k}"] = (
                                 problem, schedule, rng.choice([2, 3, 4, 6]))
                             break
+    # K's slices summed in the cluster: each layout × one or two consumers (64- or 128-row tiles) × C in f32 or
+    # rounded, with 2, 4 or 8 slices, block_n 64 to 256 as the sum's shared memory allows, and M, N (N not a
+    # multiple of 4 for nt) and K (the last K tile cut short) at or off the tile multiples
+    draw = random.Random(31)
+    for layout in ("nt", "nn"):
+        for consumers in (1, 2):
+            for epilogue in (Epilogue(), TRUNCF):
+                for _ in range(50):
+                    bm, bn, split = 64 * consumers, draw.choice([64, 128, 256]), draw.choice([2, 4, 8])
+                    schedule = S(bm, bn, 64, draw.choice([2, 3, 4]), consumers=consumers,
+                                 group_m=draw.choice([1, 2, 4]), split_k=split, split_sum="cluster")
+                    step = 8 if layout == "nn" else draw.choice([1, 2, 4])
+                    m = max(1, bm * draw.choice([1, 2]) + draw.choice([-1, 0, 1]) * draw.choice([1, bm // 2]))
+                    n = max(step, bn * draw.choice([1, 2]) + step * draw.choice([-1, 0, 1]))
+                    k = 64 * split * draw.choice([1, 2]) - draw.choice([0, 8, 56])
+                    problem = Gemm(m, n, k, draw.choice(["f16", "bf16"]), layout, epilogue=epilogue)
+                    try:
+                        schedule.check()
+                        hopper.check_problem(problem, schedule)
+                    except hopper.HopperError:
+                        continue
+                    rounded = "-truncf" if epilogue == TRUNCF else ""
+                    cases[f"cluster-sum-{layout}-{problem.dtype}{rounded}-k{split}-{bm}x{bn}-{m}x{n}x{k}"] = (
+                        problem, schedule, 4)
+                    break
     # the H100's own SM count with more tiles than SMs (the persistent grid's rounds as built for the GPU)
     cases["h100-grid-persistent-128x8"] = (Gemm(1024, 168, 64, "bf16", "nt"), S(128, 8, 64, 2, persistent=True), None)
     cases["h100-grid-pingpong-cluster"] = (Gemm(1100, 336, 72, "f16", "nt"),

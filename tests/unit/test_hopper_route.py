@@ -133,8 +133,9 @@ def test_auto_takes_the_hopper_kernel_where_it_has_a_whole_tile(m, n, layout, ta
     assert isinstance(plan, hopper.HopperSchedule) is takes
     if takes and m == 8192:
         assert plan == hopper.DEFAULT  # tiles enough for every SM: the shipped schedule as it is
-    if takes and m == 128:  # one block row of one block column: 64-row tiles in a cluster of two, K in 8 slices
-        assert (plan.block_m, plan.block_n, plan.cluster_m, plan.consumers, plan.split_k) == (64, 256, 2, 1, 8)
+    if takes and m == 128:  # one block row of two 128x128 block columns, K in 2 slices summed in the cluster
+        assert (plan.block_m, plan.block_n, plan.cluster_m, plan.consumers, plan.split_k) == (128, 128, 1, 2, 2)
+        assert plan.sums_in_cluster and plan.cluster_size == 2
 
 
 @pytest.mark.parametrize("k, takes", [(4096, True), (4100, False), (4104, True)])
@@ -400,13 +401,23 @@ def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
     skinny = route.candidates(Gemm(32, 8192, 8192, "bf16", "nt"), target)
     square = route.candidates(Gemm(8192, 8192, 8192, "bf16", "nt"), target)
     assert all(c.split_k == 1 for c in square) and len(square) == 64 and square[0] == hopper.DEFAULT
-    sliced = [c for c in skinny if c.split_k > 1]
+    sliced = [c for c in skinny if c.split_k > 1 and not c.sums_in_cluster]
+    summed = [c for c in skinny if c.sums_in_cluster]
     assert sliced and {c.split_k for c in sliced} <= {2, 4, 8}
     assert all(c.kind == "cooperative" and c.persistent for c in sliced)
-    # the `hopper` pipeline's schedule first (64x128 tiles, K in 2 slices), its other slicings among its nearest
-    # neighbours (one choice changed); the shipped schedule's slicings are in the search too
+    # slices summed in the cluster: one tile per workgroup, within one round of the SMs
+    assert summed and {c.split_k for c in summed} <= {2, 4, 8}
+    assert all(c.kind == "cooperative" and not c.persistent and c.cluster_m == 1 and c.group_m == 1 and
+               hopper.grid_size(Gemm(32, 8192, 8192, "bf16", "nt"), c) <= hopper.SM_COUNT for c in summed)
+    assert {(c.block_m, c.block_n) for c in summed} == {(64, 256), (64, 128), (128, 256), (128, 128)}
+    assert not any(c.sums_in_cluster for c in square)
+    # the `hopper` pipeline's schedule first (64x128 tiles, K in 2 slices summed in the cluster), its other
+    # slicings among its nearest neighbours (one choice changed); the shipped schedule's slicings are in the
+    # search too
     assert skinny[0] == fitted(Gemm(32, 8192, 8192, "bf16", "nt")) and skinny[0].split_k == 2
-    assert replace_split(skinny[0], 1) in skinny[:8] and replace_split(skinny[0], 4) in skinny[:8]
+    assert skinny[0].sums_in_cluster
+    assert replace_split(skinny[0], 2, block_n=256, stages=5) in skinny[:16]  # 64x256 in 2: 64 workgroups
+    assert replace_split(skinny[0], 4) not in skinny  # 64 block columns in 4 slices: 256 workgroups, two rounds
     assert replace_split(hopper.DEFAULT, 2) in skinny and replace_split(hopper.DEFAULT, 4) in skinny
     # skinny: 64-row tiles of one consumer warp group too (only there)
     assert any((c.block_m, c.consumers) == (64, 1) for c in skinny)
