@@ -417,3 +417,27 @@ def test_the_ptx_shows_the_slices_summed_in_the_cluster(tmp_path, gemm, schedule
                           (replace(schedule, split_k=1), "cluster")):
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)
+
+
+def test_check_ptx_refuses_a_kernel_without_what_the_cluster_sum_needs(tmp_path):
+    """The checks refuse PTX the generator does not write: remote arrivals without a cluster along M, a cluster sum
+    with one cluster barrier, a 16-bit C rounded otherwise than to nearest (blind probe 13's survivors)."""
+    plain_gemm, plain = Gemm(256, 256, 128, "f16", "nt"), HopperSchedule(block_n=128)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "summed").mkdir()
+    ptx = _ptx(tmp_path / "plain", plain_gemm, plain)
+    check_ptx(ptx, plain_gemm, plain)
+    remote = "mapa.shared::cluster.u32 remote, %r1, %r2; mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+    at = ptx.index("wgmma.fence.sync.aligned")
+    with pytest.raises(HopperError, match=r"its cluster \("):
+        check_ptx(ptx[:at] + remote + ptx[at:], plain_gemm, plain)
+    gemm, schedule = Gemm(33, 4096, 2048, "bf16", "nn", epilogue=Epilogue("truncf")), _summed(block_n=256, stages=5,
+                                                                                              split_k=8)
+    ptx = _ptx(tmp_path / "summed", gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    first = ptx.index("barrier.cluster.arrive")
+    one_barrier = ptx[:first + 1] + ptx[first + 1:].replace("barrier.cluster.arrive", "// no arrive")
+    with pytest.raises(HopperError, match="slices summed in the cluster"):
+        check_ptx(one_barrier, gemm, schedule)
+    with pytest.raises(HopperError, match="C's type"):
+        check_ptx(ptx.replace("cvt.rn.bf16", "cvt.rz.bf16"), gemm, schedule)

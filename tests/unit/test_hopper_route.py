@@ -425,6 +425,10 @@ def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
     assert any(c.consumers == 1 and c.cluster_m == 2 for c in route.candidates(Gemm(128, 8192, 8192, "bf16", "nt"),
                                                                                 target))
     assert not any(c.consumers == 1 for c in route.candidates(Gemm(129, 8192, 8192, "bf16", "nt"), target))
+    # slices summed in the cluster searched up to M = 128 (both sides of the bound), 64-row tiles among them
+    assert any(c.sums_in_cluster and (c.block_m, c.block_n, c.split_k) == (64, 256, 2)
+               for c in route.candidates(Gemm(128, 8192, 8192, "bf16", "nt"), target))
+    assert not any(c.sums_in_cluster for c in route.candidates(Gemm(129, 8192, 8192, "bf16", "nt"), target))
     for c in sliced:  # within two rounds of the SMs; K's 128 tiles divide
         units = hopper.grid_size(Gemm(32, 8192, 8192, "bf16", "nt"), replace_split(c, 1, persistent=False))
         assert units // c.cluster_m * c.split_k <= 2 * hopper.SM_COUNT // c.cluster_m and 128 % c.split_k == 0
@@ -433,3 +437,22 @@ def test_the_search_adds_k_slices_only_where_the_tiles_leave_sms_idle():
 def replace_split(schedule, split_k, **changes):
     from dataclasses import replace
     return replace(schedule, split_k=split_k, **changes)
+
+
+def test_verify_refuses_a_reduction_dispatch_beside_slices_summed_in_the_cluster(tmp_path):
+    """A program whose kernel sums the slices in its cluster compiles to the one dispatch; a reduction entry beside it
+    is a fallback `verify` names (blind probe 13)."""
+    out = tmp_path / "o"
+    args = ["compile", "--target", SM90, "--shape", "32x4096x4096", "--dtype", "bf16", "--layout", "nt",
+            "--schedule", "hopper-cooperative:64x128x5x1x1x2c"]
+    assert cli.main(args + ["-o", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] and report["hopper_schedule"]["split_sum"] == "cluster"
+    ptx_file = out / "dump" / report["dispatches"][0]["isa_file"]
+    assert "_reduction_" not in ptx_file.read_text()
+    ptx_file.write_text(ptx_file.read_text() + "\n.entry gemm_dispatch_0_reduction_131072x2_f32(\n")
+    job = job_from_args(cli.build_parser().parse_args(args + ["-o", "x"]))
+    prepared = flow.prepare(job)
+    stats = [type("S", (), {"isa_file": ptx_file.name})()]
+    with pytest.raises(FallbackError, match="summed in the kernel's cluster, yet"):
+        ROUTES[job.route].verify(prepared, out / "dump", stats)
