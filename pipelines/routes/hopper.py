@@ -124,6 +124,21 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     return cluster_sum(gemm) or replace(schedule, split_k=split)
 
 
+def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int) -> hopper.HopperSchedule | None:
+    """The one-tile-per-workgroup schedule of a block_m x block_n tile (64 rows a consumer warp group), the most
+    stages, K in `slices` slices summed in the cluster; None where the kernels refuse it for `gemm`."""
+    consumers = block_m // 64
+    schedule = hopper.HopperSchedule(block_m=block_m, block_n=block_n, consumers=consumers, group_m=1,
+                                     stages=most_stages(block_m, block_n, consumers), split_k=slices,
+                                     split_sum="cluster")
+    try:
+        schedule.check()
+        hopper.check_problem(gemm, schedule)
+    except hopper.HopperError:
+        return None
+    return schedule
+
+
 def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
     """The schedule of CLUSTER_SUMS for `gemm` (K of at least SLICING.min_k): of the entries for its rows whose
     slices divide K's tiles and whose workgroups run in one round (CLUSTER_ROUND), the one with the most workgroups
@@ -132,14 +147,8 @@ def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
     for entry in CLUSTER_SUMS:
         if not entry.min_m <= gemm.m <= entry.max_m or gemm.k < SLICING.min_k:
             continue
-        consumers = entry.block_m // 64
-        schedule = hopper.HopperSchedule(block_m=entry.block_m, block_n=entry.block_n, consumers=consumers,
-                                         stages=most_stages(entry.block_m, entry.block_n, consumers), group_m=1,
-                                         split_k=entry.slices, split_sum="cluster")
-        try:
-            schedule.check()
-            hopper.check_problem(gemm, schedule)
-        except hopper.HopperError:
+        schedule = summed_in_cluster(gemm, entry.block_m, entry.block_n, entry.slices)
+        if schedule is None:
             continue
         workgroups = hopper.grid_size(gemm, schedule)
         if workgroups <= CLUSTER_ROUND[entry.slices]:
@@ -240,17 +249,9 @@ class HopperRoute(KernelRoute):
         # (64 rows of one consumer warp group) and 128-row tiles of two, where the workgroups fit one round of SMs
         if gemm.m <= SKINNY_TILES[-1].max_m:
             for block_m, block_n in ((64, 256), (64, 128), (128, 256), (128, 128)):
-                consumers = block_m // 64
                 for split_k in (2, 4, 8):
-                    summed = hopper.HopperSchedule(block_m=block_m, block_n=block_n, consumers=consumers, group_m=1,
-                                                   stages=most_stages(block_m, block_n, consumers), split_k=split_k,
-                                                   split_sum="cluster")
-                    try:
-                        summed.check()
-                        hopper.check_problem(gemm, summed)
-                    except hopper.HopperError:
-                        continue
-                    if hopper.grid_size(gemm, summed) <= hopper.SM_COUNT and summed not in found:
+                    summed = summed_in_cluster(gemm, block_m, block_n, split_k)
+                    if summed is not None and hopper.grid_size(gemm, summed) <= hopper.SM_COUNT and summed not in found:
                         found.append(summed)
         return sorted(found, key=lambda c: sum(value != start.__dict__[key] for key, value in c.__dict__.items()))
 

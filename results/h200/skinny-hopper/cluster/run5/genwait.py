@@ -2,7 +2,8 @@
 #   git apply results/h200/skinny-hopper/cluster/run5/wait.patch && python results/h200/skinny-hopper/cluster/run5/genwait.py PLAN
 import sys
 from pathlib import Path
-sys.path.insert(0, "/work/main")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[5]))
 from pipelines.bench import build_plan
 from pipelines.named import HOPPER_CANDIDATE
 from pipelines.routes.hopper import fitted, most_stages
