@@ -318,8 +318,11 @@ def parse_schedule(text: str) -> HopperSchedule:
     except ValueError:
         numbers = []
     if len(numbers) not in (4, 5, 6):
-        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K]], e.g. "
+        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K[c]]], e.g. "
                           f"{name}:128x256x4x16x2.")
+    if split_sum == "cluster" and numbers[-1] < 2:
+        raise HopperError(f"'{text}': a c after SPLIT_K sums its slices in the cluster; it needs 2 to {MAX_CLUSTER} "
+                          "slices.")
     block_m, block_n, stages, group_m, *rest = numbers
     return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, rest[0] if rest else 1, group_m,
                           rest[1] if len(rest) > 1 else 1, split_sum)
@@ -1169,7 +1172,9 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
     consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one
     group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup; none without
     one); the kernel writes every field of both tensor maps; a fused consumer's ops in its store (`_applies_tail`),
-    and none without one. The tile order (group_m) and the persistent grid are
+    and none without one; with the slices summed in the cluster, the sum between its cluster barriers
+    (`_sums_in_cluster`) and C stored in its type 4 columns at once (`_stores_c_as`). The tile order (group_m) and
+    the persistent grid are
     arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
     program's export)."""
     gemm = ptx_kernel(ptx, entry)
@@ -1214,8 +1219,9 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         "slices summed in the cluster": _sums_in_cluster(gemm, schedule),
     }
     found["C's type"] = _stores_c_as(gemm, problem, schedule)
-    found["fused consumer"] = _applies_tail(gemm, problem, tail,
-                                            4 * (schedule.split_k - 1) if schedule.sums_in_cluster else 0)
+    # the sum's f32 additions per group of 4 columns (LLVM drops those of columns it can prove past N, when N < 4)
+    sums = min(problem.n, 4) * (schedule.split_k - 1) if schedule.sums_in_cluster else 0
+    found["fused consumer"] = _applies_tail(gemm, problem, tail, sums)
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise HopperError(f"the Hopper kernel's PTX does not show its {missing[0]} ({schedule}).")
@@ -1234,23 +1240,31 @@ def _sums_in_cluster(gemm: str, schedule: HopperSchedule) -> bool:
     """With the slices summed in the cluster: a cluster of split_k workgroups, each consumer thread's fragments
     written to shared memory in 8-byte pairs (m_blocks × 2 × block_n / 8 of them), and the sum read from every
     workgroup of the cluster (mapa, ld.shared::cluster.v4.f32; a whole number of split_k, as LLVM may unroll the
-    loop) between cluster barriers. Without: none of it."""
-    loads = len(re.findall(r"ld\.shared::cluster\.v4\.f32", gemm))
-    pairs = len(re.findall(r"st\.shared\.v2\.f32", gemm))
+    loop) between cluster barriers: an arrive (release, not .relaxed) and a wait after the last fragment store and
+    before the first read, and another pair after the last read; every arrive waited for. Without: none of it."""
+    loads = [m.start() for m in re.finditer(r"ld\.shared::cluster\.v4\.f32", gemm)]
+    pairs = [m.start() for m in re.finditer(r"st\.shared\.v2\.f32", gemm)]
     if not schedule.sums_in_cluster:
-        return loads == 0 and pairs == 0
+        return not loads and not pairs
+    arrives = [m.start() for m in re.finditer(r"barrier\.cluster\.arrive(\.aligned)?;", gemm)]
+    waits = [m.start() for m in re.finditer(r"barrier\.cluster\.wait(\.aligned)?;", gemm)]
+
+    def pair_between(low: int, high: float) -> bool:  # an arrive, then a wait, both in (low, high)
+        return any(low < arrive < wait < high for arrive in arrives for wait in waits)
     return (re.search(rf"\.reqnctapercluster {schedule.split_k}, 1, 1", gemm) is not None
-            and pairs == schedule.m_blocks * 2 * (schedule.block_n // 8)
-            and loads >= schedule.split_k and loads % schedule.split_k == 0
-            and len(re.findall(r"mapa\.shared::cluster\.u32", gemm)) == loads
-            and len(re.findall(r"barrier\.cluster\.arrive", gemm)) >= 3)
+            and len(pairs) == schedule.m_blocks * 2 * (schedule.block_n // 8)
+            and len(loads) >= schedule.split_k and len(loads) % schedule.split_k == 0
+            and len(re.findall(r"mapa\.shared::cluster\.u32", gemm)) == len(loads)
+            and "barrier.cluster.arrive.relaxed" not in gemm and len(arrives) == len(waits) >= 3
+            and pair_between(max(pairs), min(loads)) and pair_between(max(loads), float("inf")))
 
 
 def _applies_tail(gemm: str, problem: Gemm, tail: Elementwise | None, sums: int = 0) -> bool:
     """With a fused consumer: the instruction of each of its lowered ops in `TAIL_PTX` is in the kernel, its fused
     multiply-adds a whole number of times its count (one per element), and no division where it has none. Without
     one: none of those instructions (the Hopper kernel computes none of them), but for the f32 additions of slices
-    summed in the cluster: a whole number of `sums` (4 columns × (split_k - 1) per group of columns summed)."""
+    summed in the cluster: a whole number of `sums` (4 columns, or N when N < 4, × (split_k - 1) per group of
+    columns summed)."""
     def count(pattern: str) -> int:
         return len(re.findall(rf"\b{pattern}\s", gemm))
     if tail is None:
@@ -1287,7 +1301,8 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     Where the kernel stages its stores (`stages_stores`), a 16-bit C inside the tiles goes out in 16-byte rows: one
     stmatrix of four 8x8 matrices and one 16-byte store per four 8-column blocks of each fragment row, m_blocks × 2
     × block_n / 32 of each (none when no tile is whole: LLVM drops the path), and the pairs' 4-byte stores only at
-    the edges (which LLVM drops when every tile is whole)."""
+    the edges (which LLVM drops when every tile is whole). Slices summed in the cluster: 4 columns a store (16 bytes
+    of f32, or two rounded pairs in 8) where N is a multiple of 4, else per-column stores."""
     out = problem.out_dtype
     rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
     stmatrix = len(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", gemm))

@@ -91,11 +91,12 @@ class ClusterSum:
 # workgroups in one round (first on a tie); for 65-128 rows 128x128 in 2. Below 17 rows the two ways measured
 # within a few per cent of each other either way round, and the rule before stays.
 CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2), ClusterSum(65, 128, 128, 128, 2))
-# Workgroups (one per SM: each takes most of its shared memory) in clusters of each size that ran in one round on
-# that H200: 128 in clusters of 2; in clusters of 4, 64 ran in one round and 128 did not (the same sweep: 64x128
-# tiles in 4 slices took 1.5x the time of 64x256 in 4 at 32 x 4096 x 4096, half the workgroups each with twice the
-# work); clusters of 8 (128 workgroups) were slower than 4 everywhere and are not used.
-CLUSTER_ROUND = {2: 132, 4: 64}
+# Workgroups (one per SM: each takes most of its shared memory) in clusters of each size that ran as one round on
+# that H200, judged by time (residency was not queried): up to 128 in clusters of 2 (none more was measured); in
+# clusters of 4, 64 did and 128 did not (the same sweep: 64x128 tiles in 4 slices took 1.5x the time of 64x256 in
+# 4 at 32 x 4096 x 4096, twice the workgroups each with half the work); clusters of 8 (128 workgroups) were slower
+# than 4 everywhere and are not used.
+CLUSTER_ROUND = {2: 128, 4: 64}
 
 
 def most_stages(block_m: int, block_n: int, consumers: int) -> int:
@@ -106,9 +107,11 @@ def most_stages(block_m: int, block_n: int, consumers: int) -> int:
 
 
 def fitted(gemm: Gemm) -> hopper.HopperSchedule:
-    """The `hopper` pipeline's schedule: the shipped one, with a skinny problem's tile (SKINNY_TILES) and, where
-    its units of work leave SMs idle and K is long enough (SLICING), K in slices: the most slices (2, 4 ..
-    SLICING.most, dividing K's tiles) whose units of work, clusters times slices, occupy at most SM_COUNT SMs."""
+    """The `hopper` pipeline's schedule: from 17 to 128 rows the slices summed in the cluster where CLUSTER_SUMS
+    has a tile and slices for the problem (`cluster_sum`); else the shipped one, with a skinny problem's tile
+    (SKINNY_TILES) and, where its units of work leave SMs idle and K is long enough (SLICING), K in slices summed
+    after: the most slices (2, 4 .. SLICING.most, dividing K's tiles) whose units of work, clusters times slices,
+    occupy at most SM_COUNT SMs."""
     schedule = hopper.DEFAULT
     tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
     if tile is not None:
@@ -201,8 +204,9 @@ class HopperRoute(KernelRoute):
         most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
         one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
         SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k), and for M up to 128
-        one-tile-per-workgroup ones with 2, 4 or 8 slices summed in the cluster, whose workgroups fit one round of
-        the SMs; those the kernels refuse for the problem are left out. The `hopper` pipeline's schedule for the
+        one-tile-per-workgroup ones with 2, 4 or 8 slices summed in the cluster, at most SM_COUNT workgroups (the
+        search measures what the rule's CLUSTER_ROUND only judged); those the kernels refuse for the problem are left
+        out. The `hopper` pipeline's schedule for the
         problem (`fitted`: the shipped one where tiles fill the SMs) comes first, then the others by how many of its
         choices they change (so --limit keeps its neighbours)."""
         # one sentence where the kernels do not take the problem at all; else the `hopper` pipeline's schedule, the
@@ -246,7 +250,7 @@ class HopperRoute(KernelRoute):
                 if sliced not in found:  # `fitted`'s own slicing is there already
                     found.append(sliced)
         # Skinny problems: K in 2, 4 or 8 slices summed in the cluster, one tile per workgroup, on the skinny tiles
-        # (64 rows of one consumer warp group) and 128-row tiles of two, where the workgroups fit one round of SMs
+        # (64 rows of one consumer warp group) and 128-row tiles of two, at most SM_COUNT workgroups
         if gemm.m <= SKINNY_TILES[-1].max_m:
             for block_m, block_n in ((64, 256), (64, 128), (128, 256), (128, 128)):
                 for split_k in (2, 4, 8):

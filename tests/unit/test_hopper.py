@@ -379,6 +379,8 @@ def test_a_schedule_string_sums_the_slices_in_the_cluster_with_a_c():
     assert "K in 8 slices summed in the cluster" in schedule.describe()
     assert hopper_module.parse_schedule("hopper-cooperative:64x256x5x1x1x8").split_sum == "dispatch"
     for text, words in (("hopper-cooperative-persistent:64x256x5x1x1x4c", "one tile per workgroup"),
+                        ("hopper-cooperative:64x256x5x1x1x1c", "needs 2 to 8 slices"),
+                        ("hopper-cooperative:64x256x5x1x4c", r"SPLIT_K\[c\]"),
                         ("hopper-cooperative:64x256x5x1x1c", "is not"), ("hopper-cooperative:64x256x5x1x2x4c",
                                                                           "no cluster along M")):
         with pytest.raises(HopperError, match=words):
@@ -403,6 +405,10 @@ def test_slices_summed_in_the_cluster_are_one_dispatch_of_c_in_its_type():
 @pytest.mark.parametrize("gemm, schedule", [
     (Gemm(100, 130, 1024, "f16", "nt"), _summed(block_m=128, consumers=2, stages=3, split_k=2)),  # f32, N % 4
     (Gemm(33, 4096, 2048, "bf16", "nn", epilogue=Epilogue("truncf")), _summed(block_n=256, stages=5, split_k=8)),
+    # N below 4: LLVM drops the sums of the columns past N (the review's case: 10 additions, not a multiple of 4)
+    (Gemm(100, 2, 4096, "f16", "nt"), _summed(block_m=128, consumers=2, stages=7, split_k=2)),
+    (Gemm(32, 3, 4096, "bf16", "nt", epilogue=Epilogue("truncf")), _summed(block_n=256, stages=5, split_k=4)),
+    (Gemm(32, 1, 4096, "f16", "nt"), _summed(block_n=128, stages=7, split_k=2)),
 ])
 def test_the_ptx_shows_the_slices_summed_in_the_cluster(tmp_path, gemm, schedule):
     ptx = _ptx(tmp_path, gemm, schedule)
@@ -441,3 +447,20 @@ def test_check_ptx_refuses_a_kernel_without_what_the_cluster_sum_needs(tmp_path)
         check_ptx(one_barrier, gemm, schedule)
     with pytest.raises(HopperError, match="C's type"):
         check_ptx(ptx.replace("cvt.rn.bf16", "cvt.rz.bf16"), gemm, schedule)
+    # the sum's barriers: no waits, arrives without release, or the publishing pair after the reads (the review's)
+    for broken in (ptx.replace("barrier.cluster.wait;", "// no wait"),
+                   ptx.replace("barrier.cluster.arrive;", "barrier.cluster.arrive.relaxed;")):
+        with pytest.raises(HopperError, match="slices summed in the cluster"):
+            check_ptx(broken, gemm, schedule)
+    pair = "barrier.cluster.arrive;\n\tbarrier.cluster.wait;"
+    assert ptx.count(pair) == 3
+    first_load = ptx.index("ld.shared::cluster.v4.f32")
+    publish = ptx.index(pair, ptx.rindex("st.shared.v2.f32"))
+    assert publish < first_load
+    moved = ptx[:publish] + ptx[publish + len(pair):first_load] + pair + ptx[first_load:]  # still before the reads
+    check_ptx(moved, gemm, schedule)
+    late = ptx.rindex("ld.shared::cluster.v4.f32")
+    after = ptx.index(";", late) + 1
+    moved = ptx[:publish] + ptx[publish + len(pair):after] + "\n\t" + pair + ptx[after:]  # after the last read
+    with pytest.raises(HopperError, match="slices summed in the cluster"):
+        check_ptx(moved, gemm, schedule)
