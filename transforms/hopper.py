@@ -215,6 +215,11 @@ class HopperSchedule:
         return self.split_k > 1 and self.split_sum == "cluster"
 
     @property
+    def sums_after(self) -> bool:
+        """K in slices whose f32 partial products the program sums after the kernel (IREE's reduction dispatch)."""
+        return self.split_k > 1 and not self.sums_in_cluster
+
+    @property
     def cluster_size(self) -> int:
         """Workgroups per thread-block cluster: `cluster_m` sharing B, or the slices of a tile summed in it."""
         return self.split_k if self.sums_in_cluster else self.cluster_m
@@ -517,7 +522,7 @@ def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[s
 def kernel_problem(problem: Gemm, s: HopperSchedule) -> Gemm:
     """The GEMM the kernel itself computes: with split_k summed after, each slice's f32 partial product (the
     program rounds their sum); else `problem`."""
-    return problem.with_(epilogue=Epilogue()) if s.split_k > 1 and not s.sums_in_cluster else problem
+    return problem.with_(epilogue=Epilogue()) if s.sums_after else problem
 
 
 def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
@@ -556,7 +561,7 @@ def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
 
 def partial_rows(problem: Gemm, s: HopperSchedule) -> int:
     """Rows of the kernel's C: each slice's M rows with split_k summed after, else M."""
-    return problem.m * (1 if s.sums_in_cluster else s.split_k)
+    return problem.m * (s.split_k if s.sums_after else 1)
 
 
 def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, ...]:
@@ -1112,7 +1117,7 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 
 
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
-    if schedule.split_k > 1 and not schedule.sums_in_cluster:  # the slices' partial products, summed here
+    if schedule.sums_after:  # the slices' partial products, summed here
         return _split_caller(problem, schedule, function, name, maps_result)
     ta, tb, tc, tm = tensor_types(problem, schedule)
     results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")

@@ -112,6 +112,9 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     (SKINNY_TILES) and, where its units of work leave SMs idle and K is long enough (SLICING), K in slices summed
     after: the most slices (2, 4 .. SLICING.most, dividing K's tiles) whose units of work, clusters times slices,
     occupy at most SM_COUNT SMs."""
+    summed = cluster_sum(gemm)
+    if summed is not None:
+        return summed
     schedule = hopper.DEFAULT
     tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
     if tile is not None:
@@ -124,7 +127,7 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     while (sliced and split * 2 <= SLICING.most and k_tiles % (split * 2) == 0
            and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
         split *= 2
-    return cluster_sum(gemm) or replace(schedule, split_k=split)
+    return replace(schedule, split_k=split)
 
 
 def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int) -> hopper.HopperSchedule | None:
@@ -302,8 +305,8 @@ class HopperRoute(KernelRoute):
         # split_k summed after: the slices' sum is IREE's reduction dispatch of M·N elements over the slices, in the
         # same module; summed in the cluster (check_ptx found the sum in the kernel): no such dispatch
         reduction = f"_reduction_{gemm.m * gemm.n}x{schedule.split_k}_f32("
-        reduced = any(reduction in p.read_text() for p in dump.glob("*.ptx"))
-        if schedule.split_k > 1 and not schedule.sums_in_cluster and not reduced:
+        reduced = schedule.split_k > 1 and any(reduction in p.read_text() for p in dump.glob("*.ptx"))
+        if schedule.sums_after and not reduced:
             raise FallbackError(f"{DISPATCH}: the compiled program has no reduction of the {schedule.split_k} K "
                                 f"slices (a kernel entry ending in {reduction[:-1]}).")
         if schedule.sums_in_cluster and reduced:
