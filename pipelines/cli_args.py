@@ -299,6 +299,9 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--split-consumers", action="store_true", help="--pipeline hopper: leave the elementwise "
                    "consumers after a contraction's rounding (a Gelu) to IREE's own dispatches (default: in the "
                    "kernel's store, faster on an H100: results/h100/hopper-model/probe/)")
+    p.add_argument("--iree-softmax", action="store_true", help="--pipeline hopper: leave each softmax to IREE's own "
+                   "dispatch (default: the row softmax kernel, one read and one write of the rows; 2.9x faster than "
+                   "IREE's on an H200: results/h200/softmax/)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["tune_model"])

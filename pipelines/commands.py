@@ -138,6 +138,9 @@ def cmd_tune_model(args) -> int:
     if args.split_consumers and not kernel:
         raise UsageError("--split-consumers is for --pipeline hopper (the Hopper kernels' store); IREE's pipelines "
                          "fuse consumers themselves.")
+    if args.iree_softmax and not kernel:
+        raise UsageError("--iree-softmax is for --pipeline hopper (its softmax kernel); with IREE's pipelines IREE "
+                         "compiles every softmax.")
     if kernel and (args.with_spec or args.search or args.predict or args.workers or args.scheduler):
         raise UsageError(f"--pipeline {args.pipeline} takes no --with-spec, --search, --predict or cluster: its "
                          "kernels are the target's own, compiled as they are.")
@@ -146,7 +149,8 @@ def cmd_tune_model(args) -> int:
     if not args.model.is_file():
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
     if kernel:
-        summary = tune_model_hopper(args.model, target, args.output, args.force, not args.split_consumers)
+        summary = tune_model_hopper(args.model, target, args.output, args.force, not args.split_consumers,
+                                    not args.iree_softmax)
         print(f"wrote {args.output}/ (model.md, model.json, tuned/, default/)")
         print(hopper_markdown(summary), end="")
         return 0

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from transforms import hopper
+from transforms import hopper, softmax as row_softmax
 from transforms.problem import Epilogue, Gemm, ProblemError, contraction_ops, parse_module, _gemm_of
 
 FUNCTION_PREFIX = "hopper_gemm_"
 EXECUTABLE_PREFIX = "hopper_"
+SOFTMAX_PREFIX = "row_softmax_"  # a softmax kernel's function and entry: row_softmax_N, its executable softmax_N
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,38 @@ def _executable(function: str) -> str:
 
 
 @dataclass(frozen=True)
+class SoftmaxCall:
+    """One softmax of the model (the importer's chain from its 16-bit input to the rounded result) as the row
+    softmax kernel runs it."""
+
+    softmax: row_softmax.RowSoftmax
+    function: str  # the private function and the kernel's entry
+
+    @property
+    def executable(self) -> str:
+        return _softmax_executable(self.function)
+
+
+def _softmax_executable(function: str) -> str:
+    return function.removeprefix("row_")
+
+
+@dataclass(frozen=True)
 class HopperModel:
     text: str  # the rewritten program
     calls: tuple[HopperCall, ...]  # one per contraction taken, in program order (equal ones share a function)
     left: tuple[str, ...]  # each contraction left to IREE, with the reason
+    softmaxes: tuple[SoftmaxCall, ...] = ()  # one per softmax taken, in program order (equal ones share a function)
+    softmax_left: tuple[str, ...] = ()  # each softmax left to IREE, with the reason
 
     @property
     def functions(self) -> tuple[HopperCall, ...]:
         """The first call of each function: one per kernel the program holds."""
         return tuple({c.function: c for c in self.calls}.values())
+
+    @property
+    def softmax_functions(self) -> tuple[SoftmaxCall, ...]:
+        return tuple({c.function: c for c in self.softmaxes}.values())
 
 
 # A contraction whose store runs a fused consumer keeps the shipped cooperative kernel. Measured on an H100
@@ -70,10 +94,12 @@ TAIL_SCHEDULE = hopper.DEFAULT
 
 
 def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEFAULT, fuse_tail: bool = True,
-            tail_schedule: hopper.HopperSchedule = TAIL_SCHEDULE) -> HopperModel:
+            tail_schedule: hopper.HopperSchedule = TAIL_SCHEDULE, softmax: bool = True) -> HopperModel:
     """The linalg program `text` with every contraction the Hopper kernels take replaced by a call of one with
     `schedule`, the importer's rounding fused. `fuse_tail` (default): elementwise consumers after the rounding (a
-    Gelu) run in the kernel's store too, with `tail_schedule`; without it they stay IREE's dispatches."""
+    Gelu) run in the kernel's store too, with `tail_schedule`; without it they stay IREE's dispatches. `softmax`
+    (default): each softmax of a 16-bit tensor along its rows, as the importer writes it (`_softmax_chain`), becomes
+    a call of the row softmax kernel (`transforms.softmax`); without it IREE compiles it."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text, source)
         calls: list[HopperCall] = []
@@ -97,6 +123,26 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
         if not calls:
             raise ProblemError(f"{source}: the Hopper kernels take none of its contractions ("
                                f"{'; '.join(left) or 'it has none'}).")
+        softmaxes: list[SoftmaxCall] = []
+        softmax_functions: dict[row_softmax.RowSoftmax, str] = {}
+        softmax_left: list[str] = []
+        for op in _extensions(module) if softmax else []:
+            taken = _softmax_chain(op)
+            if taken is None:
+                continue  # not the start of a softmax
+            if isinstance(taken, str):
+                softmax_left.append(taken)
+                continue
+            spec, x, replaced = taken
+            name = softmax_functions.setdefault(spec, f"{SOFTMAX_PREFIX}{len(softmax_functions)}")
+            softmaxes.append(SoftmaxCall(spec, name))
+            last = replaced[-1]
+            with ir.InsertionPoint(last):
+                call = ir.Operation.create("func.call", results=[last.results[0].type], operands=[x],
+                                           attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+            last.results[0].replace_all_uses_with(call.results[0])
+            for done in reversed(replaced):
+                done.erase()
         module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(
             f'[#hal.device.target<"cuda", [{hopper.TARGET}]> : !hal.device]')
         # printed before the called functions exist (they are added as text below): unverified, in pretty form
@@ -104,9 +150,12 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
     added = [_function(gemm, chosen, name) for (gemm, _, chosen), name in functions.items()]
     added += [hopper.executable(gemm, chosen, _executable(name), name, tail)
               for (gemm, tail, chosen), name in functions.items()]
+    added += [row_softmax.function(spec, name, _softmax_executable(name)) for spec, name in softmax_functions.items()]
+    added += [row_softmax.executable(spec, _softmax_executable(name), name) for spec, name in softmax_functions.items()]
     if not body.endswith("}"):
         raise ProblemError(f"{source}: the printed module does not end its body with '}}'.")
-    return HopperModel(body[:-1] + "\n".join(added) + "\n}\n", tuple(calls), tuple(left))
+    return HopperModel(body[:-1] + "\n".join(added) + "\n}\n", tuple(calls), tuple(left), tuple(softmaxes),
+                       tuple(softmax_left))
 
 
 def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_tail: bool,
@@ -238,6 +287,138 @@ def _only_elementwise_user(op: ir.Operation, dtype: str) -> ir.Operation | None:
     return user if all(str(t.element_type) == dtype for t in types) else None
 
 
+def _extensions(module) -> list[ir.Operation]:
+    """The program's elementwise `linalg.generic`s whose body is one `arith.extf` to f32: where an importer's softmax
+    of a 16-bit tensor starts."""
+    found = []
+
+    def visit(op):
+        if op.name == "linalg.generic" and _body_names(op) == ["arith.extf", "linalg.yield"] and \
+                str(ir.RankedTensorType(op.results[0].type).element_type) == "f32":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def _body_names(op: ir.Operation) -> list[str]:
+    return [o.operation.name for o in op.regions[0].blocks[0].operations]
+
+
+def _maps(op: ir.Operation) -> list[str]:
+    return [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _iterators(op: ir.Operation) -> list[str]:
+    return [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _users(value: ir.Value) -> list[ir.Operation]:
+    return [use.owner for use in value.uses]
+
+
+def _fill_of(value: ir.Value) -> float | None:
+    """The constant a `linalg.fill` writes into `value`, or None."""
+    fill = _owner(value)
+    if fill is None or fill.name != "linalg.fill":
+        return None
+    constant = _owner(fill.operands[0])
+    if constant is None or constant.name != "arith.constant":
+        return None
+    return float(ir.FloatAttr(constant.attributes["value"]).value)
+
+
+IDENTITY = "affine_map<(d0, d1) -> (d0, d1)>"
+ROW = ("affine_map<(d0, d1) -> (d0)>", "affine_map<(d0, d1) -> (d0, 0)>")  # a row's value, rank 1 or R×1
+
+
+def _combines(op: ir.Operation, name: str, result: int = 0) -> bool:
+    """`op`'s body yields, as its result `result`, `name` applied to its input element and its running value."""
+    block = op.regions[0].blocks[0]
+    inputs = len(list(op.operands)) - len(list(op.results))
+    value = list(block.operations)[-1].operands[result]
+    owner = _owner(value)
+    if owner is None or owner.name != name:
+        return False
+    operands = set(map(str, (owner.operands[0].get_name(), owner.operands[1].get_name())))
+    wanted = {block.arguments[0].get_name(), block.arguments[inputs + result].get_name()}
+    return operands == wanted
+
+
+def _softmax_chain(extension: ir.Operation):
+    """None when `extension` (`_extensions`) starts no softmax; else (the kernel's RowSoftmax, the 16-bit input, the
+    ops it replaces in program order) or a sentence saying why the row softmax kernel does not take it. The chain,
+    as IREE's ONNX importer writes a Softmax along the last axis of a 16-bit R×N tensor (every step's only users
+    those named):
+
+        e = extf(x)                     f32, R×N
+        m = max over each row of e      from a fill of -inf (an argmax beside it, unused)
+        d = e - m                       (m expanded to R×1)
+        p = exp(d)
+        s = sum over each row of p      from a fill of 0.0, R×1
+        q = p / s
+        y = truncf(q)                   x's type
+    """
+    x = extension.operands[0]
+    x_type = ir.RankedTensorType(x.type)
+    dtype = str(x_type.element_type)
+    if x_type.rank != 2 or _maps(extension) != [IDENTITY, IDENTITY]:
+        return None
+    users = _users(extension.results[0])
+    maxes = [u for u in users if u.name == "linalg.generic" and _iterators(u) == [
+        "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"]]
+    if len(maxes) != 1 or len(users) != 2:
+        return None
+    high = maxes[0]
+    max_op = next((name for name in row_softmax.MAX_OPS if _combines(high, name)), None)
+    if max_op is None or len(list(high.operands)) - len(list(high.results)) != 1 or \
+            _maps(high)[:2] != [IDENTITY, ROW[0]] or _fill_of(high.operands[1]) != float("-inf"):
+        return None
+    if any(list(r.uses) for r in list(high.results)[1:]):
+        return None  # the argmax is used
+    shift = next(u for u in users if u != high)
+    expanded = _users(high.results[0])
+    if len(expanded) != 1 or expanded[0].name != "tensor.expand_shape" or \
+            [u for u in _users(expanded[0].results[0])] != [shift]:
+        return None
+    if shift.name != "linalg.generic" or _maps(shift) != [IDENTITY, ROW[1], IDENTITY] or \
+            _body_names(shift) != ["arith.subf", "linalg.yield"] or \
+            list(shift.operands)[:2] != [extension.results[0], expanded[0].results[0]]:
+        return None
+    exp = _single_user(shift)
+    if exp is None or _body_names(exp) != ["math.exp", "linalg.yield"] or _maps(exp) != [IDENTITY, IDENTITY]:
+        return None
+    users = _users(exp.results[0])
+    total = next((u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
+                  in _iterators(u)), None)
+    quotient = next((u for u in users if u != total), None)
+    if len(users) != 2 or total is None or quotient is None or not _combines(total, "arith.addf") or \
+            _maps(total) != [IDENTITY, ROW[1]] or _fill_of(total.operands[1]) != 0.0:
+        return None
+    if _users(total.results[0]) != [quotient] or quotient.name != "linalg.generic" or \
+            _maps(quotient) != [IDENTITY, ROW[1], IDENTITY] or \
+            _body_names(quotient) != ["arith.divf", "linalg.yield"] or \
+            list(quotient.operands)[:2] != [exp.results[0], total.results[0]]:
+        return None
+    rounding = _single_user(quotient)
+    if rounding is None or _body_names(rounding) != ["arith.truncf", "linalg.yield"] or \
+            str(ir.RankedTensorType(rounding.results[0].type).element_type) != dtype:
+        return None
+    spec = row_softmax.RowSoftmax(x_type.shape[0], x_type.shape[1], dtype, max_op)
+    try:
+        spec.check()
+    except row_softmax.SoftmaxError as err:
+        return f"softmax of {x.type}: {err}"
+    return spec, x, [extension, high, expanded[0], shift, exp, total, quotient, rounding]
+
+
+def _single_user(op: ir.Operation) -> ir.Operation | None:
+    """`op`'s only user when it is a `linalg.generic` (of any maps)."""
+    users = _users(op.results[0])
+    return users[0] if len(users) == 1 and users[0].name == "linalg.generic" else None
+
+
 def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
     ta, tb, tc, _ = hopper.tensor_types(gemm, schedule)
     return f"""  func.func private @{name}(%a: {ta}, %b: {tb}) -> {tc} {{
@@ -246,7 +427,7 @@ def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
   }}"""
 
 
-def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = True) -> dict:
+def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = True, softmax: bool = True) -> dict:
     """`pipelines tune-model MODEL --target sm_90a --pipeline hopper`: the model compiled twice into `out`, with
     every contraction the Hopper kernels take as one of their dispatches (`tuned/`) and as IREE compiles it
     (`default/`), each a folder with `gemm.mlir` (the program compiled), `gemm.vmfb` and `dump/`; then each distinct
@@ -262,7 +443,7 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
     model = Path(model)
     text = to_linalg(read_model(model), target, str(model))
     try:
-        rewritten = rewrite(text, str(model), fuse_tail=fuse_tail)
+        rewritten = rewrite(text, str(model), fuse_tail=fuse_tail, softmax=softmax)
     except (ProblemError, hopper.HopperError) as err:
         raise ModelError(str(err)) from None
     with output_folder(out, "tune-model", force) as folder:
@@ -278,20 +459,30 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
                 hopper.check_ptx(ptx, call.gemm, call.schedule, entry=call.function, tail=call.tail)
             except hopper.HopperError as err:
                 raise ModelError(f"{call.function} in the compiled {model.name}: {err}") from None
-        rows = _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.functions)
-        iree_rows = rows[len(rewritten.functions):]  # IREE's own dispatches, after the calls'
+        for softmax_call in rewritten.softmax_functions:
+            try:
+                row_softmax.check_ptx(ptx, softmax_call.softmax, softmax_call.function)
+            except row_softmax.SoftmaxError as err:
+                raise ModelError(f"{softmax_call.function} in the compiled {model.name}: {err}") from None
+        rows = _dispatch_rows(folder / "tuned" / DUMP_DIR, rewritten.functions, rewritten.softmax_functions)
+        ours = len(rewritten.functions) + len(rewritten.softmax_functions)
+        iree_rows = rows[ours:]  # IREE's own dispatches, after the kernels'
         products = [r["dispatch"] for r in iree_rows if r["contraction"]]
         if len(products) > len(rewritten.left):
             raise ModelError(f"the compiled {model.name} still computes {products[0]} with IREE's kernel, which the "
                              "rewrite should have taken.")
         summary = {
             "model": str(model), "target": target.name, "pipeline": "hopper", "fuse_tail": fuse_tail,
+            "softmax_kernel": softmax,
             # per dispatch, as `pipelines report --table model` pairs a run's launches with the default's
             "dispatches": rows, "default_dispatches": _dispatch_rows(folder / "default" / DUMP_DIR, ()),
             "calls": [{"function": c.function, "contraction": _named(c.gemm),
                        "epilogue": c.gemm.epilogue.kind,
                        "fused_ops": [op[0] for op in c.tail.ops] if c.tail else [],
                        "schedule": c.schedule.describe()} for c in rewritten.calls],
+            "softmaxes": [{"function": c.function, "softmax": f"{c.softmax.rows}x{c.softmax.cols} {c.softmax.dtype}",
+                           "kernel": c.softmax.describe()} for c in rewritten.softmaxes],
+            "softmax_left": list(rewritten.softmax_left),
             "left": list(rewritten.left), "verified": True,
             "iree_dispatches": [r["dispatch"] for r in iree_rows],
             "split_out_consumers": [r["dispatch"] for r in iree_rows if r.get("split_consumer")],
@@ -301,19 +492,21 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
     return summary
 
 
-def _dispatch_rows(dump, calls: tuple[HopperCall, ...]) -> list[dict]:
+def _dispatch_rows(dump, calls: tuple[HopperCall, ...], softmaxes: tuple[SoftmaxCall, ...] = ()) -> list[dict]:
     """One row per dispatch of a compiled model: each Hopper function's own entry (its contraction and kernel;
-    `calls` holds one call per function), and each of IREE's dispatches with the contraction its configured IR
-    computes; an elementwise dispatch of the Hopper model is a consumer split out of a product (`split_consumer`:
-    the default compile fuses it)."""
+    `calls` holds one call per function), each softmax kernel's, and each of IREE's dispatches with the contraction
+    its configured IR computes; an elementwise dispatch of the Hopper model is a consumer split out of a product
+    (`split_consumer`: the default compile fuses it)."""
     from .tune_model import _elementwise, _held, _named
 
-    rows = [{"dispatch": c.function, "contraction": _named(c.gemm), "schedule": c.schedule.describe()}
-            for c in calls]
+    rows: list[dict] = [{"dispatch": c.function, "contraction": _named(c.gemm), "schedule": c.schedule.describe()}
+                        for c in calls]
+    rows += [{"dispatch": c.function, "contraction": None, "schedule": c.softmax.describe()} for c in softmaxes]
+    ours = {f"module_{c.executable}" for c in calls} | {f"module_{c.executable}" for c in softmaxes}
     for path in sorted(dump.glob("configured_module_*.mlir")):
         name = path.name.removeprefix("configured_").removesuffix(".mlir")
-        if name.startswith("module_" + EXECUTABLE_PREFIX):
-            continue  # a Hopper executable: its row is its call's
+        if name in ours:
+            continue  # a kernel of ours: its row is its call's
         text = path.read_text()
         held = _held(text, name)
         row = {"dispatch": name, "contraction": _named(held[0]) if held else None,
@@ -334,9 +527,11 @@ def markdown(summary: dict) -> str:
     for call in summary["calls"]:
         epilogue = " + ".join([call["epilogue"], *call["fused_ops"]])
         lines.append(f"| {call['function']} | {call['contraction']} | {epilogue} | {call['schedule']} |")
+    for call in summary.get("softmaxes", []):
+        lines.append(f"| {call['function']} | softmax {call['softmax']} | | {call['kernel']} |")
     lines += ["", "IREE's own dispatches beside them: " + (", ".join(summary["iree_dispatches"]) or "none") + "."]
     if summary["split_out_consumers"]:
         lines.append("Consumers left as dispatches of their own: " + ", ".join(summary["split_out_consumers"]) + ".")
-    for reason in summary["left"]:
+    for reason in [*summary["left"], *summary.get("softmax_left", [])]:
         lines.append(f"- left to IREE: {reason}")
     return "\n".join(lines) + "\n"

@@ -40,7 +40,7 @@ def block(tmp_path_factory):
 
 
 def test_every_product_of_the_block_is_a_hopper_call_with_its_rounding_fused(block):
-    model = rewrite(block, "block", fuse_tail=False)
+    model = rewrite(block, "block", fuse_tail=False, softmax=False)
     got = [(c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.layout, c.gemm.epilogue.kind, c.gemm.dtype) for c in model.calls]
     # X·Wq, X·Wk, X·Wv; Q·Kᵀ reading K (S×D) as stored: NT; P·V; ·Wo; ·W1; ·W2: each rounded to f16 by the importer
     assert got == [(S, D, D, "nn", "truncf", "f16")] * 3 + [(S, S, D, "nt", "truncf", "f16"), (S, D, S, "nn", "truncf",
@@ -193,7 +193,7 @@ def test_a_tail_that_does_not_yield_the_input_type_or_reads_ahead_is_refused():
         hopper.Elementwise((("math.powf", ("in", "in"), "f16"),)).check("f16")
 
 
-def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_in_a_store(tmp_path):
+def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_in_a_store(tmp_path, capsys):
     onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
     out = tmp_path / "out"
     assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper", "-o", str(out)]) == 0
@@ -201,8 +201,9 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_i
     assert summary["verified"] and len(summary["calls"]) == 8 and summary["left"] == [] and summary["fuse_tail"]
     assert [c["contraction"] for c in summary["calls"]][3] == f"{S}x{S}x{D} nt f16"
     assert all(c["epilogue"] == "truncf" for c in summary["calls"])
-    # IREE keeps the softmax alone; the Gelu runs in the W1 kernel's store (no consumer split out)
-    assert len(summary["iree_dispatches"]) == 1 and summary["split_out_consumers"] == []
+    # the softmax on the row softmax kernel, the Gelu in the W1 kernel's store: no dispatch of IREE's left
+    assert summary["iree_dispatches"] == [] and summary["split_out_consumers"] == []
+    assert [s["function"] for s in summary["softmaxes"]] == ["row_softmax_0"] and summary["softmax_kernel"]
     assert summary["calls"][6]["fused_ops"][2] == "math.erf"
     assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6
     assert [d["contraction"] for d in summary["default_dispatches"]] == [
@@ -212,15 +213,31 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_i
         assert (out / name / "gemm.vmfb").is_file() and (out / name / "gemm.mlir").is_file()
     assert str(out / "tuned") in (out / "tuned" / "compile_command.txt").read_text()  # where the user finds it
     assert "8 contractions on the Hopper kernels" in (out / "model.md").read_text()
+    assert "| row_softmax_0 | softmax 256x256 f16 |" in (out / "model.md").read_text()
+    # `report --table model` pairs the softmax kernel's launch with IREE's softmax dispatch in the default
+    hopper_kernels = [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["row_softmax_0"] + [
+        f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3, 4)]
+    default_kernels = [f"block_async_dispatch_{i}_matmul_x" for i in (0, 0, 0, 3)] + [
+        "block_async_dispatch_4_softmax_x"] + [f"block_async_dispatch_{i}_matmul_x" for i in (5, 0, 7, 8)]
+    rows = {"function": "block", "environment": {}, "modules": {
+        name: {"median_ms": ms, "max_rel_error": 1e-3, "dispatches": [{"kernel": k, "us": us} for k in kernels]}
+        for name, ms, kernels, us in (("hopper", 1.0, hopper_kernels, 1.0), ("default", 3.0, default_kernels, 4.0))}}
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    assert cli.main(["report", "--table", "model", str(tmp_path / "rows.json"), str(out / "model.json"), "--tuned",
+                     "hopper"]) == 0
+    table = capsys.readouterr().out
+    assert "| 4 | row_softmax_0 | row softmax 256x256 f16: a workgroup of 32 threads" in table
+    assert "| all | | | 36.0 | 9.0 | 4.00× |" in table
 
 
 def test_tune_model_leaves_the_gelu_to_iree_when_asked(tmp_path, capsys):
     onnx_file = transformer_block.build(tmp_path / "block.onnx", S, D, F, "inputs")
     out = tmp_path / "out"
     assert cli.main(["tune-model", str(onnx_file), "--target", "sm_90a", "--pipeline", "hopper",
-                     "--split-consumers", "-o", str(out)]) == 0
+                     "--split-consumers", "--iree-softmax", "-o", str(out)]) == 0
     summary = json.loads((out / "model.json").read_text())
     assert not summary["fuse_tail"] and all(c["fused_ops"] == [] for c in summary["calls"])
+    assert summary["softmaxes"] == [] and not summary["softmax_kernel"]
     # IREE keeps the softmax and the Gelu (a consumer of its own)
     assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
     assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6 + [True]
@@ -243,6 +260,7 @@ def test_tune_model_leaves_the_gelu_to_iree_when_asked(tmp_path, capsys):
 @pytest.mark.parametrize("argv, sentence", [
     (["--pipeline", "hopper", "--predict"], "takes no --with-spec, --search, --predict"),
     (["--pipeline", "auto", "--split-consumers"], "--split-consumers is for --pipeline hopper"),
+    (["--pipeline", "codegen", "--iree-softmax"], "--iree-softmax is for --pipeline hopper"),
     (["--pipeline", "hopper", "--target", "sm_80"], "does not run on sm_80"),
 ])
 def test_what_tune_model_refuses_with_the_hopper_pipeline(argv, sentence, tmp_path, capsys):

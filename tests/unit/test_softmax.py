@@ -1,0 +1,268 @@
+"""The row softmax kernel (`transforms.softmax`) and where the Hopper model rewrite takes it (`pipelines.hopper_model`,
+issue 33): a workgroup per row, its threads and vectors on both sides of each boundary; the compiled PTX read here
+(16-byte accesses only, the shuffles, barriers, exponentials); `check_ptx` refusing PTX with each piece missing; the
+importer's softmax chain taken as written, and left to IREE for each way a program differs from it.
+
+Oracles: sizes counted by hand from the kernel's layout (8 elements a vector, 32 lanes a warp, 256 threads at most),
+PTX compiled by iree-compile, and hand-written linalg programs in the importer's form (the chain IREE's ONNX importer
+writes for a Softmax of a 16-bit tensor, copied from the transformer block's program)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pipelines.compiler import iree_compile_path, run_patiently
+from pipelines.hopper_model import SOFTMAX_PREFIX, rewrite
+from pipelines.targets import get_target
+from transforms.softmax import RowSoftmax, SoftmaxError, check_ptx, executable, program
+
+SM90 = get_target("sm_90a")
+
+
+@pytest.mark.parametrize("cols, threads, vectors, whole", [
+    (8, 32, 1, 0),  # one vector: a warp, 31 lanes idle
+    (256, 32, 1, 1),  # a warp's vectors exactly
+    (264, 64, 1, 0),  # one more vector: a second warp
+    (1000, 128, 1, 0),
+    (2048, 256, 1, 1),  # 256 threads' vectors exactly
+    (2056, 256, 2, 1),  # one more: a guarded second round
+    (8192, 256, 4, 4),
+    (16384, 256, 8, 8),  # the most a thread holds
+])
+def test_threads_and_vectors_on_both_sides_of_each_boundary(cols, threads, vectors, whole):
+    s = RowSoftmax(3, cols)
+    s.check()
+    assert (s.threads, s.vectors, s.whole_rounds) == (threads, vectors, whole)
+    # every column in exactly one thread's vector: the rounds cover the row, the last round not wholly past it
+    assert (vectors - 1) * 8 * threads < cols <= vectors * 8 * threads
+
+
+@pytest.mark.parametrize("softmax, words", [
+    (RowSoftmax(4, 12), "no multiple of 8"),
+    (RowSoftmax(4, 16392), "more than 16384"),
+    (RowSoftmax(4, 16, "f32"), "f16 or bf16"),
+    (RowSoftmax(0, 16), "no elements"),
+    (RowSoftmax(4, 16, "f16", "arith.minimumf"), "arith.minimumf"),
+    (RowSoftmax(2 ** 31, 16), "2^31"),
+])
+def test_a_softmax_the_kernel_does_not_take_is_refused_in_one_sentence(softmax, words):
+    with pytest.raises(SoftmaxError, match=re.escape(words)):
+        softmax.check()
+    with pytest.raises(SoftmaxError):
+        executable(softmax, "e", "k")
+
+
+def _ptx(tmp_path, softmax: RowSoftmax) -> str:
+    source = tmp_path / "softmax.mlir"
+    source.write_text(program(softmax))
+    dump = tmp_path / "dump"
+    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
+                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "s.vmfb")],
+                         capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return "\n".join(p.read_text() for p in dump.glob("*.ptx"))
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """PTX of three kernels: whole rounds only, a guarded last round, bf16 with one warp."""
+    cases = [RowSoftmax(64, 8192), RowSoftmax(3, 4104), RowSoftmax(5, 8, "bf16", "arith.maxnumf")]
+    return [(s, _ptx(tmp_path_factory.mktemp("softmax"), s)) for s in cases]
+
+
+def test_the_compiled_kernel_reads_and_writes_each_row_once_in_16_byte_vectors(compiled):
+    for softmax, ptx in compiled:
+        check_ptx(ptx, softmax, "softmax_kernel")
+        body = ptx.split(".entry softmax_kernel")[1]
+        assert len(re.findall(r"ld\.global\.v4\.b32", body)) == softmax.vectors
+        assert len(re.findall(r"st\.global\.v4\.b32", body)) == softmax.vectors
+        assert f".maxntid {softmax.threads}, 1, 1" in body
+
+
+@pytest.mark.parametrize("mutation, words", [
+    ((r"bar\.sync\s+\d+;", "", 1), "barriers"),
+    ((r"shfl\.sync\.bfly\.b32[^;]*;", "", 1), "xor shuffles"),
+    ((r"ex2\.approx\.f32[^;]*;", "", 1), "exponentials"),
+    ((r"rcp\.rn\.f32", "rcp.approx.f32", 1), "divisions"),
+    ((r"ld\.global\.v4\.b32[^;]*;", "ld.global.v2.b32 {%r1, %r2}, [%rd1]; ld.global.v2.b32 {%r3, %r4}, [%rd1+8];", 1),
+     "16-byte loads"),
+    ((r"st\.global\.v4\.b32[^;]*;", "", 1), "16-byte stores"),
+    ((r"\.entry softmax_kernel", ".entry other", 1), "no kernel"),
+])
+def test_check_ptx_refuses_a_kernel_with_a_piece_missing(compiled, mutation, words):
+    softmax, ptx = compiled[1]
+    pattern, replacement, count = mutation
+    broken, n = re.subn(pattern, replacement, ptx, count=count)
+    assert n == count
+    with pytest.raises(SoftmaxError, match=re.escape(words)):
+        check_ptx(broken, softmax, "softmax_kernel")
+
+
+def test_check_ptx_refuses_an_extra_narrow_access(compiled):
+    softmax, ptx = compiled[0]
+    broken = ptx.replace("bar.sync", "ld.global.b32 %r1, [%rd1];\n\tbar.sync", 1)
+    with pytest.raises(SoftmaxError, match="narrower than 16 bytes"):
+        check_ptx(broken, softmax, "softmax_kernel")
+
+
+# A product (so that the Hopper rewrite has a contraction to take) and, on the function's third argument, a softmax
+# along the rows as IREE's ONNX importer writes one for a 16-bit tensor (tools/transformer_block.py's program).
+PROGRAM = """#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+#map2 = affine_map<(d0, d1) -> (d0, 0)>
+module {
+  func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %x: tensor<ROWSxCOLSxf16>)
+      -> (tensor<128x128xf16>, tensor<ROWSxCOLSxOUT>) {
+    %zero = arith.constant 0.000000e+00 : f32
+    %start = arith.constant SUMSTART : f32
+    %ninf = arith.constant MAXSTART : f32
+    %c0_i64 = arith.constant 0 : i64
+    %pe = tensor.empty() : tensor<128x128xf32>
+    %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<128x128xf32>) -> tensor<128x128xf32>
+    %p = linalg.matmul ins(%a, %b : tensor<128x128xf16>, tensor<128x128xf16>) outs(%pf : tensor<128x128xf32>)
+      -> tensor<128x128xf32>
+    %pe16 = tensor.empty() : tensor<128x128xf16>
+    %p16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%p : tensor<128x128xf32>) outs(%pe16 : tensor<128x128xf16>) {
+    ^bb0(%in: f32, %out: f16):
+      %r = arith.truncf %in : f32 to f16
+      linalg.yield %r : f16
+    } -> tensor<128x128xf16>
+    %14 = tensor.empty() : tensor<ROWSxCOLSxf32>
+    %16 = tensor.empty() : tensor<ROWSxCOLSxOUT>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<ROWSxCOLSxf16>) outs(%14 : tensor<ROWSxCOLSxf32>) {
+    ^bb0(%in: f16, %out: f32):
+      %40 = arith.extf %in : f16 to f32
+      linalg.yield %40 : f32
+    } -> tensor<ROWSxCOLSxf32>
+    %19 = tensor.empty() : tensor<ROWSxi64>
+    %20 = linalg.fill ins(%c0_i64 : i64) outs(%19 : tensor<ROWSxi64>) -> tensor<ROWSxi64>
+    %21 = tensor.empty() : tensor<ROWSxf32>
+    %22 = linalg.fill ins(%ninf : f32) outs(%21 : tensor<ROWSxf32>) -> tensor<ROWSxf32>
+    %23:2 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]}
+        ins(%18 : tensor<ROWSxCOLSxf32>) outs(%22, %20 : tensor<ROWSxf32>, tensor<ROWSxi64>) {
+    ^bb0(%in: f32, %out: f32, %out_4: i64):
+      %40 = linalg.index 1 : index
+      %41 = arith.index_cast %40 : index to i64
+      %42 = MAXOP %in, %out : f32
+      %43 = arith.cmpf ogt, %in, %out : f32
+      %44 = arith.select %43, %41, %out_4 : i64
+      linalg.yield %42, %44 : f32, i64
+    } -> (tensor<ROWSxf32>, tensor<ROWSxi64>)
+    %expanded = tensor.expand_shape %23#0 [[0, 1]] output_shape [ROWS, 1] : tensor<ROWSxf32> into tensor<ROWSx1xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%18, %expanded : tensor<ROWSxCOLSxf32>, tensor<ROWSx1xf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %40 = arith.subf %in, %in_4 : f32
+      linalg.yield %40 : f32
+    } -> tensor<ROWSxCOLSxf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%24 : tensor<ROWSxCOLSxf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %40 = EXP %in : f32
+      linalg.yield %40 : f32
+    } -> tensor<ROWSxCOLSxf32>
+    %26 = tensor.empty() : tensor<ROWSx1xf32>
+    %27 = linalg.fill ins(%start : f32) outs(%26 : tensor<ROWSx1xf32>) -> tensor<ROWSx1xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "reduction"]}
+        ins(%25 : tensor<ROWSxCOLSxf32>) outs(%27 : tensor<ROWSx1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %40 = arith.addf %in, %out : f32
+      linalg.yield %40 : f32
+    } -> tensor<ROWSx1xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%25, %28 : tensor<ROWSxCOLSxf32>, tensor<ROWSx1xf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %40 = QUOTIENT %in, %in_4 : f32
+      linalg.yield %40 : f32
+    } -> tensor<ROWSxCOLSxf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%29 : tensor<ROWSxCOLSxf32>) outs(%16 : tensor<ROWSxCOLSxOUT>) {
+    ^bb0(%in: f32, %out: OUT):
+      %40 = arith.truncf %in : f32 to OUT
+      linalg.yield %40 : OUT
+    } -> tensor<ROWSxCOLSxOUT>
+    return %p16, %30 : tensor<128x128xf16>, tensor<ROWSxCOLSxOUT>
+  }
+}
+"""
+AS_IMPORTED = {"ROWS": "4", "COLS": "16", "OUT": "f16", "SUMSTART": "0.000000e+00", "MAXSTART": "0xFF800000",
+               "MAXOP": "arith.maximumf", "EXP": "math.exp", "QUOTIENT": "arith.divf"}
+
+
+def _program(**changes: str) -> str:
+    text = PROGRAM
+    for key, value in {**AS_IMPORTED, **changes}.items():
+        text = text.replace(key, value)
+    return text
+
+
+@pytest.mark.parametrize("changes, taken", [
+    ({}, RowSoftmax(4, 16)),
+    ({"MAXOP": "arith.maxnumf"}, RowSoftmax(4, 16, "f16", "arith.maxnumf")),
+    ({"ROWS": "3", "COLS": "4104"}, RowSoftmax(3, 4104)),
+])
+def test_the_importers_softmax_becomes_one_call_of_the_kernel(changes, taken):
+    model = rewrite(_program(**changes), "p")
+    assert [c.softmax for c in model.softmaxes] == [taken] and model.softmax_left == ()
+    body = model.text.split("hal.executable.source")[0]
+    # the chain is gone: no exponential, reduction or rounding of the softmax left beside the kernel's call
+    assert "math.exp" not in body and "arith.divf" not in body and "tensor.expand_shape" not in body
+    assert body.count(f"@{SOFTMAX_PREFIX}0(") == 1
+    call = re.search(rf"(%\w+) = (?:func\.)?call @{SOFTMAX_PREFIX}0\((%\w+)\)", body)
+    assert call is not None and call.group(2) == "%arg2"  # the function's third argument, x, as stored
+    assert re.search(rf"return %\w+, {re.escape(call.group(1))} :", body)
+    assert model.text.count("hal.executable.source private @softmax_0") == 1
+    # without it, the program keeps the chain
+    kept = rewrite(_program(**changes), "p", softmax=False)
+    assert kept.softmaxes == () and "math.exp" in kept.text
+
+
+@pytest.mark.parametrize("changes, why", [
+    ({"SUMSTART": "1.000000e+00"}, "the sum starts from 1"),
+    ({"MAXSTART": "0.000000e+00"}, "the max starts from 0, not -inf"),
+    ({"EXP": "math.exp2"}, "2^x, not e^x"),
+    ({"QUOTIENT": "arith.mulf"}, "a product, not the quotient"),
+    ({"MAXOP": "arith.minimumf"}, "a min, not a max"),
+    ({"OUT": "bf16"}, "rounded to another type than its input's"),
+])
+def test_a_chain_that_differs_from_a_softmax_stays_with_iree(changes, why):
+    model = rewrite(_program(**changes), "p")
+    assert model.softmaxes == () and model.softmax_left == (), why
+    assert "math.exp" in model.text or "math.exp2" in model.text
+
+
+def test_a_softmax_whose_argmax_is_used_stays_with_iree():
+    text = _program().replace("return %p16, %30 : tensor<128x128xf16>, tensor<4x16xf16>",
+                              "return %p16, %30, %23#1 : tensor<128x128xf16>, tensor<4x16xf16>, tensor<4xi64>")
+    text = text.replace("-> (tensor<128x128xf16>, tensor<4x16xf16>) {",
+                        "-> (tensor<128x128xf16>, tensor<4x16xf16>, tensor<4xi64>) {")
+    model = rewrite(text, "p")
+    assert model.softmaxes == () and "math.exp" in model.text
+
+
+@pytest.mark.parametrize("cols, words", [(12, "no multiple of 8"), (16392, "more than 16384")])
+def test_a_softmax_the_kernel_refuses_is_left_with_its_reason(cols, words):
+    model = rewrite(_program(COLS=str(cols)), "p")
+    assert model.softmaxes == () and len(model.softmax_left) == 1 and words in model.softmax_left[0]
+    assert model.softmax_left[0].startswith(f"softmax of tensor<4x{cols}xf16>")
+
+
+def test_equal_softmaxes_share_one_kernel_and_the_program_compiles(tmp_path):
+    text = _program(ROWS="8", COLS="2056")
+    model = rewrite(text, "p")
+    source = tmp_path / "p.mlir"
+    source.write_text(model.text)
+    dump = tmp_path / "dump"
+    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
+                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "p.vmfb")],
+                         capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    ptx = "\n".join(p.read_text() for p in dump.glob("*.ptx"))
+    check_ptx(ptx, model.softmaxes[0].softmax, SOFTMAX_PREFIX + "0")
+    # IREE compiled no dispatch of its own for the softmax: only the Hopper kernel's and the softmax kernel's
+    assert sorted(p.name for p in dump.glob("configured_module_*.mlir")) == [
+        "configured_module_hopper_0.mlir", "configured_module_softmax_0.mlir"]
