@@ -11,11 +11,12 @@ x · ((erf(x / sqrt(2)) + 1) · 0.5). IREE lowers `math.erf` to a polynomial wit
 - **Division by a constant** in f16/bf16 becomes a product by the f32 reciprocal, rounded to the type, only where
   that gives the bits of the correctly rounded quotient for every one of the type's 65536 values (checked here,
   when the kernel is built; otherwise the division stays).
-- **erf** in f16/bf16 becomes an odd polynomial in f32, `a · P(2·a²/Z − 1)` with `a = min(|x|, 2.75)` and the sign
-  of x copied back (NaN stays NaN), rounded to the type. P (degree 11, `ERF_POLY`) interpolates erf(√z)/√z at 200
-  Chebyshev nodes of [0, Z = 2.75²]; past 2.75, erf rounds to ±1 in both types. Rounded to f16 or bf16 it is the
-  correctly rounded erf of every finite input (tests/unit/test_tail_math.py evaluates it in f32 as the GPU does,
-  against float64's erf, for all 65536 values of each type): 12 fused multiply-adds and no division.
+- **erf** in f16/bf16 becomes an odd polynomial in f32, `a · P(2·a²/Z − 1)` with `a` x clamped to [-2.75, 2.75]
+  (by selects: NaN stays NaN; the sign comes with a), rounded to the type. P (degree 11, `ERF_POLY`)
+  interpolates erf(√z)/√z at 200 Chebyshev nodes of [0, Z = 2.75²]; past 2.75, erf rounds to ±1 in both types.
+  Rounded to f16 or bf16 it is the correctly rounded erf of every finite input (tests/unit/test_tail_math.py
+  evaluates it in f32 as the GPU does, against float64's erf, for all 65536 values of each type): 12 fused
+  multiply-adds, two compare-and-selects and no division.
 """
 
 from __future__ import annotations
@@ -88,12 +89,12 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
         return (np.float64(a) * np.float64(b) + np.float64(c)).astype(np.float32)
     x = np.asarray(x, dtype=np.float32)
     with np.errstate(all="ignore"):
-        a = np.where(np.abs(x) >= ERF_CLAMP, ERF_CLAMP, np.abs(x))
+        a = np.where(x >= ERF_CLAMP, ERF_CLAMP, np.where(x <= -ERF_CLAMP, -ERF_CLAMP, x))  # NaN kept
         u = fma(a * a, ERF_SCALE, np.float32(-1))
         p = np.full_like(u, ERF_POLY[-1])
         for c in ERF_POLY[-2::-1]:
             p = fma(p, u, np.float32(c))
-        return np.copysign(a * p, x).astype(np.float32)
+        return (a * p).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=64)
@@ -125,15 +126,17 @@ def lower(ops: tuple, dtype: str) -> tuple:
             continue
         if name == "math.erf" and ty in HALF:
             x = add("arith.extf", (args[0],), "f32")
-            magnitude = add("math.absf", (x,), "f32")  # |x| clamped to 2.75; NaN kept (ult: unordered or less)
-            below = add("arith.cmpf:ult", (magnitude, f32(ERF_CLAMP)), "i1")
-            a = add("arith.select", (below, magnitude, f32(ERF_CLAMP)), "f32")
+            # x clamped to [-2.75, 2.75] by two selects, NaN kept (ult, ugt: unordered or less, or greater); the
+            # clamped value a times P is copysign(|a| · P, x) exactly (a product's rounding is symmetric in sign).
+            # (Not arith.minimumf/maximumf: IREE lowers them to LLVM's minimumnum/maximumnum, which drop a NaN.)
+            below = add("arith.select", (add("arith.cmpf:ult", (x, f32(ERF_CLAMP)), "i1"), x, f32(ERF_CLAMP)), "f32")
+            a = add("arith.select", (add("arith.cmpf:ugt", (below, f32(-ERF_CLAMP)), "i1"), below, f32(-ERF_CLAMP)),
+                    "f32")
             u = add("math.fma", (add("arith.mulf", (a, a), "f32"), f32(ERF_SCALE), f32(-1.0)), "f32")
             p: object = f32(ERF_POLY[-1])
             for c in ERF_POLY[-2::-1]:
                 p = add("math.fma", (p, u, f32(c)), "f32")
-            y = add("math.copysign", (add("arith.mulf", (a, p), "f32"), x), "f32")
-            refer.append(add("arith.truncf", (y,), ty))
+            refer.append(add("arith.truncf", (add("arith.mulf", (a, p), "f32"),), ty))
             continue
         refer.append(add(name, args, ty))
     return tuple(out)

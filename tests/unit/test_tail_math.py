@@ -60,6 +60,8 @@ def run(ops, x):
                 value = _rounded(np.maximum(wide[0], wide[1]), ty)
             elif name == "arith.cmpf:ult":
                 value = ~(wide[0] >= wide[1])  # unordered or less than
+            elif name == "arith.cmpf:ugt":
+                value = ~(wide[0] <= wide[1])  # unordered or greater than
             elif name == "arith.select":
                 value = _rounded(np.where(args[0], wide[1], wide[2]), ty)
             else:
