@@ -44,6 +44,7 @@ def test_threads_and_vectors_on_both_sides_of_each_boundary(cols, threads, vecto
     (RowSoftmax(4, 16392), "more than 16384"),
     (RowSoftmax(4, 16, "f32"), "f16 or bf16"),
     (RowSoftmax(0, 16), "no elements"),
+    (RowSoftmax(4, 0), "no elements"),
     (RowSoftmax(4, 16, "f16", "arith.minimumf"), "arith.minimumf"),
     (RowSoftmax(2 ** 31, 16), "2^31"),
 ])
@@ -90,6 +91,13 @@ def test_the_compiled_kernel_reads_and_writes_each_row_once_in_16_byte_vectors(c
      "16-byte loads"),
     ((r"st\.global\.v4\.b32[^;]*;", "", 1), "16-byte stores"),
     ((r"\.entry softmax_kernel", ".entry other", 1), "no kernel"),
+    # one too many of each: the counts are exact
+    ((r"bar\.sync", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;\n\tbar.sync", 1), "xor shuffles"),
+    ((r"bar\.sync", "ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\n\tbar.sync", 1), "16-byte loads"),
+    ((r"bar\.sync", "bar.sync 0;\n\tbar.sync", 1), "barriers"),
+    # a narrower access beside the 16-byte ones
+    ((r"bar\.sync", "ld.global.v2.u32 {%r1, %r2}, [%rd1];\n\tbar.sync", 1), "narrower than 16 bytes"),
+    ((r"bar\.sync", "st.global.v2.b32 [%rd1], {%r1, %r2};\n\tbar.sync", 1), "narrower than 16 bytes"),
 ])
 def test_check_ptx_refuses_a_kernel_with_a_piece_missing(compiled, mutation, words):
     softmax, ptx = compiled[1]
@@ -100,6 +108,15 @@ def test_check_ptx_refuses_a_kernel_with_a_piece_missing(compiled, mutation, wor
         check_ptx(broken, softmax, "softmax_kernel")
 
 
+def test_check_ptx_reads_the_named_kernel_not_one_whose_name_starts_alike(compiled):
+    softmax, ptx = compiled[0]
+    decoy = ".visible .entry softmax_kernel2(\n)\n{\n\tret;\n}\n"
+    at = ptx.index(".visible .entry softmax_kernel")
+    check_ptx(ptx[:at] + decoy + ptx[at:], softmax, "softmax_kernel")  # the decoy, first, has none of it
+    with pytest.raises(SoftmaxError):
+        check_ptx(ptx[:at] + decoy + ptx[at:], softmax, "softmax_kernel2")
+
+
 def test_check_ptx_refuses_an_extra_narrow_access(compiled):
     softmax, ptx = compiled[0]
     broken = ptx.replace("bar.sync", "ld.global.b32 %r1, [%rd1];\n\tbar.sync", 1)
@@ -107,17 +124,14 @@ def test_check_ptx_refuses_an_extra_narrow_access(compiled):
         check_ptx(broken, softmax, "softmax_kernel")
 
 
-# A product (so that the Hopper rewrite has a contraction to take) and, on the function's third argument, a softmax
+# A product (so that the Hopper rewrite has a contraction to take) and, on the function's later arguments, softmaxes
 # along the rows as IREE's ONNX importer writes one for a 16-bit tensor (tools/transformer_block.py's program).
-PROGRAM = """#map = affine_map<(d0, d1) -> (d0, d1)>
+HEAD = """#map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> (d0)>
 #map2 = affine_map<(d0, d1) -> (d0, 0)>
 module {
-  func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %x: tensor<ROWSxCOLSxf16>)
-      -> (tensor<128x128xf16>, tensor<ROWSxCOLSxOUT>) {
+  func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>ARGS) -> (tensor<128x128xf16>RESULTS) {
     %zero = arith.constant 0.000000e+00 : f32
-    %start = arith.constant SUMSTART : f32
-    %ninf = arith.constant MAXSTART : f32
     %c0_i64 = arith.constant 0 : i64
     %pe = tensor.empty() : tensor<128x128xf32>
     %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<128x128xf32>) -> tensor<128x128xf32>
@@ -130,74 +144,112 @@ module {
       %r = arith.truncf %in : f32 to f16
       linalg.yield %r : f16
     } -> tensor<128x128xf16>
-    %14 = tensor.empty() : tensor<ROWSxCOLSxf32>
-    %16 = tensor.empty() : tensor<ROWSxCOLSxOUT>
-    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
-        ins(%x : tensor<ROWSxCOLSxf16>) outs(%14 : tensor<ROWSxCOLSxf32>) {
-    ^bb0(%in: f16, %out: f32):
-      %40 = arith.extf %in : f16 to f32
-      linalg.yield %40 : f32
-    } -> tensor<ROWSxCOLSxf32>
-    %19 = tensor.empty() : tensor<ROWSxi64>
-    %20 = linalg.fill ins(%c0_i64 : i64) outs(%19 : tensor<ROWSxi64>) -> tensor<ROWSxi64>
-    %21 = tensor.empty() : tensor<ROWSxf32>
-    %22 = linalg.fill ins(%ninf : f32) outs(%21 : tensor<ROWSxf32>) -> tensor<ROWSxf32>
-    %23:2 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]}
-        ins(%18 : tensor<ROWSxCOLSxf32>) outs(%22, %20 : tensor<ROWSxf32>, tensor<ROWSxi64>) {
-    ^bb0(%in: f32, %out: f32, %out_4: i64):
+"""
+CHAIN = """    %startS = arith.constant SUMSTART : F32
+    %ninfS = arith.constant MAXSTART : F32
+    %14S = tensor.empty() : tensor<ROWSxCOLSxF32>
+    %16S = tensor.empty() : tensor<ROWSxCOLSxOUT>
+    %otherS = linalg.fill ins(%startS : F32) outs(%14S : tensor<ROWSxCOLSxF32>) -> tensor<ROWSxCOLSxF32>
+    %18S = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%xS : tensor<ROWSxCOLSxf16>) outs(%14S : tensor<ROWSxCOLSxF32>) {
+    ^bb0(%in: f16, %out: F32):
+      %40 = arith.extf %in : f16 to F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSxCOLSxF32>
+AFTEREXT    %19S = tensor.empty() : tensor<ROWSxi64>
+    %20S = linalg.fill ins(%c0_i64 : i64) outs(%19S : tensor<ROWSxi64>) -> tensor<ROWSxi64>
+    %21S = tensor.empty() : tensor<ROWSxF32>
+    %22S = linalg.fill ins(%ninfS : F32) outs(%21S : tensor<ROWSxF32>) -> tensor<ROWSxF32>
+    %23S:2 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]}
+        ins(%18S : tensor<ROWSxCOLSxF32>) outs(%22S, %20S : tensor<ROWSxF32>, tensor<ROWSxi64>) {
+    ^bb0(%in: F32, %out: F32, %out_4: i64):
       %40 = linalg.index 1 : index
       %41 = arith.index_cast %40 : index to i64
-      %42 = MAXOP %in, %out : f32
-      %43 = arith.cmpf ogt, %in, %out : f32
+      %42 = MAXOP %in, MAXWITH : F32
+      %43 = arith.cmpf ogt, %in, %out : F32
       %44 = arith.select %43, %41, %out_4 : i64
-      linalg.yield %42, %44 : f32, i64
-    } -> (tensor<ROWSxf32>, tensor<ROWSxi64>)
-    %expanded = tensor.expand_shape %23#0 [[0, 1]] output_shape [ROWS, 1] : tensor<ROWSxf32> into tensor<ROWSx1xf32>
-    %24 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
-        ins(%18, %expanded : tensor<ROWSxCOLSxf32>, tensor<ROWSx1xf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
-    ^bb0(%in: f32, %in_4: f32, %out: f32):
-      %40 = arith.subf %in, %in_4 : f32
-      linalg.yield %40 : f32
-    } -> tensor<ROWSxCOLSxf32>
-    %25 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
-        ins(%24 : tensor<ROWSxCOLSxf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %40 = EXP %in : f32
-      linalg.yield %40 : f32
-    } -> tensor<ROWSxCOLSxf32>
-    %26 = tensor.empty() : tensor<ROWSx1xf32>
-    %27 = linalg.fill ins(%start : f32) outs(%26 : tensor<ROWSx1xf32>) -> tensor<ROWSx1xf32>
-    %28 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "reduction"]}
-        ins(%25 : tensor<ROWSxCOLSxf32>) outs(%27 : tensor<ROWSx1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %40 = arith.addf %in, %out : f32
-      linalg.yield %40 : f32
-    } -> tensor<ROWSx1xf32>
-    %29 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
-        ins(%25, %28 : tensor<ROWSxCOLSxf32>, tensor<ROWSx1xf32>) outs(%14 : tensor<ROWSxCOLSxf32>) {
-    ^bb0(%in: f32, %in_4: f32, %out: f32):
-      %40 = QUOTIENT %in, %in_4 : f32
-      linalg.yield %40 : f32
-    } -> tensor<ROWSxCOLSxf32>
-    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
-        ins(%29 : tensor<ROWSxCOLSxf32>) outs(%16 : tensor<ROWSxCOLSxOUT>) {
-    ^bb0(%in: f32, %out: OUT):
-      %40 = arith.truncf %in : f32 to OUT
+      linalg.yield %42, %44 : F32, i64
+    } -> (tensor<ROWSxF32>, tensor<ROWSxi64>)
+    %expandedS = tensor.expand_shape %23S#0 [[0, 1]] output_shape [ROWS, 1] : tensor<ROWSxF32> into tensor<ROWSx1xF32>
+    %24S = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
+        ins(SHIFTED, %expandedS : tensor<ROWSxCOLSxF32>, tensor<ROWSx1xF32>) outs(SHIFTOUT : tensor<ROWSxCOLSxF32>) {
+    ^bb0(%in: F32, %in_4: F32, %out: F32):
+      %40 = arith.subf %in, %in_4 : F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSxCOLSxF32>
+AFTERSHIFT    %25S = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%24S : tensor<ROWSxCOLSxF32>) outs(%14S : tensor<ROWSxCOLSxF32>) {
+    ^bb0(%in: F32, %out: F32):
+      %40 = EXP %in : F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSxCOLSxF32>
+AFTEREXP    %26S = tensor.empty() : tensor<ROWSx1xF32>
+    %27S = linalg.fill ins(%startS : F32) outs(%26S : tensor<ROWSx1xF32>) -> tensor<ROWSx1xF32>
+    %28S = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "reduction"]}
+        ins(%25S : tensor<ROWSxCOLSxF32>) outs(%27S : tensor<ROWSx1xF32>) {
+    ^bb0(%in: F32, %out: F32):
+      %40 = arith.addf %in, %out : F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSx1xF32>
+    %29S = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]}
+        ins(DIVIDED, %28S : tensor<ROWSxCOLSxF32>, tensor<ROWSx1xF32>) outs(DIVOUT : tensor<ROWSxCOLSxF32>) {
+    ^bb0(%in: F32, %in_4: F32, %out: F32):
+      %40 = QUOTIENT %in, %in_4 : F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSxCOLSxF32>
+AFTERQUOTIENT    %30S = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%29S : tensor<ROWSxCOLSxF32>) outs(%16S : tensor<ROWSxCOLSxOUT>) {
+    ^bb0(%in: F32, %out: OUT):
+      %40 = arith.truncf %in : F32 to OUT
       linalg.yield %40 : OUT
     } -> tensor<ROWSxCOLSxOUT>
-    return %p16, %30 : tensor<128x128xf16>, tensor<ROWSxCOLSxOUT>
-  }
-}
 """
 AS_IMPORTED = {"ROWS": "4", "COLS": "16", "OUT": "f16", "SUMSTART": "0.000000e+00", "MAXSTART": "0xFF800000",
-               "MAXOP": "arith.maximumf", "EXP": "math.exp", "QUOTIENT": "arith.divf"}
+               "MAXOP": "arith.maximumf", "MAXWITH": "%out", "EXP": "math.exp", "QUOTIENT": "arith.divf",
+               "SHIFTED": "%18S", "SHIFTOUT": "%14S", "DIVIDED": "%25S", "DIVOUT": "%14S", "F32": "f32",
+               "AFTEREXT": "", "AFTERSHIFT": "", "AFTEREXP": "", "AFTERQUOTIENT": ""}
+# another user of an intermediate VALUE, placed right after it (before the chain's next op: the use lists then name
+# the chain's own user first)
+NEGATED = """    %xtraS = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(VALUE : tensor<ROWSxCOLSxF32>) outs(%14S : tensor<ROWSxCOLSxF32>) {
+    ^bb0(%in: F32, %out: F32):
+      %40 = arith.negf %in : F32
+      linalg.yield %40 : F32
+    } -> tensor<ROWSxCOLSxF32>
+"""
+
+
+def _chain(suffix: str, changes: dict) -> str:
+    text = CHAIN
+    for key, value in sorted({**AS_IMPORTED, **changes}.items(), key=lambda kv: -len(kv[0])):  # SHIFTOUT before OUT
+        text = text.replace(key, value)
+    return re.sub(r"%(\w+?)S(?=[\s,:#)])", rf"%s\1{suffix}", text)  # this chain's own names: %s14_0, ...
+
+
+def _softmaxes(*chains: dict, extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """A program of the product and one softmax per entry of `chains` (changes to the importer's form) on its own
+    argument, each returned; `extra`: more (value, type) pairs returned (extra users of a chain's values)."""
+    args, results, returns, body = "", "", ["%p16"], ""
+    types = ["tensor<128x128xf16>"]
+    for i, changes in enumerate(chains):
+        shape = {**AS_IMPORTED, **changes}
+        suffix = f"_{i}"
+        args += f", %sx{suffix}: tensor<{shape['ROWS']}x{shape['COLS']}xf16>"
+        out = f"tensor<{shape['ROWS']}x{shape['COLS']}x{shape['OUT']}>"
+        results += f", {out}"
+        body += _chain(suffix, changes)
+        returns.append(f"%s30{suffix}")
+        types.append(out)
+    for value, ty in extra:
+        results += f", {ty}"
+        returns.append(value)
+        types.append(ty)
+    tail = f"    return {', '.join(returns)} : {', '.join(types)}\n  }}\n}}\n"
+    return HEAD.replace("ARGS", args).replace("RESULTS", results) + body + tail
 
 
 def _program(**changes: str) -> str:
-    text = PROGRAM
-    for key, value in {**AS_IMPORTED, **changes}.items():
-        text = text.replace(key, value)
-    return text
+    return _softmaxes(changes)
 
 
 @pytest.mark.parametrize("changes, taken", [
@@ -228,6 +280,10 @@ def test_the_importers_softmax_becomes_one_call_of_the_kernel(changes, taken):
     ({"QUOTIENT": "arith.mulf"}, "a product, not the quotient"),
     ({"MAXOP": "arith.minimumf"}, "a min, not a max"),
     ({"OUT": "bf16"}, "rounded to another type than its input's"),
+    ({"F32": "f64", "MAXSTART": "0xFFF0000000000000"}, "computed in f64"),
+    ({"MAXWITH": "%in"}, "a max of each element with itself"),
+    ({"SHIFTED": "%otherS", "SHIFTOUT": "%18S"}, "another tensor shifted by the max, e only its init"),
+    ({"DIVIDED": "%otherS", "DIVOUT": "%25S"}, "another tensor divided by the sum, p only its init"),
 ])
 def test_a_chain_that_differs_from_a_softmax_stays_with_iree(changes, why):
     model = rewrite(_program(**changes), "p")
@@ -236,12 +292,31 @@ def test_a_chain_that_differs_from_a_softmax_stays_with_iree(changes, why):
 
 
 def test_a_softmax_whose_argmax_is_used_stays_with_iree():
-    text = _program().replace("return %p16, %30 : tensor<128x128xf16>, tensor<4x16xf16>",
-                              "return %p16, %30, %23#1 : tensor<128x128xf16>, tensor<4x16xf16>, tensor<4xi64>")
-    text = text.replace("-> (tensor<128x128xf16>, tensor<4x16xf16>) {",
-                        "-> (tensor<128x128xf16>, tensor<4x16xf16>, tensor<4xi64>) {")
-    model = rewrite(text, "p")
+    model = rewrite(_softmaxes({}, extra=(("%s23_0#1", "tensor<4xi64>"),)), "p")
     assert model.softmaxes == () and "math.exp" in model.text
+
+
+@pytest.mark.parametrize("place, value, why", [
+    ("AFTEREXT", "%18S", "the f32 extension has a third user"),
+    ("AFTERSHIFT", "%24S", "the shifted values have another user"),
+    ("AFTEREXP", "%25S", "the exponentials have a third user"),
+    ("AFTERQUOTIENT", "%29S", "the quotients have another user than the rounding"),
+])
+def test_a_softmax_whose_intermediate_has_another_user_stays_with_iree(place, value, why):
+    model = rewrite(_program(**{place: NEGATED.replace("VALUE", value)}), "p")
+    assert model.softmaxes == (), why
+    assert "math.exp" in model.text
+    # returned instead of used by an op: the same
+    returned = value.replace("%", "%s").replace("S", "_0")
+    model = rewrite(_softmaxes({}, extra=((returned, "tensor<4x16xf32>"),)), "p")
+    assert model.softmaxes == (), why
+
+
+def test_equal_softmaxes_share_a_function_and_others_get_the_next_name():
+    model = rewrite(_softmaxes({}, {}, {"COLS": "24"}, {}), "p")
+    assert [(c.function, c.softmax.cols) for c in model.softmaxes] == [
+        ("row_softmax_0", 16), ("row_softmax_0", 16), ("row_softmax_1", 24), ("row_softmax_0", 16)]
+    assert model.text.count("hal.executable.source private @softmax_") == 2
 
 
 @pytest.mark.parametrize("cols, words", [(12, "no multiple of 8"), (16392, "more than 16384")])
@@ -266,3 +341,24 @@ def test_equal_softmaxes_share_one_kernel_and_the_program_compiles(tmp_path):
     # IREE compiled no dispatch of its own for the softmax: only the Hopper kernel's and the softmax kernel's
     assert sorted(p.name for p in dump.glob("configured_module_*.mlir")) == [
         "configured_module_hopper_0.mlir", "configured_module_softmax_0.mlir"]
+
+
+def test_tune_model_lists_each_softmax_its_kernel_and_those_left(tmp_path):
+    from pipelines import cli
+    import json
+
+    source = tmp_path / "p.mlir"
+    source.write_text(_softmaxes({"ROWS": "8", "COLS": "24"}, {"ROWS": "8", "COLS": "24"}, {"ROWS": "8", "COLS": "12"},
+                                 {"ROWS": "8", "COLS": "32"}))
+    out = tmp_path / "out"
+    assert cli.main(["tune-model", str(source), "--target", "sm_90a", "--pipeline", "hopper", "-o", str(out)]) == 0
+    summary = json.loads((out / "model.json").read_text())
+    assert [(c["function"], c["softmax"]) for c in summary["softmaxes"]] == [
+        ("row_softmax_0", "8x24 f16"), ("row_softmax_0", "8x24 f16"), ("row_softmax_1", "8x32 f16")]
+    assert len(summary["softmax_left"]) == 1 and "tensor<8x12xf16>" in summary["softmax_left"][0]
+    md = (out / "model.md").read_text()
+    assert "| row_softmax_1 | softmax 8x32 f16 |" in md
+    assert f"- left to IREE: {summary['softmax_left'][0]}" in md
+    # the softmax left (8x12) is IREE's one dispatch; the kernels' rows come first
+    assert len(summary["iree_dispatches"]) == 1
+    assert [r["dispatch"] for r in summary["dispatches"][:3]] == ["hopper_gemm_0", "row_softmax_0", "row_softmax_1"]
