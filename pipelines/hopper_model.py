@@ -1,13 +1,15 @@
 """Whole models on the Hopper kernels (sm_90a): each contraction of a linalg program that the kernels take becomes a
-call of one `transforms.hopper` dispatch, its consumer fused where the kernel has that epilogue, and IREE compiles
-the rest of the program (softmax, transposes, elementwise ops) as it would.
+call of one `transforms.hopper` dispatch, its consumer fused where the kernel has that epilogue, each softmax of a
+16-bit tensor along its rows a call of the row softmax kernel (`transforms.softmax`), and IREE compiles the rest of
+the program (transposes, other elementwise ops, any softmax in another form) as it would.
 
 What is taken: a `linalg.matmul` of two 16-bit operands into an f32 accumulator that a `linalg.fill` of 0.0 started,
 with B read as stored: K×N (NN), or N×K when B is a `linalg.transpose` [1, 0] of a N×K tensor (NT: the kernel reads
 that tensor, and the transpose is left without a user). Its consumer is fused when it is the only user and is the
 importer's rounding to the input type (an elementwise `linalg.generic` whose body is one `arith.truncf`): the kernel
 then stores C in that type (the truncf epilogue). Everything else, and any contraction the kernel refuses (`K` not
-a multiple of 8, say), stays as it was, with the reason in `HopperModel.left`.
+a multiple of 8, say), stays as it was, with the reason in `HopperModel.left`. A product with a fused consumer runs
+on the shipped cooperative kernel; one without, on `product_schedule`'s (ping-pong where K is short).
 
 The rewrite is on the MLIR module (IREE's Python bindings): a `func.call` of a private function per distinct
 contraction replaces the contraction (and its fused consumer); each function holds the one `flow.dispatch` of its
@@ -91,15 +93,34 @@ class HopperModel:
 # product: the same bits), took 264 µs cooperative and 335 µs ping-pong, against 218 µs for the product and 101 µs
 # for the Gelu's own dispatch (IREE's erf in the store: 638 and 611 µs). So consumers are fused unless asked not to.
 TAIL_SCHEDULE = hopper.DEFAULT
+# A product with no fused consumer and K ≤ SMALL_K runs on the ping-pong kernel (128x128: one consumer's store under
+# the other's products), the others on the shipped cooperative one. Measured on an H200 in the transformer blocks
+# (results/h200/softmax/pingpong/): at K = 1024 ping-pong took 29.5 µs where cooperative took 32 (8192x1024x1024)
+# and 215 against 226 µs (8192x8192x1024 NT), the block 1.027 against 1.049 ms; at K = 2048 it was no faster.
+SMALL_K = 1024
+SMALL_K_SCHEDULE = hopper.named_schedule("hopper-pingpong")
 
 
-def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEFAULT, fuse_tail: bool = True,
+def product_schedule(gemm: Gemm) -> hopper.HopperSchedule:
+    """The rule's schedule for a product with no fused consumer: `SMALL_K_SCHEDULE` for K ≤ SMALL_K where the
+    ping-pong kernel takes the problem, else the shipped one."""
+    if gemm.k <= SMALL_K:
+        try:
+            hopper.check_problem(gemm, SMALL_K_SCHEDULE)
+            return SMALL_K_SCHEDULE
+        except hopper.HopperError:
+            pass
+    return hopper.DEFAULT
+
+
+def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = None, fuse_tail: bool = True,
             tail_schedule: hopper.HopperSchedule = TAIL_SCHEDULE, softmax: bool = True) -> HopperModel:
     """The linalg program `text` with every contraction the Hopper kernels take replaced by a call of one with
-    `schedule`, the importer's rounding fused. `fuse_tail` (default): elementwise consumers after the rounding (a
-    Gelu) run in the kernel's store too, with `tail_schedule`; without it they stay IREE's dispatches. `softmax`
-    (default): each softmax of a 16-bit tensor along its rows, as the importer writes it (`_softmax_chain`), becomes
-    a call of the row softmax kernel (`transforms.softmax`); without it IREE compiles it."""
+    `schedule` (default: `product_schedule`'s rule), the importer's rounding fused. `fuse_tail` (default):
+    elementwise consumers after the rounding (a Gelu) run in the kernel's store too, with `tail_schedule`; without
+    it they stay IREE's dispatches. `softmax` (default): each softmax of a 16-bit tensor along its rows, as the
+    importer writes it (`_softmax_chain`), becomes a call of the row softmax kernel (`transforms.softmax`); without
+    it IREE compiles it."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text, source)
         calls: list[HopperCall] = []
@@ -158,7 +179,7 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule = hopper.DEF
                        tuple(softmax_left))
 
 
-def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_tail: bool,
+def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None, fuse_tail: bool,
           tail_schedule: hopper.HopperSchedule):
     """(the kernel's Gemm, its fused tail, its schedule, A, B as the kernel reads it, the ops it replaces: the
     contraction and its fused consumers) or the sentence saying why the contraction stays with IREE."""
@@ -184,7 +205,7 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule, fuse_t
         while fuse_tail and (after := _elementwise(replaced[-1], gemm.dtype, ops)) is not None:  # Gelu, ReLU, ...
             replaced.append(after)
         tail = hopper.Elementwise(tuple(ops)) if ops else None
-    chosen = schedule if tail is None else tail_schedule
+    chosen = tail_schedule if tail is not None else schedule or product_schedule(gemm)
     try:
         hopper.check_problem(gemm, chosen)
     except hopper.HopperError as err:
