@@ -228,8 +228,15 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_i
     assert "8 contractions on the Hopper kernels" in (out / "model.md").read_text()
     assert "| row_softmax_0 | softmax 256x256 f16 |" in (out / "model.md").read_text()
     # `report --table model` pairs the softmax kernel's launch with IREE's softmax dispatch in the default
-    hopper_kernels = [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["row_softmax_0"] + [
-        f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3, 4)]
+    table = _model_table(tmp_path, out, capsys, [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["row_softmax_0"]
+                         + [f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3, 4)])
+    assert "| 4 | row_softmax_0 | row softmax 256x256 f16: a workgroup of 32 threads" in table
+    assert "| all | | | 36.0 | 9.0 | 4.00× |" in table
+
+
+def _model_table(tmp_path, out, capsys, hopper_kernels: list[str]) -> str:
+    """`pipelines report --table model` of a run whose `hopper` module launched `hopper_kernels` (1 µs each) beside
+    IREE's default's nine launches of the block (4 µs each): the table printed."""
     default_kernels = [f"block_async_dispatch_{i}_matmul_x" for i in (0, 0, 0, 3)] + [
         "block_async_dispatch_4_softmax_x"] + [f"block_async_dispatch_{i}_matmul_x" for i in (5, 0, 7, 8)]
     rows = {"function": "block", "environment": {}, "modules": {
@@ -238,9 +245,7 @@ def test_tune_model_puts_a_models_products_on_the_hopper_kernels_with_the_gelu_i
     (tmp_path / "rows.json").write_text(json.dumps(rows))
     assert cli.main(["report", "--table", "model", str(tmp_path / "rows.json"), str(out / "model.json"), "--tuned",
                      "hopper"]) == 0
-    table = capsys.readouterr().out
-    assert "| 4 | row_softmax_0 | row softmax 256x256 f16: a workgroup of 32 threads" in table
-    assert "| all | | | 36.0 | 9.0 | 4.00× |" in table
+    return capsys.readouterr().out
 
 
 def test_tune_model_leaves_the_gelu_to_iree_when_asked(tmp_path, capsys):
@@ -255,17 +260,9 @@ def test_tune_model_leaves_the_gelu_to_iree_when_asked(tmp_path, capsys):
     assert len(summary["iree_dispatches"]) == 2 and len(summary["split_out_consumers"]) == 1
     assert [d.get("split_consumer", False) for d in summary["dispatches"]] == [False] * 6 + [True]
     # `report --table model` pairs a run's launches: the block's launch order, kernels named as the PTX names them
-    hopper_kernels = [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + ["block_async_dispatch_0_softmax_x"] + [
-        f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3)] + ["block_async_dispatch_1_elementwise_x", FUNCTION_PREFIX + "4"]
-    default_kernels = [f"block_async_dispatch_{i}_matmul_x" for i in (0, 0, 0, 3)] + [
-        "block_async_dispatch_4_softmax_x"] + [f"block_async_dispatch_{i}_matmul_x" for i in (5, 0, 7, 8)]
-    rows = {"function": "block", "environment": {}, "modules": {
-        name: {"median_ms": ms, "max_rel_error": 1e-3, "dispatches": [{"kernel": k, "us": us} for k in kernels]}
-        for name, ms, kernels, us in (("hopper", 1.0, hopper_kernels, 1.0), ("default", 3.0, default_kernels, 4.0))}}
-    (tmp_path / "rows.json").write_text(json.dumps(rows))
-    assert cli.main(["report", "--table", "model", str(tmp_path / "rows.json"), str(out / "model.json"), "--tuned",
-                     "hopper"]) == 0
-    table = capsys.readouterr().out
+    table = _model_table(tmp_path, out, capsys, [f"{FUNCTION_PREFIX}{i}" for i in (0, 0, 0, 1)] + [
+        "block_async_dispatch_0_softmax_x"] + [f"{FUNCTION_PREFIX}{i}" for i in (2, 0, 3)] + [
+        "block_async_dispatch_1_elementwise_x", FUNCTION_PREFIX + "4"])
     assert "| 3 | 256x256x128 nt f16 | hopper-pingpong 128x128x64" in table
     assert "| 8 | (split out: 1_elementwise_x) |" in table and "| all | | | 36.0 | 10.0 | 3.60× |" in table
 
