@@ -8,8 +8,9 @@ with B read as stored: K×N (NN), or N×K when B is a `linalg.transpose` [1, 0] 
 that tensor, and the transpose is left without a user). Its consumer is fused when it is the only user and is the
 importer's rounding to the input type (an elementwise `linalg.generic` whose body is one `arith.truncf`): the kernel
 then stores C in that type (the truncf epilogue). Everything else, and any contraction the kernel refuses (`K` not
-a multiple of 8, say), stays as it was, with the reason in `HopperModel.left`. A product with a fused consumer runs
-on the shipped cooperative kernel; one without, on `product_schedule`'s (ping-pong where K is short).
+a multiple of 8, say), stays as it was, with the reason in `HopperModel.left`. A product whose store applies an
+elementwise tail after the rounding (a Gelu) runs on the shipped cooperative kernel; any other, on
+`product_schedule`'s (ping-pong where K is short).
 
 The rewrite is on the MLIR module (IREE's Python bindings): a `func.call` of a private function per distinct
 contraction replaces the contraction (and its fused consumer); each function holds the one `flow.dispatch` of its
@@ -370,8 +371,9 @@ def _combines(op: ir.Operation, name: str, result: int = 0) -> bool:
 def _softmax_chain(extension: ir.Operation):
     """None when `extension` (`_extensions`) starts no softmax; else (the kernel's RowSoftmax, the 16-bit input, the
     ops it replaces in program order) or a sentence saying why the row softmax kernel does not take it. The chain,
-    as IREE's ONNX importer writes a Softmax along the last axis of a 16-bit R×N tensor (every step's only users
-    those named):
+    as IREE's ONNX importer writes a Softmax along the last axis of a 16-bit R×N tensor (each op a one-result
+    `linalg.generic` whose body is the one op shown, on its block arguments in this order; every later step the only
+    user of the one before, but for the extension, which may have other users and then stays):
 
         e = extf(x)                     f32, R×N
         m = max over each row of e      from a fill of -inf (an argmax beside it, unused)
@@ -384,54 +386,67 @@ def _softmax_chain(extension: ir.Operation):
     x = extension.operands[0]
     x_type = ir.RankedTensorType(x.type)
     dtype = str(x_type.element_type)
-    if x_type.rank != 2 or _maps(extension) != [IDENTITY, IDENTITY]:
-        return None
     users = _users(extension.results[0])
-    maxes = [u for u in users if u.name == "linalg.generic" and _iterators(u) == [
-        "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"]]
-    if len(maxes) != 1 or len(users) != 2:
+    maxes = [u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>" in _iterators(u)
+             and len(list(u.operands)) - len(list(u.results)) == 1
+             and next((name for name in row_softmax.MAX_OPS if _combines(u, name)), None)
+             and _fill_of(u.operands[1]) == float("-inf")]
+    if not _body(extension, "arith.extf", (0,)) or len(maxes) != 1:
         return None
     high = maxes[0]
-    max_op = next((name for name in row_softmax.MAX_OPS if _combines(high, name)), None)
-    if max_op is None or len(list(high.operands)) - len(list(high.results)) != 1 or \
-            _maps(high)[:2] != [IDENTITY, ROW[0]] or _fill_of(high.operands[1]) != float("-inf"):
-        return None
+    where = f"softmax of {x.type}"
+    if not x_type.has_static_shape:
+        return f"{where}: the row softmax kernel takes static sizes."
+    if x_type.rank != 2 or _maps(extension) != [IDENTITY, IDENTITY] or _maps(high)[:2] != [IDENTITY, ROW[0]]:
+        return f"{where}: the row softmax kernel takes a 2-D tensor reduced along its last axis."
+    max_op = next(name for name in row_softmax.MAX_OPS if _combines(high, name))
     if any(list(r.uses) for r in list(high.results)[1:]):
         return None  # the argmax is used
-    shift = next(u for u in users if u != high)
     expanded = _users(high.results[0])
-    if len(expanded) != 1 or expanded[0].name != "tensor.expand_shape" or \
-            [u for u in _users(expanded[0].results[0])] != [shift]:
+    if len(expanded) != 1 or expanded[0].name != "tensor.expand_shape" or len(_users(expanded[0].results[0])) != 1:
         return None
-    if shift.name != "linalg.generic" or _maps(shift) != [IDENTITY, ROW[1], IDENTITY] or \
-            _body_names(shift) != ["arith.subf", "linalg.yield"] or \
+    shift = _users(expanded[0].results[0])[0]
+    if shift not in users or shift.name != "linalg.generic" or _maps(shift) != [IDENTITY, ROW[1], IDENTITY] or \
+            not _body(shift, "arith.subf", (0, 1)) or \
             list(shift.operands)[:2] != [extension.results[0], expanded[0].results[0]]:
         return None
     exp = _single_user(shift)
-    if exp is None or _body_names(exp) != ["math.exp", "linalg.yield"] or _maps(exp) != [IDENTITY, IDENTITY]:
+    if exp is None or not _body(exp, "math.exp", (0,)) or _maps(exp) != [IDENTITY, IDENTITY]:
         return None
     users = _users(exp.results[0])
     total = next((u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
                   in _iterators(u)), None)
     quotient = next((u for u in users if u != total), None)
     if len(users) != 2 or total is None or quotient is None or not _combines(total, "arith.addf") or \
-            _maps(total) != [IDENTITY, ROW[1]] or _fill_of(total.operands[1]) != 0.0:
+            len(list(total.results)) != 1 or _maps(total) != [IDENTITY, ROW[1]] or _fill_of(total.operands[1]) != 0.0:
         return None
     if _users(total.results[0]) != [quotient] or quotient.name != "linalg.generic" or \
-            _maps(quotient) != [IDENTITY, ROW[1], IDENTITY] or \
-            _body_names(quotient) != ["arith.divf", "linalg.yield"] or \
+            _maps(quotient) != [IDENTITY, ROW[1], IDENTITY] or not _body(quotient, "arith.divf", (0, 1)) or \
             list(quotient.operands)[:2] != [exp.results[0], total.results[0]]:
         return None
     rounding = _single_user(quotient)
-    if rounding is None or _body_names(rounding) != ["arith.truncf", "linalg.yield"] or \
+    if rounding is None or not _body(rounding, "arith.truncf", (0,)) or _maps(rounding) != [IDENTITY, IDENTITY] or \
             str(ir.RankedTensorType(rounding.results[0].type).element_type) != dtype:
         return None
     spec = row_softmax.RowSoftmax(x_type.shape[0], x_type.shape[1], dtype, max_op)
     try:
         spec.check()
     except row_softmax.SoftmaxError as err:
-        return f"softmax of {x.type}: {err}"
-    return spec, x, [extension, high, expanded[0], shift, exp, total, quotient, rounding]
+        return f"{where}: {err}"
+    chain = [high, expanded[0], shift, exp, total, quotient, rounding]
+    kept = len(_users(extension.results[0])) > 2  # e has users beside m and d: it stays for them
+    return spec, x, chain if kept else [extension, *chain]
+
+
+def _body(op: ir.Operation, name: str, arguments: tuple[int, ...]) -> bool:
+    """`op` is a one-result `linalg.generic` whose body is `name` on its block arguments `arguments`, in that order,
+    yielded."""
+    if op.name != "linalg.generic" or len(list(op.results)) != 1 or _body_names(op) != [name, "linalg.yield"]:
+        return False
+    block = op.regions[0].blocks[0]
+    inner, done = list(block.operations)
+    return [str(v.get_name()) for v in inner.operands] == [block.arguments[i].get_name() for i in arguments] and \
+        list(done.operands) == [inner.results[0]]
 
 
 def _single_user(op: ir.Operation) -> ir.Operation | None:
@@ -542,7 +557,9 @@ def _dispatch_rows(dump, calls: tuple[HopperCall, ...], softmaxes: tuple[Softmax
 def markdown(summary: dict) -> str:
     lines = [f"# tune-model: {summary['model']} on {summary['target']} (Hopper kernels)", "",
              f"{len(summary['calls'])} contractions on the Hopper kernels, each verified in the compiled PTX; "
-             f"{len(summary['left'])} left to IREE. Compile-only: no times (measure with `python -m "
+             f"{len(summary['left'])} left to IREE. {len(summary.get('softmaxes', []))} softmaxes on the row softmax "
+             f"kernel, each verified likewise; {len(summary.get('softmax_left', []))} left to IREE. Compile-only: no "
+             "times (measure with `python -m "
              "pipelines.model_runner ... hopper=tuned/gemm.vmfb default=default/gemm.vmfb`).", "",
              "| call | contraction | epilogue | kernel |", "|---|---|---|---|"]
     for call in summary["calls"]:

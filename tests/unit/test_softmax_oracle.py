@@ -821,6 +821,22 @@ def test_kernel_matches_float64_softmax(cols, dtype, max_op):
     check_case(emit(6, cols, dtype, max_op), "softmax_kernel", cols, dtype, seed=cols)
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_rows_of_large_magnitude_keep_their_softmax(dtype):
+    """Rows near the type's range's ends (a bf16 row of 1e10s, a row masked with the type's minimum, a 1e38 spike):
+    the kernel must shift by the max before scaling, as the model's x - m does (m·log2 e rounded to f32 is off by
+    more than 1 from |m| ≈ 2^24 on)."""
+    lowest = float(ml_dtypes.finfo(FLOATS[dtype]).min)
+    top = 1e38 if dtype == "bf16" else 6e4
+    big = -1e10 if dtype == "bf16" else -6e4
+    rows = np.array([[lowest] * 16, [big] * 16, [top, 0.9 * top] + [1.0] * 14,
+                     [lowest] * 8 + [0.0] * 8, [-big, -big] + [big] * 14], dtype=np.float64)
+    x = rows.astype(FLOATS[dtype])
+    y, counts = launch(emit(len(rows), 16, dtype), "softmax_kernel", x, dtype)
+    assert (counts == 1).all()
+    assert_close(y, reference(x), dtype, f"{dtype} rows of large magnitude")
+
+
 def test_oracle_rejects_unknown_ops():
     """An op the executor does not model raises rather than being skipped."""
     text = emit(6, 8, "f16")
