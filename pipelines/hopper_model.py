@@ -21,6 +21,7 @@ which IREE's own pipelines compile the other dispatches for.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -160,9 +161,8 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = Non
             softmaxes.append(SoftmaxCall(spec, name))
             last = replaced[-1]
             with ir.InsertionPoint(last):
-                call = ir.Operation.create("func.call", results=[last.results[0].type], operands=[x],
-                                           attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
-            last.results[0].replace_all_uses_with(call.results[0])
+                result = _rows_call(x, spec, name)
+            last.results[0].replace_all_uses_with(result)
             for done in reversed(replaced):
                 done.erase()
         module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(
@@ -351,8 +351,38 @@ def _fill_of(value: ir.Value) -> float | None:
     return float(ir.FloatAttr(constant.attributes["value"]).value)
 
 
-IDENTITY = "affine_map<(d0, d1) -> (d0, d1)>"
-ROW = ("affine_map<(d0, d1) -> (d0)>", "affine_map<(d0, d1) -> (d0, 0)>")  # a row's value, rank 1 or R×1
+def _rows_call(x: ir.Value, spec: row_softmax.RowSoftmax, name: str) -> ir.Value:
+    """The call of the kernel's function `name` on `x` (at the insertion point): a tensor of rank above 2 collapsed to
+    rows × columns around it (its rows are contiguous), the result expanded back."""
+    shape = list(ir.RankedTensorType(x.type).shape)
+    rows_type = ir.RankedTensorType.get([spec.rows, spec.cols], ir.RankedTensorType(x.type).element_type)
+    i64 = ir.IntegerType.get_signless(64)
+    groups = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in range(len(shape) - 1)]),
+                               ir.ArrayAttr.get([ir.IntegerAttr.get(i64, len(shape) - 1)])])
+    if len(shape) > 2:
+        x = ir.Operation.create("tensor.collapse_shape", results=[rows_type], operands=[x],
+                                attributes={"reassociation": groups}).results[0]
+    call = ir.Operation.create("func.call", results=[rows_type], operands=[x],
+                               attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+    if len(shape) == 2:
+        return call.results[0]
+    return ir.Operation.create("tensor.expand_shape", results=[ir.RankedTensorType.get(shape, rows_type.element_type)],
+                               operands=[call.results[0]],
+                               attributes={"reassociation": groups,
+                                           "static_output_shape": ir.DenseI64ArrayAttr.get(shape)}).results[0]
+
+
+def _identity(rank: int) -> str:
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return f"affine_map<({dims}) -> ({dims})>"
+
+
+def _row(rank: int, kept: bool) -> str:
+    """A row's value: the leading dimensions (rank - 1 of them), and a last of size 1 when `kept`."""
+    dims = [f"d{i}" for i in range(rank)]
+    return f"affine_map<({', '.join(dims)}) -> ({', '.join(dims[:-1] + (['0'] if kept else []))})>"
+
+
 
 
 def _combines(op: ir.Operation, name: str, result: int = 0) -> bool:
@@ -371,7 +401,8 @@ def _combines(op: ir.Operation, name: str, result: int = 0) -> bool:
 def _softmax_chain(extension: ir.Operation):
     """None when `extension` (`_extensions`) starts no softmax; else (the kernel's RowSoftmax, the 16-bit input, the
     ops it replaces in program order) or a sentence saying why the row softmax kernel does not take it. The chain,
-    as IREE's ONNX importer writes a Softmax along the last axis of a 16-bit R×N tensor (each op a one-result
+    as IREE's ONNX importer writes a Softmax along the last axis of a 16-bit tensor (R×N here; of rank r > 2, its
+    rows are every index but the last, and the maps the same on r dimensions; each op a one-result
     `linalg.generic` whose body is the one op shown, on its block arguments in this order; every later step the only
     user of the one before, but for the extension, which may have other users and then stays):
 
@@ -397,8 +428,10 @@ def _softmax_chain(extension: ir.Operation):
     where = f"softmax of {x.type}"
     if not x_type.has_static_shape:
         return f"{where}: the row softmax kernel takes static sizes."
-    if x_type.rank != 2 or _maps(extension) != [IDENTITY, IDENTITY] or _maps(high)[:2] != [IDENTITY, ROW[0]]:
-        return f"{where}: the row softmax kernel takes a 2-D tensor reduced along its last axis."
+    rank = x_type.rank
+    full, row, row1 = _identity(rank), _row(rank, False), _row(rank, True)
+    if rank < 2 or _maps(extension) != [full, full] or _maps(high)[:2] != [full, row]:
+        return f"{where}: the row softmax kernel takes a tensor of rank 2 or more reduced along its last axis."
     max_op = next(name for name in row_softmax.MAX_OPS if _combines(high, name))
     if any(list(r.uses) for r in list(high.results)[1:]):
         return None  # the argmax is used
@@ -406,29 +439,29 @@ def _softmax_chain(extension: ir.Operation):
     if len(expanded) != 1 or expanded[0].name != "tensor.expand_shape" or len(_users(expanded[0].results[0])) != 1:
         return None
     shift = _users(expanded[0].results[0])[0]
-    if shift not in users or shift.name != "linalg.generic" or _maps(shift) != [IDENTITY, ROW[1], IDENTITY] or \
+    if shift not in users or shift.name != "linalg.generic" or _maps(shift) != [full, row1, full] or \
             not _body(shift, "arith.subf", (0, 1)) or \
             list(shift.operands)[:2] != [extension.results[0], expanded[0].results[0]]:
         return None
     exp = _single_user(shift)
-    if exp is None or not _body(exp, "math.exp", (0,)) or _maps(exp) != [IDENTITY, IDENTITY]:
+    if exp is None or not _body(exp, "math.exp", (0,)) or _maps(exp) != [full, full]:
         return None
     users = _users(exp.results[0])
     total = next((u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
                   in _iterators(u)), None)
     quotient = next((u for u in users if u != total), None)
     if len(users) != 2 or total is None or quotient is None or not _combines(total, "arith.addf") or \
-            len(list(total.results)) != 1 or _maps(total) != [IDENTITY, ROW[1]] or _fill_of(total.operands[1]) != 0.0:
+            len(list(total.results)) != 1 or _maps(total) != [full, row1] or _fill_of(total.operands[1]) != 0.0:
         return None
     if _users(total.results[0]) != [quotient] or quotient.name != "linalg.generic" or \
-            _maps(quotient) != [IDENTITY, ROW[1], IDENTITY] or not _body(quotient, "arith.divf", (0, 1)) or \
+            _maps(quotient) != [full, row1, full] or not _body(quotient, "arith.divf", (0, 1)) or \
             list(quotient.operands)[:2] != [exp.results[0], total.results[0]]:
         return None
     rounding = _single_user(quotient)
-    if rounding is None or not _body(rounding, "arith.truncf", (0,)) or _maps(rounding) != [IDENTITY, IDENTITY] or \
+    if rounding is None or not _body(rounding, "arith.truncf", (0,)) or _maps(rounding) != [full, full] or \
             str(ir.RankedTensorType(rounding.results[0].type).element_type) != dtype:
         return None
-    spec = row_softmax.RowSoftmax(x_type.shape[0], x_type.shape[1], dtype, max_op)
+    spec = row_softmax.RowSoftmax(math.prod(x_type.shape[:-1]), x_type.shape[-1], dtype, max_op)
     try:
         spec.check()
     except row_softmax.SoftmaxError as err:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from pipelines.compiler import iree_compile_path, run_patiently
@@ -353,8 +354,8 @@ def _onnx_softmax(path, shape: list, axis: int):
 
 
 @pytest.mark.parametrize("shape, axis, words", [
-    ([2, 4, 16], -1, "a 2-D tensor reduced along its last axis"),
-    ([4, 16], 0, "a 2-D tensor reduced along its last axis"),
+    ([4, 16], 0, "a tensor of rank 2 or more reduced along its last axis"),
+    ([2, 4, 16], 1, "a tensor of rank 2 or more reduced along its last axis"),
     (["n", 16], -1, "static sizes"),
 ])
 def test_a_softmax_in_another_form_is_left_with_its_reason(tmp_path, shape, axis, words):
@@ -421,3 +422,32 @@ def test_tune_model_lists_each_softmax_its_kernel_and_those_left(tmp_path):
     # the softmax left (8x12) is IREE's one dispatch; the kernels' rows come first
     assert len(summary["iree_dispatches"]) == 1
     assert [r["dispatch"] for r in summary["dispatches"][:3]] == ["hopper_gemm_0", "row_softmax_0", "row_softmax_1"]
+
+
+@pytest.mark.parametrize("shape", [[2, 4, 16], [2, 3, 4, 24]])
+def test_a_softmax_of_higher_rank_runs_on_its_rows_collapsed(tmp_path, shape):
+    """Attention's B×H×S×S softmax along its last axis: the rows are every index but the last, contiguous; the call
+    gets them collapsed to rows × columns and its result is expanded back."""
+    from pipelines.model_input import read_model, to_linalg
+
+    path = _onnx_softmax(tmp_path / "s.onnx", shape, -1)
+    model = rewrite(to_linalg(read_model(path), SM90, str(path)), "s")
+    rows, cols = int(np.prod(shape[:-1])), shape[-1]
+    assert [c.softmax for c in model.softmaxes] == [RowSoftmax(rows, cols)] and model.softmax_left == ()
+    body = model.text.split("hal.executable.source")[0]
+    full, flat = f"tensor<{'x'.join(map(str, shape))}xf16>", f"tensor<{rows}x{cols}xf16>"
+    groups = f"[[{', '.join(map(str, range(len(shape) - 1)))}], [{len(shape) - 1}]]"
+    collapsed = re.search(rf"(%\w+) = tensor\.collapse_shape %\w+ {re.escape(groups)} : {full} into {flat}", body)
+    call = re.search(rf"(%\w+) = (?:func\.)?call @{SOFTMAX_PREFIX}0\((%\w+)\) : \({flat}\) -> {flat}", body)
+    assert collapsed and call and call.group(2) == collapsed.group(1)
+    assert re.search(rf"tensor\.expand_shape {re.escape(call.group(1))} {re.escape(groups)} output_shape "
+                     rf"\[{', '.join(map(str, shape))}\] : {flat} into {full}", body)
+    assert "math.exp" not in body
+    source = tmp_path / "s.mlir"
+    source.write_text(model.text)
+    dump = tmp_path / "dump"
+    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
+                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "s.vmfb")],
+                         capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    check_ptx("\n".join(p.read_text() for p in dump.glob("*.ptx")), RowSoftmax(rows, cols), SOFTMAX_PREFIX + "0")
