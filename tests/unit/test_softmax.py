@@ -139,6 +139,7 @@ module {
   func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>ARGS) -> (tensor<128x128xf16>RESULTS) {
     %zero = arith.constant 0.000000e+00 : f32
     %c0_i64 = arith.constant 0 : i64
+    %c0 = arith.constant 0 : index
     %pe = tensor.empty() : tensor<128x128xf32>
     %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<128x128xf32>) -> tensor<128x128xf32>
     %p = linalg.matmul ins(%a, %b : tensor<128x128xf16>, tensor<128x128xf16>) outs(%pf : tensor<128x128xf32>)
@@ -181,7 +182,7 @@ AFTEREXT    %19S = tensor.empty() : tensor<ROWSxi64>
         ins(SHIFTED, %expandedS : tensor<ROWSxCOLSxF32>, tensor<ROWSx1xF32>) outs(SHIFTOUT : tensor<ROWSxCOLSxF32>) {
     ^bb0(%in: F32, %in_4: F32, %out: F32):
       %40 = arith.subf SUBARGS : F32
-      linalg.yield %40 : F32
+      linalg.yield SHIFTYIELD : F32
     } -> tensor<ROWSxCOLSxF32>
 AFTERSHIFT    %25S = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
         ins(%24S : tensor<ROWSxCOLSxF32>) outs(%14S : tensor<ROWSxCOLSxF32>) {
@@ -214,7 +215,7 @@ AS_IMPORTED = {"ROWS": "4", "COLS": "16", "OUT": "f16", "SUMSTART": "0.000000e+0
                "MAXOP": "arith.maximumf", "MAXWITH": "%out", "EXP": "math.exp", "QUOTIENT": "arith.divf",
                "SHIFTED": "%18S", "SHIFTOUT": "%14S", "DIVIDED": "%25S", "DIVOUT": "%14S", "F32": "f32",
                "AFTEREXT": "", "AFTERSHIFT": "", "AFTEREXP": "", "AFTERQUOTIENT": "", "SUBARGS": "%in, %in_4",
-               "DIVARGS": "%in, %in_4", "EXPARG": "%in", "ROUNDMAP": "#map"}
+               "DIVARGS": "%in, %in_4", "EXPARG": "%in", "ROUNDMAP": "#map", "SHIFTYIELD": "%40"}
 # another user of an intermediate VALUE, placed right after it (before the chain's next op: the use lists then name
 # the chain's own user first)
 NEGATED = """    %xtraS = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
@@ -270,6 +271,7 @@ def test_the_importers_softmax_becomes_one_call_of_the_kernel(changes, taken):
     body = model.text.split("hal.executable.source")[0]
     # the chain is gone: no exponential, reduction or rounding of the softmax left beside the kernel's call
     assert "math.exp" not in body and "arith.divf" not in body and "tensor.expand_shape" not in body
+    assert "arith.extf" not in body  # the extension too: it had no other user
     assert body.count(f"@{SOFTMAX_PREFIX}0(") == 1
     call = re.search(rf"(%\w+) = (?:func\.)?call @{SOFTMAX_PREFIX}0\((%\w+)\)", body)
     assert call is not None and call.group(2) == "%arg2"  # the function's third argument, x, as stored
@@ -295,11 +297,20 @@ def test_the_importers_softmax_becomes_one_call_of_the_kernel(changes, taken):
     ({"DIVARGS": "%in_4, %in"}, "s / p, not p / s"),
     ({"EXPARG": "%out"}, "exp of the init, not of d"),
     ({"ROWS": "16", "ROUNDMAP": "#map3"}, "the rounding transposes"),
+    ({"SHIFTYIELD": "%in"}, "the shift computes e - m but yields e"),
 ])
 def test_a_chain_that_differs_from_a_softmax_stays_with_iree(changes, why):
     model = rewrite(_program(**changes), "p")
     assert model.softmaxes == () and model.softmax_left == (), why
     assert "math.exp" in model.text or "math.exp2" in model.text
+
+
+def test_a_max_that_starts_from_another_init_than_a_fill_stays_with_iree():
+    fill = "%s22_0 = linalg.fill ins(%sninf_0 : f32) outs(%s21_0 : tensor<4xf32>) -> tensor<4xf32>"
+    text = _program()
+    assert fill in text
+    model = rewrite(text.replace(fill, "%s22_0 = tensor.insert %sninf_0 into %s21_0[%c0] : tensor<4xf32>"), "p")
+    assert model.softmaxes == () and "math.exp" in model.text
 
 
 def test_a_softmax_whose_argmax_is_used_stays_with_iree():
