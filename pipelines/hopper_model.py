@@ -192,7 +192,7 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None,
     except ProblemError as err:
         return f"{where}: {err}"
     a, b, init = list(op.operands)[:3]
-    if not _zero_fill(init):
+    if _fill_of(init) != 0.0:
         return f"{where}: its accumulator does not start from a fill of 0.0 (the kernels compute C = A·B)"
     if gemm.layout == "nn" and _transposed(b):  # (a TN or NT matmul reading a transpose is not read as stored)
         b = b.owner.operands[0]
@@ -219,15 +219,6 @@ def _owner(value: ir.Value) -> ir.Operation | None:
     return owner if isinstance(owner, ir.Operation) else getattr(owner, "operation", None)
 
 
-def _zero_fill(value: ir.Value) -> bool:
-    fill = _owner(value)
-    if fill is None or fill.name != "linalg.fill":
-        return False
-    constant = _owner(fill.operands[0])
-    return constant is not None and constant.name == "arith.constant" and \
-        float(ir.FloatAttr(constant.attributes["value"]).value) == 0.0
-
-
 def _transposed(value: ir.Value) -> bool:
     """B is `linalg.transpose` [1, 0] of a 2-D tensor."""
     op = _owner(value)
@@ -243,8 +234,7 @@ def _map_user(op: ir.Operation) -> ir.Operation | None:
     user = uses[0].owner
     if user.name != "linalg.generic" or len(user.operands) != 2 or len(user.results) != 1:
         return None
-    maps = [str(m) for m in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    return user if set(maps) == {"affine_map<(d0, d1) -> (d0, d1)>"} else None
+    return user if set(_maps(user)) == {_identity(2)} else None
 
 
 def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
@@ -253,9 +243,8 @@ def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
     user = _map_user(op)
     if user is None:
         return None
-    body = [o.operation.name for o in user.regions[0].blocks[0].operations]
     out = ir.RankedTensorType(user.results[0].type)
-    return user if body == ["arith.truncf", "linalg.yield"] and str(out.element_type) == dtype else None
+    return user if _body_names(user) == ["arith.truncf", "linalg.yield"] and str(out.element_type) == dtype else None
 
 
 def _elementwise(op: ir.Operation, dtype: str, ops: list) -> ir.Operation | None:
@@ -383,8 +372,6 @@ def _row(rank: int, kept: bool) -> str:
     return f"affine_map<({', '.join(dims)}) -> ({', '.join(dims[:-1] + (['0'] if kept else []))})>"
 
 
-
-
 def _combines(op: ir.Operation, name: str, result: int = 0) -> bool:
     """`op`'s body yields, as its result `result`, `name` applied to its input element and its running value."""
     block = op.regions[0].blocks[0]
@@ -418,13 +405,12 @@ def _softmax_chain(extension: ir.Operation):
     x_type = ir.RankedTensorType(x.type)
     dtype = str(x_type.element_type)
     users = _users(extension.results[0])
-    maxes = [u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>" in _iterators(u)
-             and len(list(u.operands)) - len(list(u.results)) == 1
-             and next((name for name in row_softmax.MAX_OPS if _combines(u, name)), None)
-             and _fill_of(u.operands[1]) == float("-inf")]
+    reductions = [u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
+                  in _iterators(u) and len(list(u.operands)) - len(list(u.results)) == 1]
+    maxes = [(u, op) for u in reductions if (op := _max_op(u)) and _fill_of(u.operands[1]) == float("-inf")]
     if not _body(extension, "arith.extf", (0,)) or len(maxes) != 1:
         return None
-    high = maxes[0]
+    high, max_op = maxes[0]
     where = f"softmax of {x.type}"
     if not x_type.has_static_shape:
         return f"{where}: the row softmax kernel takes static sizes."
@@ -432,7 +418,6 @@ def _softmax_chain(extension: ir.Operation):
     full, row, row1 = _identity(rank), _row(rank, False), _row(rank, True)
     if rank < 2 or _maps(extension) != [full, full] or _maps(high)[:2] != [full, row]:
         return f"{where}: the row softmax kernel takes a tensor of rank 2 or more reduced along its last axis."
-    max_op = next(name for name in row_softmax.MAX_OPS if _combines(high, name))
     if any(list(r.uses) for r in list(high.results)[1:]):
         return None  # the argmax is used
     expanded = _users(high.results[0])
@@ -446,11 +431,11 @@ def _softmax_chain(extension: ir.Operation):
     exp = _single_user(shift)
     if exp is None or not _body(exp, "math.exp", (0,)) or _maps(exp) != [full, full]:
         return None
-    users = _users(exp.results[0])
-    total = next((u for u in users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
+    exp_users = _users(exp.results[0])
+    total = next((u for u in exp_users if u.name == "linalg.generic" and "#linalg.iterator_type<reduction>"
                   in _iterators(u)), None)
-    quotient = next((u for u in users if u != total), None)
-    if len(users) != 2 or total is None or quotient is None or not _combines(total, "arith.addf") or \
+    quotient = next((u for u in exp_users if u != total), None)
+    if len(exp_users) != 2 or total is None or quotient is None or not _combines(total, "arith.addf") or \
             len(list(total.results)) != 1 or _maps(total) != [full, row1] or _fill_of(total.operands[1]) != 0.0:
         return None
     if _users(total.results[0]) != [quotient] or quotient.name != "linalg.generic" or \
@@ -467,8 +452,13 @@ def _softmax_chain(extension: ir.Operation):
     except row_softmax.SoftmaxError as err:
         return f"{where}: {err}"
     chain = [high, expanded[0], shift, exp, total, quotient, rounding]
-    kept = len(_users(extension.results[0])) > 2  # e has users beside m and d: it stays for them
+    kept = len(users) > 2  # e has users beside m and d: it stays for them
     return spec, x, chain if kept else [extension, *chain]
+
+
+def _max_op(op: ir.Operation) -> str | None:
+    """The op of `MAX_OPS` whose running value `op`'s body yields (`_combines`), or None."""
+    return next((name for name in row_softmax.MAX_OPS if _combines(op, name)), None)
 
 
 def _body(op: ir.Operation, name: str, arguments: tuple[int, ...]) -> bool:

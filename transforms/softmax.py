@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from transforms.errors import UserError
-from transforms.hopper import TARGET, _Body, _binding, _memref, _pointer
+from transforms.hopper import TARGET, HopperError, _Body, _binding, _memref, _pointer, ptx_kernel
 
 VECTOR = 8  # elements of a 16-bit row per load and store (16 bytes)
 WARP = 32
@@ -207,11 +207,12 @@ def executable(s: RowSoftmax, name: str, entry: str) -> str:
   }}"""
 
 
-def function(s: RowSoftmax, name: str, executable_name: str) -> str:
-    """A private `func.func @name(x) -> y` holding the kernel's one dispatch."""
+def function(s: RowSoftmax, name: str, executable_name: str, entry: str | None = None, private: bool = True) -> str:
+    """A `func.func @name(x) -> y` (private unless asked) holding the one dispatch of `executable_name`'s `entry`
+    (default: `name`)."""
     t = s.tensor_type()
-    return f"""  func.func private @{name}(%x: {t}) -> {t} {{
-    %y = flow.dispatch @{executable_name}::@{name}(%x) : ({t}) -> {t}
+    return f"""  func.func {"private " if private else ""}@{name}(%x: {t}) -> {t} {{
+    %y = flow.dispatch @{executable_name}::@{entry or name}(%x) : ({t}) -> {t}
     return %y : {t}
   }}"""
 
@@ -221,10 +222,7 @@ def program(s: RowSoftmax, function_name: str = "main") -> str:
     return f"""#target = {TARGET}
 module attributes {{hal.device.targets = [#hal.device.target<"cuda", [#target]> : !hal.device]}} {{
 {executable(s, "softmax_exe", "softmax_kernel")}
-  func.func @{function_name}(%x: {s.tensor_type()}) -> {s.tensor_type()} {{
-    %y = flow.dispatch @softmax_exe::@softmax_kernel(%x) : ({s.tensor_type()}) -> {s.tensor_type()}
-    return %y : {s.tensor_type()}
-  }}
+{function(s, function_name, "softmax_exe", "softmax_kernel", private=False)}
 }}
 """
 
@@ -234,10 +232,10 @@ def check_ptx(ptx: str, s: RowSoftmax, entry: str) -> None:
     vectors (`vectors` of each, no other global access), two workgroup reductions of five xor shuffles each, two
     barriers, an exponential per element a thread holds and one division. Raises SoftmaxError naming what is
     missing."""
-    match = re.search(rf"\.entry {re.escape(entry)}\b(.*?)(?=\.entry |\Z)", ptx, re.S)
-    if match is None:
-        raise SoftmaxError(f"the PTX has no kernel {entry}.")
-    body = match.group(1)
+    try:
+        body = ptx_kernel(ptx, entry)
+    except HopperError as err:
+        raise SoftmaxError(str(err)) from None
     accesses = re.findall(r"\b(ld|st)\.global(\.[\w.]+)\s", body)
     narrow = [kind + suffix for kind, suffix in accesses if not re.fullmatch(r"(?:\.nc)?\.v4\.(?:b32|u32|f32)", suffix)]
     if narrow:

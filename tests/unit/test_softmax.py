@@ -56,15 +56,20 @@ def test_a_softmax_the_kernel_does_not_take_is_refused_in_one_sentence(softmax, 
         executable(softmax, "e", "k")
 
 
-def _ptx(tmp_path, softmax: RowSoftmax) -> str:
-    source = tmp_path / "softmax.mlir"
-    source.write_text(program(softmax))
+def _compiled(tmp_path, text: str) -> str:
+    """`text` compiled for sm_90a in `tmp_path` (its executables dumped to `tmp_path`/dump): the PTX."""
+    source = tmp_path / "program.mlir"
+    source.write_text(text)
     dump = tmp_path / "dump"
     done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
-                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "s.vmfb")],
+                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "program.vmfb")],
                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return "\n".join(p.read_text() for p in dump.glob("*.ptx"))
+
+
+def _ptx(tmp_path, softmax: RowSoftmax) -> str:
+    return _compiled(tmp_path, program(softmax))
 
 
 @pytest.fixture(scope="module")
@@ -340,11 +345,7 @@ def test_an_extension_with_other_users_stays_for_them_beside_the_kernel(program,
     assert [c.softmax for c in model.softmaxes] == [RowSoftmax(4, 16)]
     body = model.text.split("hal.executable.source")[0]
     assert body.count("arith.extf") == 1 and "math.exp" not in body  # the extension kept, the rest replaced
-    source = tmp_path / "p.mlir"
-    source.write_text(model.text)
-    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags, "-o", str(tmp_path / "p.vmfb")],
-                         capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _compiled(tmp_path, model.text)
 
 
 def _onnx_softmax(path, shape: list, axis: int):
@@ -398,17 +399,9 @@ def test_a_softmax_the_kernel_refuses_is_left_with_its_reason(cols, words):
 def test_equal_softmaxes_share_one_kernel_and_the_program_compiles(tmp_path):
     text = _program(ROWS="8", COLS="2056")
     model = rewrite(text, "p")
-    source = tmp_path / "p.mlir"
-    source.write_text(model.text)
-    dump = tmp_path / "dump"
-    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
-                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "p.vmfb")],
-                         capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    ptx = "\n".join(p.read_text() for p in dump.glob("*.ptx"))
-    check_ptx(ptx, model.softmaxes[0].softmax, SOFTMAX_PREFIX + "0")
+    check_ptx(_compiled(tmp_path, model.text), model.softmaxes[0].softmax, SOFTMAX_PREFIX + "0")
     # IREE compiled no dispatch of its own for the softmax: only the Hopper kernel's and the softmax kernel's
-    assert sorted(p.name for p in dump.glob("configured_module_*.mlir")) == [
+    assert sorted(p.name for p in (tmp_path / "dump").glob("configured_module_*.mlir")) == [
         "configured_module_hopper_0.mlir", "configured_module_softmax_0.mlir"]
 
 
@@ -454,11 +447,4 @@ def test_a_softmax_of_higher_rank_runs_on_its_rows_collapsed(tmp_path, shape):
     assert re.search(rf"tensor\.expand_shape {re.escape(call.group(1))} {re.escape(groups)} output_shape "
                      rf"\[{', '.join(map(str, shape))}\] : {flat} into {full}", body)
     assert "math.exp" not in body
-    source = tmp_path / "s.mlir"
-    source.write_text(model.text)
-    dump = tmp_path / "dump"
-    done = run_patiently([iree_compile_path(), str(source), *SM90.compile_flags,
-                          f"--iree-hal-dump-executable-files-to={dump}", "-o", str(tmp_path / "s.vmfb")],
-                         capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    check_ptx("\n".join(p.read_text() for p in dump.glob("*.ptx")), RowSoftmax(rows, cols), SOFTMAX_PREFIX + "0")
+    check_ptx(_compiled(tmp_path, model.text), RowSoftmax(rows, cols), SOFTMAX_PREFIX + "0")
