@@ -29,7 +29,10 @@ def main(argv: list[str]) -> int:
     from transforms.softmax import RowSoftmax, program
 
     out = Path(argv[0])
-    out.mkdir(parents=True, exist_ok=False)
+    if out.exists():
+        print(f"{out} exists; give a new folder (nothing is written into one that holds files).", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True)
     target = get_target("sm_90a")
     (out / "alone").mkdir()
     for rows, cols, dtype in ALONE:

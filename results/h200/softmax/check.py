@@ -19,6 +19,9 @@ def main(argv: list[str]) -> int:
     import iree.runtime as rt
 
     folder, output = Path(argv[0]), Path(argv[1])
+    if output.exists():
+        print(f"{output} exists; give a new file (nothing is written over one).", file=sys.stderr)
+        return 2
     rows = []
     for r, c, dtype in json.loads((folder / "shapes.json").read_text()):
         name = f"{r}x{c}x{dtype}"

@@ -24,6 +24,9 @@ def main(argv: list[str]) -> int:
     from pipelines.model_runner import load_inputs, time_ms
 
     data, output = Path(argv[0]), Path(argv[1])
+    if output.exists():
+        print(f"{output} exists; give a new file (nothing is written over one).", file=sys.stderr)
+        return 2
     modules = dict(a.split("=", 1) for a in argv[2:])
     _, inputs, _ = load_inputs(data)
     times: dict = {name: {flags: [] for flags in FLAG_SETS} for name in modules}
