@@ -34,6 +34,7 @@ PROFILED_CALLS = 4
 # the CUDA flag is CUDA's alone, the allocator any device's.
 CACHED_ALLOCATIONS = {"cuda": ("--cuda_async_allocations=false", "--device_allocator=caching")}
 CACHED_ELSEWHERE = ("--device_allocator=caching",)
+BACK_TO_BACK_CALLS = 30  # calls a back-to-back measurement times (after pipelines.back_to_back's warm-up calls)
 UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 
 
@@ -81,6 +82,18 @@ def time_ms(vmfb: Path, function: str, device: str, inputs: list[str], runtime: 
     return statistics.median(runs)
 
 
+def back_to_back_ms(vmfb: Path, function: str, device: str, data: Path, runtime: tuple[str, ...] = ()) -> dict:
+    """Milliseconds per call with the calls back to back (`pipelines.back_to_back`, in a process of its own with the
+    runtime flags `runtime`), and the last call's largest difference from a waited call's result."""
+    command = [sys.executable, "-m", "pipelines.back_to_back", "--module", str(vmfb), "--function", function,
+               "--inputs", str(data), "--device", device, "--calls", str(BACK_TO_BACK_CALLS),
+               *[f"--flag={flag}" for flag in runtime]]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RunError(f"back-to-back calls of {vmfb} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def dispatch_times_us(vmfb: Path, function: str, device: str, inputs: list[str]) -> list[dict] | None:
     """GPU time of every kernel launch of one call, in launch order (Nsight Compute's gpu__time_duration, caches
     and clocks left as they run); None without ncu. The call profiled is the last of a few iree-benchmark-module
@@ -117,14 +130,18 @@ def last_call(launches: list[dict], calls: int = PROFILED_CALLS) -> list[dict]:
     return launches[-per_call:]
 
 
-def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int, cached: bool = False) -> dict:
+def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds: int, cached: bool = False,
+        back_to_back: bool = False) -> dict:
     """Each module's error against the float64 reference, its time per call over `rounds` rounds in which the modules
-    take turns (with `cached`, each also timed with cached synchronous allocations in the same turn: `*_cached_*`),
+    take turns (with `cached`, each also timed with cached synchronous allocations in the same turn: `*_cached_*`;
+    with `back_to_back`, each also with its calls back to back in the same turn, with the same flags: `*_b2b_*`),
     and its launches' GPU time."""
     arrays, flags, reference = load_inputs(data)
     rows: dict[str, dict] = {}
     times: dict[str, list[float]] = {name: [] for name in modules}
     cached_times: dict[str, list[float]] = {name: [] for name in modules}
+    b2b: dict[str, dict[str, list[float]]] = {name: {"": [], "_cached": []} for name in modules}
+    b2b_diff: dict[str, float] = {name: 0.0 for name in modules}
     for name, vmfb in modules.items():
         value = result(vmfb, function, device, arrays)
         if value.shape != reference.shape:
@@ -136,12 +153,23 @@ def run(modules: dict[str, Path], function: str, device: str, data: Path, rounds
             times[name].append(time_ms(vmfb, function, device, flags))
             if cached:
                 cached_times[name].append(time_ms(vmfb, function, device, flags, cached_flags(device)))
+            if back_to_back:
+                for key, runtime in (("", ()), ("_cached", cached_flags(device))) if cached else (("", ()),):
+                    measured = back_to_back_ms(vmfb, function, device, data, runtime)
+                    b2b[name][key].append(measured["ms_per_call"])
+                    b2b_diff[name] = max(b2b_diff[name], measured["max_abs_diff_from_waited"])
     for name, vmfb in modules.items():
         rows[name].update(times_ms=times[name], median_ms=statistics.median(times[name]))
         if cached:
             rows[name].update(times_cached_ms=cached_times[name],
                               median_cached_ms=statistics.median(cached_times[name]),
                               cached_flags=list(cached_flags(device)))
+        for key, values in b2b[name].items():
+            if values:
+                rows[name].update({f"times_b2b{key}_ms": values, f"median_b2b{key}_ms": statistics.median(values)})
+        if back_to_back:
+            rows[name]["b2b_calls"] = BACK_TO_BACK_CALLS
+            rows[name]["b2b_max_abs_diff_from_waited"] = b2b_diff[name]
         rows[name]["dispatches"] = dispatch_times_us(vmfb, function, device, flags)
     return {"function": function, "device": device, "environment": environment(device), "modules": rows}
 
@@ -156,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cached-allocations", action="store_true", help="also time each module with IREE's cached "
                         "synchronous allocations (--device_allocator=caching, and on CUDA "
                         "--cuda_async_allocations=false), in the same turns")
+    parser.add_argument("--back-to-back", action="store_true", help="also time each module with its calls back to "
+                        f"back ({BACK_TO_BACK_CALLS} asynchronous calls, each waiting on the fence of the one before, "
+                        "the host not waiting between them: pipelines.back_to_back), in the same turns and with the "
+                        "same flags")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="overwrite an -o file that model_runner did not write")
     args = parser.parse_args(argv)
@@ -173,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(f"two modules are named '{name}' ({modules[name]} and {path}); give each its own name.")
             modules[name] = Path(path)
         admit_file(args.output, args.force, (args.inputs, *modules.values()))  # before the measurement; not an input
-        report = run(modules, args.function, args.device, args.inputs, args.rounds, args.cached_allocations)
+        report = run(modules, args.function, args.device, args.inputs, args.rounds, args.cached_allocations,
+                     args.back_to_back)
     except UserError as err:
         print(f"model_runner: error: {err}", file=sys.stderr)
         return 2
@@ -184,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for name, row in report["modules"].items():
         cached = f" ({row['median_cached_ms']:.3f} ms with cached allocations)" if "median_cached_ms" in row else ""
-        print(f"{name}: {row['median_ms']:.3f} ms{cached}, max rel. error {row['max_rel_error']:.2e}")
+        b2b = f"; back to back {row['median_b2b_ms']:.3f} ms" if "median_b2b_ms" in row else ""
+        b2b += f" ({row['median_b2b_cached_ms']:.3f} cached)" if "median_b2b_cached_ms" in row else ""
+        print(f"{name}: {row['median_ms']:.3f} ms{cached}{b2b}, max rel. error {row['max_rel_error']:.2e}")
     return 0
 
 

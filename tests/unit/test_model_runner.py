@@ -39,6 +39,7 @@ def test_a_compiled_block_is_checked_against_float64_and_timed(compiled):
     # f16 intermediates: the error is f16's (unit roundoff 4.9e-4), far from the float64 reference's own
     assert 1e-5 < row["max_rel_error"] < 1e-2 and row["finite"]
     assert len(row["times_ms"]) == 2 and row["median_ms"] > 0
+    assert not any("b2b" in key for key in row)  # back-to-back times only when asked
 
 
 def test_a_wrong_reference_shows_as_a_large_error(compiled, tmp_path):
@@ -113,3 +114,50 @@ def test_cached_allocations_time_each_module_both_ways_in_the_same_turns(compile
         "--device_allocator=caching"]
     assert model_runner.cached_flags("cuda") == ("--cuda_async_allocations=false", "--device_allocator=caching")
     assert model_runner.cached_flags("cuda:0") == model_runner.cached_flags("cuda")
+
+
+def test_calls_back_to_back_give_the_waited_result_and_a_time(compiled):
+    """pipelines.back_to_back on the CPU: chained asynchronous calls of the block, the last one's result the same
+    bits as a waited call's, a positive time per call."""
+    from pipelines import back_to_back
+
+    arrays, _, reference = model_runner.load_inputs(compiled / "data")
+    report = back_to_back.back_to_back(compiled / "block.vmfb", "block", "local-task", arrays, calls=4)
+    assert report["calls"] == 4 and report["ms_per_call"] > 0
+    assert report["max_abs_diff_from_waited"] == 0.0
+
+
+def test_back_to_back_refuses_in_one_sentence(compiled, capsys):
+    from pipelines import back_to_back
+
+    base = ["--module", str(compiled / "block.vmfb"), "--inputs", str(compiled / "data"), "--device", "local-task"]
+    assert back_to_back.main([*base, "--function", "nope"]) == 2
+    assert "exports no function 'nope'" in capsys.readouterr().err
+    assert back_to_back.main([*base, "--function", "block", "--calls", "0"]) == 2
+    assert "--calls 0" in capsys.readouterr().err
+    assert back_to_back.main([*base, "--function", "block", "--flag=--no_such_runtime_flag=1"]) == 2
+    err = capsys.readouterr().err
+    assert "does not take the flags" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_back_to_back_is_timed_in_each_turn_with_each_flag_set(compiled, monkeypatch):
+    """--back-to-back with --cached-allocations: each round times each module back to back with the runtime's
+    defaults and with the cached flags (in a process of its own, here on the CPU), beside the waited times."""
+    seen = []
+    real = model_runner.back_to_back_ms
+
+    def spy(vmfb, function, device, data, runtime=()):
+        seen.append(tuple(runtime))
+        return real(vmfb, function, device, data, runtime)
+    monkeypatch.setattr(model_runner, "back_to_back_ms", spy)
+    monkeypatch.setattr(model_runner, "dispatch_times_us", lambda *a: None)
+    out = compiled / "b2b.json"
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "2", "--cached-allocations", "--back-to-back", "-o", str(out),
+                              f"a={compiled / 'block.vmfb'}"]) == 0
+    row = json.loads(out.read_text())["modules"]["a"]
+    assert seen == [(), ("--device_allocator=caching",)] * 2
+    assert len(row["times_b2b_ms"]) == 2 and len(row["times_b2b_cached_ms"]) == 2
+    assert row["median_b2b_ms"] > 0 and row["b2b_calls"] == model_runner.BACK_TO_BACK_CALLS
+    assert row["b2b_max_abs_diff_from_waited"] == 0.0
+    assert len(row["times_ms"]) == 2 and len(row["times_cached_ms"]) == 2  # the waited times as before
