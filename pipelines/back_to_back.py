@@ -27,6 +27,21 @@ import numpy as np
 from .runner import RunError, device_or_error
 
 WARMUP_CALLS = 3
+clock = time.perf_counter  # seconds; the tests give their own
+
+
+def fence(rt, semaphore, value: int):
+    """The fence of `semaphore` reaching `value` (one place for every fence a measurement makes)."""
+    return rt.HalFence.create_at(semaphore, value)
+
+
+def wait(handle) -> None:
+    handle.wait()
+
+
+def largest_difference(got, want) -> float:
+    """The largest absolute elementwise difference of two results, in float64."""
+    return float(np.max(np.abs(np.asarray(got, dtype=np.float64) - np.asarray(want, dtype=np.float64))))
 
 
 def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray], calls: int) -> dict:
@@ -57,23 +72,23 @@ def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray
         inputs = rt.VmVariantList(len(args) + 2)
         for arg in args:
             inputs.push_ref(arg._buffer_view)
-        inputs.push_ref(rt.HalFence.create_at(semaphore, value))  # the call before it (0: none)
+        inputs.push_ref(fence(rt, semaphore, value))  # the call before it (0: none)
         value += 1
-        inputs.push_ref(rt.HalFence.create_at(semaphore, value))
+        inputs.push_ref(fence(rt, semaphore, value))
         results = rt.VmVariantList(1)
         context.vm_context.invoke(entry, inputs, results)
         return results
 
     for _ in range(WARMUP_CALLS):
         submit()
-    rt.HalFence.create_at(semaphore, value).wait()
-    start = time.perf_counter()
+    wait(fence(rt, semaphore, value))
+    start = clock()
     results = [submit() for _ in range(calls)]  # kept until the end: no result freed while a call may write it
-    rt.HalFence.create_at(semaphore, value).wait()
-    elapsed = time.perf_counter() - start
+    wait(fence(rt, semaphore, value))
+    elapsed = clock() - start
     last = rt.DeviceArray(hal, results[-1].get_as_object(0, rt.HalBufferView)).to_host()
-    diff = float(np.max(np.abs(np.asarray(last, dtype=np.float64) - waited.astype(np.float64))))
-    return {"ms_per_call": elapsed * 1e3 / calls, "calls": calls, "max_abs_diff_from_waited": diff}
+    return {"ms_per_call": elapsed * 1e3 / calls, "calls": calls,
+            "max_abs_diff_from_waited": largest_difference(last, waited)}
 
 
 def main(argv: list[str] | None = None) -> int:

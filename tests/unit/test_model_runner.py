@@ -161,3 +161,112 @@ def test_back_to_back_is_timed_in_each_turn_with_each_flag_set(compiled, monkeyp
     assert row["median_b2b_ms"] > 0 and row["b2b_calls"] == model_runner.BACK_TO_BACK_CALLS
     assert row["b2b_max_abs_diff_from_waited"] == 0.0
     assert len(row["times_ms"]) == 2 and len(row["times_cached_ms"]) == 2  # the waited times as before
+
+
+def test_the_calls_are_chained_and_the_clock_spans_exactly_the_timed_ones(compiled, monkeypatch):
+    """Every call waits on the fence the call before it signals (values 0→1, 1→2, ...); the clock starts after the
+    warm-up calls have finished and stops after the last timed call's fence, and the time is over the timed calls
+    only."""
+    from pipelines import back_to_back
+
+    events, fences, ticks = [], [], iter([10.0, 12.0])
+    real_fence = back_to_back.fence
+
+    def spy_fence(rt, semaphore, value):
+        fences.append(value)
+        return real_fence(rt, semaphore, value)
+
+    def spy_wait(handle):
+        events.append(("wait", fences[-1]))
+        handle.wait()
+
+    def clock():
+        events.append(("clock",))
+        return next(ticks)
+    monkeypatch.setattr(back_to_back, "fence", spy_fence)
+    monkeypatch.setattr(back_to_back, "wait", spy_wait)
+    monkeypatch.setattr(back_to_back, "clock", clock)
+    arrays, _, _ = model_runner.load_inputs(compiled / "data")
+    calls, warm = 5, back_to_back.WARMUP_CALLS
+    report = back_to_back.back_to_back(compiled / "block.vmfb", "block", "local-task", arrays, calls=calls)
+    total = warm + calls
+    # each call: its wait fence, then its signal fence
+    assert fences[:2 * warm] == [v for i in range(warm) for v in (i, i + 1)]
+    assert fences[2 * warm] == warm  # the wait after the warm-up calls, before the clock
+    assert fences[2 * warm + 1:2 * warm + 1 + 2 * calls] == [v for i in range(warm, total) for v in (i, i + 1)]
+    assert events == [("wait", warm), ("clock",), ("wait", total), ("clock",)]
+    assert report["ms_per_call"] == pytest.approx(2.0 * 1e3 / calls)
+
+
+def test_the_largest_difference_counts_either_sign():
+    from pipelines import back_to_back
+
+    assert back_to_back.largest_difference([1.0, 2.0], [1.0, 2.0]) == 0.0
+    assert back_to_back.largest_difference([1.0, -3.0], [1.0, 2.0]) == 5.0  # below the waited result
+    assert back_to_back.largest_difference([4.0, 2.0], [1.0, 2.0]) == 3.0
+
+
+def _b2b_stub(monkeypatch, results):
+    """model_runner.back_to_back_ms replaced by `results`, one per call, recording the runtime flags."""
+    seen, it = [], iter(results)
+
+    def stub(vmfb, function, device, data, runtime=()):
+        seen.append(tuple(runtime))
+        return next(it)
+    monkeypatch.setattr(model_runner, "back_to_back_ms", stub)
+    monkeypatch.setattr(model_runner, "dispatch_times_us", lambda *a: None)
+    monkeypatch.setattr(model_runner, "time_ms", lambda *a, **k: 1.0)
+    return seen
+
+
+def test_back_to_back_alone_is_timed_with_the_runtimes_defaults_only(compiled, monkeypatch):
+    seen = _b2b_stub(monkeypatch, [{"ms_per_call": 1.0, "max_abs_diff_from_waited": 0.0}] * 2)
+    out = compiled / "b2b_plain.json"
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "2", "--back-to-back", "-o", str(out), f"a={compiled / 'block.vmfb'}"]) == 0
+    row = json.loads(out.read_text())["modules"]["a"]
+    assert seen == [(), ()]
+    assert "times_b2b_cached_ms" not in row and "median_b2b_cached_ms" not in row and row["times_b2b_ms"] == [1, 1]
+
+
+def test_back_to_back_rows_hold_the_median_and_the_largest_difference(compiled, monkeypatch):
+    _b2b_stub(monkeypatch, [{"ms_per_call": t, "max_abs_diff_from_waited": d}
+                            for t, d in ((1.0, 0.5), (2.0, 0.0), (10.0, 0.0))])
+    out = compiled / "b2b_median.json"
+    assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
+                              "--rounds", "3", "--back-to-back", "-o", str(out), f"a={compiled / 'block.vmfb'}"]) == 0
+    row = json.loads(out.read_text())["modules"]["a"]
+    assert row["times_b2b_ms"] == [1.0, 2.0, 10.0] and row["median_b2b_ms"] == 2.0
+    assert row["b2b_max_abs_diff_from_waited"] == 0.5
+
+
+def test_the_back_to_back_process_gets_the_module_device_calls_and_flags(compiled, monkeypatch):
+    import subprocess as sp
+
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return sp.CompletedProcess(command, 0, stdout='{"ms_per_call": 1.5, "calls": 30, '
+                                   '"max_abs_diff_from_waited": 0.0}\n', stderr="")
+    monkeypatch.setattr(model_runner.subprocess, "run", fake_run)
+    vmfb = compiled / "block.vmfb"
+    got = model_runner.back_to_back_ms(vmfb, "block", "local-task", compiled / "data", ("--device_allocator=caching",))
+    assert got["ms_per_call"] == 1.5
+    command = commands[0]
+    assert command[1:3] == ["-m", "pipelines.back_to_back"]
+    pairs = dict(zip(command[3:-1:2], command[4::2]))
+    assert pairs["--module"] == str(vmfb) and pairs["--function"] == "block" and pairs["--device"] == "local-task"
+    assert pairs["--calls"] == str(model_runner.BACK_TO_BACK_CALLS) and pairs["--inputs"] == str(compiled / "data")
+    assert command[-1] == "--flag=--device_allocator=caching"
+
+
+def test_a_failed_back_to_back_process_is_its_last_error_line(compiled, monkeypatch):
+    import subprocess as sp
+
+    with pytest.raises(RunError, match="exports no function 'nope'"):  # the real process, refusing
+        model_runner.back_to_back_ms(compiled / "block.vmfb", "nope", "local-task", compiled / "data")
+    monkeypatch.setattr(model_runner.subprocess, "run", lambda command, **kw: sp.CompletedProcess(
+        command, 2, stdout="", stderr="warning: something\nback_to_back: error: the last line.\n"))
+    with pytest.raises(RunError, match=r"failed: back_to_back: error: the last line\.$"):
+        model_runner.back_to_back_ms(compiled / "block.vmfb", "block", "local-task", compiled / "data")
