@@ -140,6 +140,7 @@ def test_back_to_back_refuses_in_one_sentence(compiled, capsys):
     assert "does not take the flags" in err and "Traceback" not in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # real processes each round (12 s): the test command runs it, the fast tier does not
 def test_back_to_back_is_timed_in_each_turn_with_each_flag_set(compiled, monkeypatch):
     """--back-to-back with --cached-allocations: each round times each module back to back with the runtime's
     defaults and with the cached flags (in a process of its own, here on the CPU), beside the waited times."""

@@ -89,6 +89,7 @@ def test_the_multi_head_graph_runs_to_its_reference_on_the_cpu(tmp_path):
     assert model_runner.relative_error(value, tb.reference(dict(tb.inputs(S, D, F)), 1)) > 0.05
 
 
+@pytest.mark.slow  # compiles the model for sm_90a: the test command runs it, the fast tier does not
 def test_tune_model_takes_the_rank_3_softmax_and_names_the_batched_products_it_leaves(tmp_path):
     from pipelines.cli import main
 
