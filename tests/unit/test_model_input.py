@@ -68,7 +68,9 @@ def test_a_model_iree_cannot_lower_is_one_sentence(tmp_path, capsys):
     assert err.count("\n") == 1 and "could not bring" in err and "Traceback" not in err and not out.exists()
 
 
-@pytest.mark.parametrize("target", ["gfx942", "gfx950", "gfx1151", "sm_80"])
+# gfx950 and gfx1151 in the slow tier (a block's compile each): the test command runs them, the fast tier does not
+@pytest.mark.parametrize("target", ["gfx942", pytest.param("gfx950", marks=pytest.mark.slow),
+                                    pytest.param("gfx1151", marks=pytest.mark.slow), "sm_80"])
 def test_tune_model_schedules_every_contraction_and_changes_nothing_else(tmp_path, target):
     out = tmp_path / "out"
     pipeline = ["--pipeline", "tuned"] if target.startswith("gfx") else []  # a schedule for every contraction
@@ -144,6 +146,7 @@ def test_a_target_that_reads_no_spec_gets_no_spec_of_nothing(tmp_path):
     assert not list(out.rglob("spec.mlir"))
 
 
+@pytest.mark.slow  # three compiles of the block: the test command runs it, the fast tier does not
 def test_a_user_spec_is_linked_ahead_of_ours(tmp_path, capsys):
     """--with-spec links the user's spec first: one it does not share an op with leaves every schedule of ours
     verified; one that configures a contraction of ours first is an error naming the dispatch, nothing written."""

@@ -93,6 +93,7 @@ def test_launches_that_are_not_whole_calls_are_refused_even_when_the_blocks_agre
     assert [x["kernel"] for x in model_runner.last_call(launches[:-1], calls)] == ["a", "b"]
 
 
+@pytest.mark.slow  # iree-benchmark-module runs each round (11 s): the test command runs it, the fast tier does not
 def test_cached_allocations_time_each_module_both_ways_in_the_same_turns(compiled, monkeypatch):
     """--cached-allocations: every round times a module with the runtime's defaults and then with cached synchronous
     allocations (the flags passed to iree-benchmark-module, which accepts them: this runs it on the CPU)."""
