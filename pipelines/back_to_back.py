@@ -1,17 +1,18 @@
 """A compiled model's time per call with its calls back to back, as a serving loop runs them: each call goes through
-the function's asynchronous variant (`NAME$async`, which the compiler exports beside every function), waits on the
-fence the call before it signals and signals its own, so the device runs the calls in order while the host does not
-wait between them. The time is from the first call's submission to the last call's fence, over the calls (after
-warm-up calls); the last call's result is compared with a waited call's, so that a call reading another's buffers
-early would show. Run in a process of its own (`model_runner --back-to-back` starts one per measurement), as
-runtime flags apply to the devices a process creates.
+the function's asynchronous variant (`NAME$async`, which IREE exports beside each function of a model imported from
+ONNX or torch, as `tune-model` writes them), waits on the fence the call before it signals and signals its own, so
+the device runs the calls in order while the host does not wait between them. The time is from the first call's
+submission to the last call's fence, over the calls (after warm-up calls); the last call's result is compared with a
+waited call's, so that a call reading another's buffers early would show. Run in a process of its own (`model_runner
+--back-to-back` starts one per measurement), as runtime flags apply to the devices a process creates.
 
     python -m pipelines.back_to_back --module M.vmfb --function block --inputs DATA --device cuda --calls 30 \\
         [--flag=--cuda_async_allocations=false ...]
 
 prints one JSON line: {"ms_per_call": ..., "calls": N, "max_abs_diff_from_waited": ...}. What it leaves out: the
 host's latency before the first call and after the last (once over N calls), which a waited call pays every time
-(`model_runner`'s iree-benchmark-module times).
+(`model_runner`'s iree-benchmark-module times). Where a call takes the GPU less time than the host takes to submit
+one (the VM's invocation, in Python), the host's rate is what it measures.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray
         nonlocal value
         inputs = rt.VmVariantList(len(args) + 2)
         for arg in args:
-            inputs.push_ref(arg._buffer_view)
+            inputs.push_ref(arg._buffer_view)  # the DeviceArray's buffer view (the bindings' own attribute)
         inputs.push_ref(fence(rt, semaphore, value))  # the call before it (0: none)
         value += 1
         inputs.push_ref(fence(rt, semaphore, value))
