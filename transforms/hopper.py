@@ -347,14 +347,19 @@ def stages_stores(problem: Gemm, schedule: HopperSchedule) -> bool:
 
 
 def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None:
-    """What the Hopper kernels take of the project's problems: one 16-bit GEMM, NT or NN, no epilogue, K a multiple
-    of 8 (and for NN, N a multiple of 8 and the schedule's B tile whole 64-column boxes)."""
+    """What the Hopper kernels take of the project's problems: a 16-bit GEMM or a batch of them, NT or NN, K a
+    multiple of 8 (and for NN, N a multiple of 8 and the schedule's B tile whole 64-column boxes; for a batch of NN
+    products K a multiple of 64), a batch not split along K."""
     if problem.dtype not in DTYPES:
         raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {problem.dtype}.")
     if problem.layout not in LAYOUTS:
         raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
-    if problem.batched:
-        raise HopperError(f"{problem.shape_name}: the Hopper kernels take one GEMM, not a batch.")
+    if problem.batched and schedule is not None and schedule.split_k > 1:
+        raise HopperError(f"{problem.shape_name}: a batch of GEMMs is not split along K (its products are the "
+                          "units of work).")
+    if problem.batched and problem.layout == "nn" and problem.k % (SWIZZLE_BYTES // 2):
+        raise HopperError(f"{problem.shape_name}: a batch of NN products needs K a multiple of {SWIZZLE_BYTES // 2} "
+                          "(B's K rows of one product end on a K step; the next product's rows are never read).")
     if problem.epilogue.kind not in EPILOGUES:
         raise HopperError(f"the Hopper kernels store the product in f32 or rounded to the input type (epilogue "
                           f"{' or '.join(EPILOGUES)}); epilogue {problem.epilogue.kind} is not built.")
@@ -373,12 +378,13 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
 def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     """What the GPU machine encodes (`pipelines.tensormap`): per operand its dims (innermost first), row stride in
     bytes and box; the address is a placeholder that `@patch` replaces."""
-    a = {"operand": "A", "dims": [problem.k, problem.m], "stride": problem.k * 2,
+    batches = problem.batch or 1  # a batch's operands are the products' operands stacked by rows
+    a = {"operand": "A", "dims": [problem.k, batches * problem.m], "stride": problem.k * 2,
          "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
     if problem.layout == "nn":  # K rows of N: boxes of 64 columns × block_k rows
-        return [a, {"operand": "B", "dims": [problem.n, problem.k], "stride": problem.n * 2,
+        return [a, {"operand": "B", "dims": [problem.n, batches * problem.k], "stride": problem.n * 2,
                     "box": [NN_BOX, schedule.block_k], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}]
-    return [a, {"operand": "B", "dims": [problem.k, problem.n], "stride": problem.k * 2,
+    return [a, {"operand": "B", "dims": [problem.k, batches * problem.n], "stride": problem.k * 2,
                 "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
                 "swizzle": SWIZZLE_BYTES}]
 
@@ -542,7 +548,7 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     that take the tiles in as few rounds as SM_COUNT would (8192² in 128×256 pairs: 1024 cluster tiles, 16 rounds
     either way, on 64 clusters instead of 66; the SMs left idle draw no power under the GPU's power limit)."""
     columns, rows = unit_grid(problem, s)
-    units = columns * rows * s.split_k
+    units = columns * rows * s.split_k * (problem.batch or 1)
     if not s.loops_over_tiles:
         return units * s.cluster_m
     rounds = _ceil(units, SM_COUNT // s.cluster_m)
@@ -552,16 +558,17 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
 def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
     """(shape, element type) of A (M×K), B (N×K, or K×N for nn), C (M×N, f32 or the input type) and the maps
     scratch (`maps_words`), the dispatch's operands and results in binding order."""
-    dt = DTYPES[problem.dtype]
-    return [([problem.m, problem.k], dt), ([problem.k, problem.n] if problem.layout == "nn" else
-                                            [problem.n, problem.k], dt),
+    dt, batches = DTYPES[problem.dtype], problem.batch or 1  # a batch's operands stacked by rows
+    return [([batches * problem.m, problem.k], dt), ([batches * problem.k, problem.n] if problem.layout == "nn" else
+                                                      [batches * problem.n, problem.k], dt),
             ([partial_rows(problem, s), problem.n], kernel_problem(problem, s).out_dtype),
             ([maps_words(problem, s)], "i64")]
 
 
 def partial_rows(problem: Gemm, s: HopperSchedule) -> int:
-    """Rows of the kernel's C: each slice's M rows with split_k summed after, else M."""
-    return problem.m * (s.split_k if s.sums_after else 1)
+    """Rows of the kernel's C: each slice's M rows with split_k summed after, each product's M rows for a batch,
+    else M."""
+    return problem.m * (s.split_k if s.sums_after else 1) * (problem.batch or 1)
 
 
 def _operand_memrefs(problem: Gemm, s: HopperSchedule) -> tuple[str, ...]:
@@ -627,7 +634,9 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_size
     # units of work: a cluster tile and a slice of K (slice-major); with the slices summed in the cluster, a tile
     # (the cluster's workgroups take its slices, rank r slice r)
-    work = tiles if s.sums_in_cluster else tiles * s.split_k
+    # a batch's products are pieces as K's slices are (piece: the product), each over all of K
+    pieces = problem.batch if problem.batched else s.split_k
+    work = tiles if s.sums_in_cluster else tiles * pieces
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     rank = b.arith("remui", bid, i32(s.cluster_size), "i32")  # the cluster's workgroups are consecutive in x
     unit = b.arith("divui", bid, i32(s.cluster_size), "i32")
@@ -641,7 +650,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         u = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
         if s.sums_in_cluster:
             piece, linear = rank, u
-        elif s.split_k > 1:
+        elif pieces > 1:
             piece, linear = b.arith("divui", u, i32(tiles), "i32"), b.arith("remui", u, i32(tiles), "i32")
         else:
             piece, linear = i32(0), u
@@ -669,6 +678,13 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     col, row, piece = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
     row_b = b.arith("muli", col, i32(s.block_n), "i32")
+    batch_k = None  # a batch of nn products: product `piece`'s K rows of the stacked B, from piece × K on
+    if problem.batched:  # product `piece`: its rows of the stacked A (and of an nt B) from piece × M (N) on
+        row_a = b.arith("addi", row_a, b.arith("muli", piece, i32(problem.m), "i32"), "i32")
+        if problem.layout == "nn":
+            batch_k = b.arith("muli", piece, i32(problem.k), "i32")
+        else:
+            row_b = b.arith("addi", row_b, b.arith("muli", piece, i32(problem.n), "i32"), "i32")
     b.op(f"scf.for %pk = {c0} to {kt_n} step {c1} {{")
     stage, use, q = k_step("%pi", "%pk")
     b.op(f"scf.if {b.op(f'arith.cmpi uge, {q}, {stages} : i64', 'again')} {{")
@@ -681,6 +697,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         first_k = b.arith("muli", b.op(f"arith.extui {piece} : i32 to i64", "sl"), i64(k_tiles), "i64")
         kt64 = b.arith("addi", kt64, first_k, "i64")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
+    kcoord_b = kcoord if batch_k is None else b.arith("addi", kcoord, batch_k, "i32")
     if s.cluster_m > 1:  # this workgroup's share of B: rows rank × block_n / cluster_m on, to every workgroup
         share = s.block_n // s.cluster_m
         row_b = b.arith("addi", row_b, b.arith("muli", rank, i32(share), "i32"), "i32")
@@ -696,7 +713,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         for j in range(b_boxes(problem, s)):
             column = b.arith("addi", row_b, i32(j * NN_BOX), "i32")
             offset = b.arith("addi", offset_b, i64(j * NN_BOX * s.block_k * 2), "i64")
-            loads.append((map_b, offset, (column, kcoord), mask))
+            loads.append((map_b, offset, (column, kcoord_b), mask))
     else:
         loads.append((map_b, offset_b, (kcoord, row_b), mask))
     for tile_map, offset, (inner, outer), cast in loads:
@@ -810,7 +827,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
     else:
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
-                  b.arith("muli", piece, i32(problem.m), "i32") if s.split_k > 1 else None)
+                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None)
     b.op("}")  # tiles
     b.op("}")  # consumers
     if s.sums_in_cluster:
@@ -1119,10 +1136,30 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
     if schedule.sums_after:  # the slices' partial products, summed here
         return _split_caller(problem, schedule, function, name, maps_result)
+    if problem.batched:
+        return _batch_caller(problem, schedule, function, name, maps_result)
     ta, tb, tc, tm = tensor_types(problem, schedule)
     results, returned = (f"{tc}, {tm}", "%c, %c_maps") if maps_result else (tc, "%c")
     return f"""  func.func @{function}(%a: {ta}, %b: {tb}) -> ({results}) {{
     {dispatch(problem, schedule, name, "%a", "%b", "%c")}
+    return {returned} : {results}
+  }}"""
+
+
+def _batch_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
+    """`function(A, B) -> C` of a batch: A, B and C of rank 3 (the batch first), the dispatch's operands and result
+    the same bytes with the batch's rows stacked (collapsed around the call, expanded after)."""
+    ta, tb, tc, tm = tensor_types(problem, schedule)
+    batch, dt = problem.batch, DTYPES[problem.dtype]
+    b_shape = [batch, problem.k, problem.n] if problem.layout == "nn" else [batch, problem.n, problem.k]
+    a3, b3 = f"tensor<{batch}x{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, b_shape))}x{dt}>"
+    c3 = f"tensor<{batch}x{problem.m}x{problem.n}x{problem.out_dtype}>"
+    results, returned = (f"{c3}, {tm}", "%c3, %c_maps") if maps_result else (c3, "%c3")
+    return f"""  func.func @{function}(%a3: {a3}, %b3: {b3}) -> ({results}) {{
+    %a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
+    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
+    {dispatch(problem, schedule, name, "%a", "%b", "%c")}
+    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{batch}, {problem.m}, {problem.n}] : {tc} into {c3}
     return {returned} : {results}
   }}"""
 

@@ -111,7 +111,14 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     has a tile and slices for the problem (`cluster_sum`); else the shipped one, with a skinny problem's tile
     (SKINNY_TILES) and, where its units of work leave SMs idle and K is long enough (SLICING), K in slices summed
     after: the most slices (2, 4 .. SLICING.most, dividing K's tiles) whose units of work, clusters times slices,
-    occupy at most SM_COUNT SMs."""
+    occupy at most SM_COUNT SMs. A batch of products: the tile as for one of them (128 columns where N is at most
+    128), its products the units of work, K never in slices (not measured: the first rule for batches)."""
+    if gemm.batched:
+        tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
+        if tile is not None:
+            return replace(hopper.DEFAULT, block_m=64, block_n=tile.block_n, stages=most_stages(64, tile.block_n, 1),
+                           consumers=1, cluster_m=tile.cluster_m)
+        return replace(hopper.DEFAULT, block_n=128) if gemm.n <= 128 else hopper.DEFAULT
     summed = cluster_sum(gemm)
     if summed is not None:
         return summed
@@ -194,7 +201,10 @@ class HopperRoute(KernelRoute):
         whole 128x256 tile, or it is of the skinny sweep's class (SKINNY_AUTO: M from 16 up, N and K at least
         4096; results/h200/skinny-hopper). Other problems keep `auto`'s own rule (below M = 16 for NN the split-k
         pipeline's streaming kernel, within 4 % of the Hopper kernels at M = 1 in that sweep and 1.3x faster on
-        4096x4096; for NT IREE's own kernel)."""
+        4096x4096; for NT IREE's own kernel). A batch stays with `auto`'s own rule until its kernels are measured
+        (`--pipeline hopper` takes it)."""
+        if gemm.batched:
+            return False
         try:
             self.default_plan(gemm, target)
         except TargetError:

@@ -44,7 +44,8 @@ def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
 
 @pytest.mark.parametrize("gemm, words", [
     (Gemm(256, 256, 256, "f8E4M3FN", "nt"), "f16 or bf16"), (Gemm(256, 256, 256, "bf16", "tn"), "layout"),
-    (Gemm(256, 256, 100, "bf16", "nt"), "multiple of 8"), (Gemm(256, 256, 256, "bf16", "nt", 2), "not a batch"),
+    (Gemm(256, 256, 100, "bf16", "nt"), "multiple of 8"),
+    (Gemm(256, 256, 200, "bf16", "nn", 2), "batch of NN products needs K a multiple of 64"),
     (Gemm(256, 256, 256, "bf16", "nt", epilogue=Epilogue("bias-relu")), "epilogue bias-relu"),
 ])
 def test_problems_the_route_does_not_take_are_refused(gemm, words):

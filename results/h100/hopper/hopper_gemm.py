@@ -77,7 +77,7 @@ def _jobs(args) -> list[Job]:
     written."""
     from pipelines.bench import REPEAT_FLOPS, repeat_count
     from pipelines.targets import get_target
-    from transforms.hopper import HopperSchedule, check_problem
+    from transforms.hopper import HopperError, HopperSchedule, check_problem
     from transforms.hopper_protocol import check as check_protocol
     from transforms.problem import Gemm, parse_shape
 
@@ -93,6 +93,8 @@ def _jobs(args) -> list[Job]:
     jobs = []
     for shape in args.shape:
         batch, m, n, k = parse_shape(shape)
+        if batch is not None:  # this tool's runner feeds one GEMM's operands; pipelines builds batches
+            raise HopperError(f"{shape}: this tool builds one GEMM, not a batch (pipelines compile takes batches).")
         for dtype in args.dtype:
             problem = f"{dtype}_{m}x{n}x{k}" + ("" if args.layout == "nt" else f"_{args.layout}")
             gemm = Gemm(m, n, k, dtype, args.layout, batch)

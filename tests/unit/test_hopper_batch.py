@@ -1,0 +1,81 @@
+"""A batch of GEMMs on the Hopper kernels: the products' operands stacked by rows (A (B·M)×K, B (B·N)×K or
+(B·K)×N, C (B·M)×N), each product a piece of the units of work as K's slices are, the program collapsing its rank-3
+operands around the one dispatch. Checked in the PTX here; not yet run on a GPU."""
+
+import re
+
+import pytest
+
+from pipelines.routes.hopper import fitted
+from transforms import hopper
+from transforms.hopper import DEFAULT, HopperError, HopperSchedule, check_ptx, grid_size, program, tensor_maps
+from transforms.problem import Epilogue, Gemm
+
+from test_hopper import _ptx
+
+
+@pytest.mark.parametrize("layout, b_dims", [("nn", [128, 4 * 256]), ("nt", [256, 4 * 128])])
+def test_the_maps_stack_the_products_rows(layout, b_dims):
+    a, b = tensor_maps(Gemm(64, 128, 256, "f16", layout, batch=4), DEFAULT)
+    assert a["dims"] == [256, 4 * 64] and a["stride"] == 256 * 2
+    assert b["dims"] == b_dims and b["stride"] == b_dims[0] * 2
+
+
+def test_every_product_is_units_of_work_in_the_grid():
+    one = Gemm(4096, 4096, 128, "f16", "nn")
+    # 16 x 32 tiles of 128x256 in clusters of two: 256 cluster tiles a product; 16 products take 4096 (63 rounds
+    # of the 66 clusters), against 256 (4 rounds) for one
+    assert grid_size(one, DEFAULT) == 2 * 64 and grid_size(one.with_(batch=16), DEFAULT) == 2 * 66
+    per_tile = HopperSchedule(block_m=128, block_n=128)  # one tile a workgroup
+    assert grid_size(Gemm(200, 100, 64, "bf16", "nt", batch=3), per_tile) == 3 * 2 * 1
+
+
+def test_a_batch_is_not_split_along_k():
+    with pytest.raises(HopperError, match="not split along K"):
+        hopper.check_problem(Gemm(64, 256, 4096, "bf16", "nt", batch=2), HopperSchedule(split_k=2, persistent=True))
+    hopper.check_problem(Gemm(64, 256, 200, "bf16", "nt", batch=2), DEFAULT)  # K past a K step is fine for nt
+
+
+def test_the_program_collapses_its_rank_3_operands_around_the_dispatch():
+    text = program(Gemm(64, 128, 256, "f16", "nn", batch=4, epilogue=Epilogue("truncf")), DEFAULT, function="mm")
+    caller = text[text.index("func.func @mm"):]
+    assert "(%a3: tensor<4x64x256xf16>, %b3: tensor<4x256x128xf16>) -> (tensor<4x64x128xf16>)" in caller
+    assert re.search(r"tensor\.collapse_shape %a3 \[\[0, 1\], \[2\]\] : tensor<4x64x256xf16> into "
+                     r"tensor<256x256xf16>", caller)
+    assert re.search(r"tensor\.collapse_shape %b3 \[\[0, 1\], \[2\]\] : tensor<4x256x128xf16> into "
+                     r"tensor<1024x128xf16>", caller)
+    assert re.search(r"flow\.dispatch @hopper::@gemm\(%a, %b\) : \(tensor<256x256xf16>, tensor<1024x128xf16>\) -> "
+                     r"\(tensor<256x128xf16>, tensor<\d+xi64>\)", caller)
+    assert "output_shape [4, 64, 128] : tensor<256x128xf16> into tensor<4x64x128xf16>" in caller
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(64, 128, 256, "f16", "nn", batch=4, epilogue=Epilogue("truncf")), DEFAULT),
+    (Gemm(200, 136, 200, "bf16", "nt", batch=3), HopperSchedule(block_n=128, persistent=True, cluster_m=2)),
+    (Gemm(4096, 128, 4096, "f16", "nn", batch=16), fitted(Gemm(4096, 128, 4096, "f16", "nn", batch=16))),
+])
+def test_the_ptx_of_a_batch_shows_every_schedule_choice(tmp_path, gemm, schedule):
+    ptx = _ptx(tmp_path, gemm, schedule)
+    check_ptx(ptx, gemm, schedule)
+    assert ".target sm_90a" in ptx
+
+
+def test_the_rule_never_slices_a_batch_and_narrows_the_tile_to_n():
+    for gemm in (Gemm(4096, 4096, 128, "f16", "nn", batch=16), Gemm(4096, 128, 4096, "f16", "nn", batch=16),
+                 Gemm(16, 4096, 4096, "bf16", "nn", batch=2), Gemm(64, 128, 256, "f16", "nt", batch=4)):
+        schedule = fitted(gemm)
+        hopper.check_problem(gemm, schedule)
+        assert schedule.split_k == 1
+    assert fitted(Gemm(4096, 128, 4096, "f16", "nn", batch=16)).block_n == 128
+    assert fitted(Gemm(4096, 4096, 128, "f16", "nn", batch=16)) == DEFAULT
+
+
+def test_auto_leaves_a_batch_to_its_own_rule_until_the_batched_kernels_are_measured(tmp_path):
+    from pipelines.cli import main
+
+    assert main(["compile", "--target", "sm_90a", "--shape", "16x4096x4096x128", "--pipeline", "auto", "-o",
+                 str(tmp_path / "auto")]) == 0
+    assert "hopper" not in (tmp_path / "auto" / "report.json").read_text()
+    assert main(["compile", "--target", "sm_90a", "--shape", "16x4096x4096x128", "--pipeline", "hopper", "-o",
+                 str(tmp_path / "hopper")]) == 0
+    assert "hopper-cooperative-persistent 128x256x64" in (tmp_path / "hopper" / "report.json").read_text()
