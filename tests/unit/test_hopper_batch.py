@@ -79,3 +79,21 @@ def test_auto_leaves_a_batch_to_its_own_rule_until_the_batched_kernels_are_measu
     assert main(["compile", "--target", "sm_90a", "--shape", "16x4096x4096x128", "--pipeline", "hopper", "-o",
                  str(tmp_path / "hopper")]) == 0
     assert "hopper-cooperative-persistent 128x256x64" in (tmp_path / "hopper" / "report.json").read_text()
+
+
+def test_a_batch_of_nn_products_needs_whole_k_steps_on_both_sides_of_64():
+    for k in (96, 200, 8):  # multiples of 8 (of 32 too, for 96) that leave a K step into the next product's rows
+        with pytest.raises(HopperError, match="K a multiple of 64"):
+            hopper.check_problem(Gemm(64, 128, k, "f16", "nn", batch=2), DEFAULT)
+    for k in (64, 128, 4096):
+        hopper.check_problem(Gemm(64, 128, k, "f16", "nn", batch=2), DEFAULT)
+
+
+def test_a_skinny_batch_keeps_the_skinny_tile_of_one_product():
+    """SKINNY_TILES (pipelines/routes/hopper.py): 64-row tiles of one consumer, 256 wide, clusters of two at
+    M = 128; one product of the same shape gets the same tile (K short enough not to slice it)."""
+    for m, cluster in ((16, 1), (64, 1), (128, 2)):
+        schedule = fitted(Gemm(m, 4096, 256, "bf16", "nn", batch=4))
+        assert (schedule.block_m, schedule.consumers, schedule.cluster_m, schedule.split_k) == (64, 1, cluster, 1)
+        unbatched = fitted(Gemm(m, 4096, 256, "bf16", "nn"))
+        assert (unbatched.block_m, unbatched.block_n, unbatched.cluster_m) == (64, schedule.block_n, cluster)
