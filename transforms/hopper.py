@@ -635,7 +635,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # units of work: a cluster tile and a slice of K (slice-major); with the slices summed in the cluster, a tile
     # (the cluster's workgroups take its slices, rank r slice r)
     # a batch's products are pieces as K's slices are (piece: the product), each over all of K
-    pieces = problem.batch if problem.batched else s.split_k
+    pieces = problem.batch if problem.batch is not None else s.split_k
     work = tiles if s.sums_in_cluster else tiles * pieces
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     rank = b.arith("remui", bid, i32(s.cluster_size), "i32")  # the cluster's workgroups are consecutive in x
