@@ -113,13 +113,7 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     after: the most slices (2, 4 .. SLICING.most, dividing K's tiles) whose units of work, clusters times slices,
     occupy at most SM_COUNT SMs. A batch of products: the tile as for one of them (128 columns where N is at most
     128), its products the units of work, K never in slices (not measured: the first rule for batches)."""
-    if gemm.batched:
-        tile = next((t for t in SKINNY_TILES if gemm.m <= t.max_m), None)
-        if tile is not None:
-            return replace(hopper.DEFAULT, block_m=64, block_n=tile.block_n, stages=most_stages(64, tile.block_n, 1),
-                           consumers=1, cluster_m=tile.cluster_m)
-        return replace(hopper.DEFAULT, block_n=128) if gemm.n <= 128 else hopper.DEFAULT
-    summed = cluster_sum(gemm)
+    summed = None if gemm.batched else cluster_sum(gemm)
     if summed is not None:
         return summed
     schedule = hopper.DEFAULT
@@ -127,6 +121,8 @@ def fitted(gemm: Gemm) -> hopper.HopperSchedule:
     if tile is not None:
         schedule = replace(schedule, block_m=64, block_n=tile.block_n, stages=most_stages(64, tile.block_n, 1),
                            consumers=1, cluster_m=tile.cluster_m)
+    if gemm.batched:
+        return replace(schedule, block_n=128) if tile is None and gemm.n <= 128 else schedule
     columns, cluster_rows = hopper.unit_grid(gemm, schedule)
     k_tiles = -(-gemm.k // schedule.block_k)
     sliced = gemm.k >= (SLICING.min_k if tile is not None else SLICING.long_k)
