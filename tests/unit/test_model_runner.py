@@ -93,18 +93,24 @@ def test_launches_that_are_not_whole_calls_are_refused_even_when_the_blocks_agre
     assert [x["kernel"] for x in model_runner.last_call(launches[:-1], calls)] == ["a", "b"]
 
 
-@pytest.mark.slow  # iree-benchmark-module runs each round (11 s): the test command runs it, the fast tier does not
-def test_cached_allocations_time_each_module_both_ways_in_the_same_turns(compiled, monkeypatch):
-    """--cached-allocations: every round times a module with the runtime's defaults and then with cached synchronous
-    allocations (the flags passed to iree-benchmark-module, which accepts them: this runs it on the CPU)."""
-    seen = []
-    real = model_runner.time_ms
+def _flags_seen(monkeypatch, timer: str) -> list:
+    """model_runner's `timer` (time_ms or back_to_back_ms, both taking the runtime flags last) run as it is, the
+    flags of each call recorded in order; the per-launch profile left out."""
+    seen, real = [], getattr(model_runner, timer)
 
     def spy(vmfb, function, device, inputs, runtime=()):
         seen.append(tuple(runtime))
         return real(vmfb, function, device, inputs, runtime)
-    monkeypatch.setattr(model_runner, "time_ms", spy)
+    monkeypatch.setattr(model_runner, timer, spy)
     monkeypatch.setattr(model_runner, "dispatch_times_us", lambda *a: None)
+    return seen
+
+
+@pytest.mark.slow  # iree-benchmark-module runs each round (11 s): the test command runs it, the fast tier does not
+def test_cached_allocations_time_each_module_both_ways_in_the_same_turns(compiled, monkeypatch):
+    """--cached-allocations: every round times a module with the runtime's defaults and then with cached synchronous
+    allocations (the flags passed to iree-benchmark-module, which accepts them: this runs it on the CPU)."""
+    seen = _flags_seen(monkeypatch, "time_ms")
     out = compiled / "cached.json"
     assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
                               "--rounds", "2", "--cached-allocations", "-o", str(out),
@@ -145,14 +151,7 @@ def test_back_to_back_refuses_in_one_sentence(compiled, capsys):
 def test_back_to_back_is_timed_in_each_turn_with_each_flag_set(compiled, monkeypatch):
     """--back-to-back with --cached-allocations: each round times each module back to back with the runtime's
     defaults and with the cached flags (in a process of its own, here on the CPU), beside the waited times."""
-    seen = []
-    real = model_runner.back_to_back_ms
-
-    def spy(vmfb, function, device, data, runtime=()):
-        seen.append(tuple(runtime))
-        return real(vmfb, function, device, data, runtime)
-    monkeypatch.setattr(model_runner, "back_to_back_ms", spy)
-    monkeypatch.setattr(model_runner, "dispatch_times_us", lambda *a: None)
+    seen = _flags_seen(monkeypatch, "back_to_back_ms")
     out = compiled / "b2b.json"
     assert model_runner.main(["--function", "block", "--inputs", str(compiled / "data"), "--device", "local-task",
                               "--rounds", "2", "--cached-allocations", "--back-to-back", "-o", str(out),
