@@ -168,10 +168,9 @@ def torch_times(rows: int, width: int, mlp: int, seconds: float = 2.0, rounds: i
     import torch
     import torch.nn.functional as F
 
+    check_heads(width, heads)
     named = dict(inputs(rows, width, mlp))
     t = {name: torch.from_numpy(a).cuda() for name, a in named.items()}
-
-    check_heads(width, heads)
 
     def block(x, wq, wk, wv, wo, w1, w2):
         q, k, v = x @ wq, x @ wk, x @ wv
