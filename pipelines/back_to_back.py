@@ -93,7 +93,7 @@ def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .model_runner import load_inputs
+    from .model_runner import load_arrays
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", type=Path, required=True)
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not args.module.is_file():
             raise RunError(f"{args.module} is not a compiled module.")
-        arrays, _, _ = load_inputs(args.inputs)
+        arrays, _, _ = load_arrays(args.inputs)  # checked against a waited call, not the reference
         if args.flag:
             import iree.runtime as rt
 

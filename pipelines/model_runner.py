@@ -38,15 +38,31 @@ BACK_TO_BACK_CALLS = 30  # calls a back-to-back measurement times (after pipelin
 UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 
 
-def load_inputs(folder: Path) -> tuple[list[np.ndarray], list[str], np.ndarray]:
+def _unreadable(folder: Path, err: Exception) -> RunError:
+    return RunError(f"{folder} does not hold readable model inputs (inputs.json, its .npy files and the "
+                    f"reference): {err}.")
+
+
+def load_arrays(folder: Path) -> tuple[list[np.ndarray], list[str], dict]:
+    """The model's inputs (arrays, and iree-benchmark-module's --input values) and the folder's manifest, without
+    its float64 reference (a timing that checks against another call, not the reference, need not read it)."""
     try:
         manifest = json.loads((folder / "inputs.json").read_text())
         arrays = [np.load(folder / entry["file"]) for entry in manifest["inputs"]]
+        flags = [f"--input=@{folder / entry['file']}" for entry in manifest["inputs"]]
+    except (OSError, ValueError, KeyError) as err:
+        raise _unreadable(folder, err) from None
+    return arrays, flags, manifest
+
+
+def load_inputs(folder: Path) -> tuple[list[np.ndarray], list[str], np.ndarray]:
+    """`load_arrays`' inputs and the float64 reference."""
+    arrays, flags, manifest = load_arrays(folder)
+    try:
         reference = np.load(folder / manifest["reference"])
     except (OSError, ValueError, KeyError) as err:
-        raise RunError(f"{folder} does not hold readable model inputs (inputs.json, its .npy files and the "
-                       f"reference): {err}.") from None
-    return arrays, [f"--input=@{folder / entry['file']}" for entry in manifest["inputs"]], reference
+        raise _unreadable(folder, err) from None
+    return arrays, flags, reference
 
 
 def result(vmfb: Path, function: str, device: str, arrays: list[np.ndarray]) -> np.ndarray:
