@@ -4,7 +4,8 @@ ONNX or torch, as `tune-model` writes them), waits on the fence the call before 
 the device runs the calls in order while the host does not wait between them. The time is from the first call's
 submission to the last call's fence, over the calls (after warm-up calls); the last call's result is compared with a
 waited call's, so that a call reading another's buffers early would show. Run in a process of its own (`model_runner
---back-to-back` starts one per measurement), as runtime flags apply to the devices a process creates.
+--back-to-back` starts one per measurement), as runtime flags apply to the devices a process creates;
+`--device_allocator` (which the Python runtime parses but does not apply) is passed to the device here.
 
     python -m pipelines.back_to_back --module M.vmfb --function block --inputs DATA --device cuda --calls 30 \\
         [--flag=--cuda_async_allocations=false ...]
@@ -45,14 +46,34 @@ def largest_difference(got, want) -> float:
     return float(np.max(np.abs(np.asarray(got, dtype=np.float64) - np.asarray(want, dtype=np.float64))))
 
 
-def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray], calls: int) -> dict:
+ALLOCATOR_FLAG = "--device_allocator="  # a tools' flag: the Python runtime parses it but builds devices without it
+
+
+def make_device(device: str, allocators: list[str]):
+    """The device `device`, with `allocators` (the `--device_allocator` specs, e.g. caching) passed to the driver
+    as iree-benchmark-module applies them; one sentence where the runtime refuses either."""
+    if not allocators:
+        return device_or_error(device)
+    import iree.runtime as rt
+
+    try:
+        return rt.get_driver(device.split("://")[0]).create_device_by_uri(device, allocators=allocators)
+    except (RuntimeError, ValueError) as err:
+        device_or_error(device)  # a device that is not there: its own sentence
+        raise RunError(f"the runtime does not take {ALLOCATOR_FLAG}{','.join(allocators)} "
+                       f"({str(err).split(';')[-1].strip()}).") from None
+
+
+def back_to_back(vmfb: Path, function: str, device: str, arrays: list[np.ndarray], calls: int,
+                 allocators: list[str] | None = None) -> dict:
     """Milliseconds per call of `calls` chained asynchronous calls of `function` (after WARMUP_CALLS), and the
-    largest difference of the last call's result from a waited call's."""
+    largest difference of the last call's result from a waited call's; the device with `allocators`
+    (`make_device`)."""
     import iree.runtime as rt
 
     if calls < 1:
         raise RunError(f"--calls {calls}: give 1 or more.")
-    config = rt.Config(device=device_or_error(device))
+    config = rt.Config(device=make_device(device, allocators or []))
     context = rt.SystemContext(config=config)
     module = rt.VmModule.copy_buffer(context.instance, vmfb.read_bytes())
     context.add_vm_module(module)
@@ -108,15 +129,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.module.is_file():
             raise RunError(f"{args.module} is not a compiled module.")
         arrays, _, _ = load_arrays(args.inputs)  # checked against a waited call, not the reference
-        if args.flag:
+        # --device_allocator is applied to the device here (the Python runtime would take it and ignore it)
+        allocators = [f.removeprefix(ALLOCATOR_FLAG) for f in args.flag if f.startswith(ALLOCATOR_FLAG)]
+        others = [f for f in args.flag if not f.startswith(ALLOCATOR_FLAG)]
+        if others:
             import iree.runtime as rt
 
             try:
-                rt.flags.parse_flags(*args.flag)
+                rt.flags.parse_flags(*others)
             except ValueError as err:
-                raise RunError(f"the runtime does not take the flags {' '.join(args.flag)} "
+                raise RunError(f"the runtime does not take the flags {' '.join(others)} "
                                f"({str(err).split(';')[-1].strip()}).") from None
-        report = back_to_back(args.module, args.function, args.device, arrays, args.calls)
+        report = back_to_back(args.module, args.function, args.device, arrays, args.calls, allocators)
     except RunError as err:
         print(f"back_to_back: error: {err}", file=sys.stderr)
         return 2

@@ -145,6 +145,12 @@ def test_back_to_back_refuses_in_one_sentence(compiled, capsys):
     assert back_to_back.main([*base, "--function", "block", "--flag=--no_such_runtime_flag=1"]) == 2
     err = capsys.readouterr().err
     assert "does not take the flags" in err and "Traceback" not in err and err.count("\n") == 1
+    # --device_allocator reaches the device (the Python runtime alone would parse it and build the device without)
+    assert back_to_back.main([*base, "--function", "block", "--calls", "1", "--flag=--device_allocator=nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert "does not take --device_allocator=nonsense" in err and err.count("\n") == 1
+    assert back_to_back.main([*base, "--function", "block", "--calls", "1", "--flag=--device_allocator=caching"]) == 0
+    assert json.loads(capsys.readouterr().out)["max_abs_diff_from_waited"] == 0.0
 
 
 @pytest.mark.slow  # real processes each round (12 s): the test command runs it, the fast tier does not
