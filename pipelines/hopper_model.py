@@ -3,14 +3,16 @@ call of one `transforms.hopper` dispatch, its consumer fused where the kernel ha
 16-bit tensor along its rows a call of the row softmax kernel (`transforms.softmax`), and IREE compiles the rest of
 the program (transposes, other elementwise ops, any softmax in another form) as it would.
 
-What is taken: a `linalg.matmul` of two 16-bit operands into an f32 accumulator that a `linalg.fill` of 0.0 started,
-with B read as stored: K×N (NN), or N×K when B is a `linalg.transpose` [1, 0] of a N×K tensor (NT: the kernel reads
-that tensor, and the transpose is left without a user). Its consumer is fused when it is the only user and is the
-importer's rounding to the input type (an elementwise `linalg.generic` whose body is one `arith.truncf`): the kernel
-then stores C in that type (the truncf epilogue). Everything else, and any contraction the kernel refuses (`K` not
-a multiple of 8, say), stays as it was, with the reason in `HopperModel.left`. A product whose store applies an
-elementwise tail after the rounding (a Gelu) runs on the shipped cooperative kernel; any other, on
-`product_schedule`'s (ping-pong where K is short).
+What is taken: a `linalg.matmul` or `linalg.batch_matmul` of two 16-bit operands into an f32 accumulator that a
+`linalg.fill` of 0.0 started, with B read as stored: K×N (NN), or N×K when B is a `linalg.transpose` of an N×K
+tensor ([1, 0]; [0, 2, 1] in a batch) (NT: the kernel reads that tensor, and the transpose is left without a user).
+Its consumer is fused when it is the only user and is the importer's rounding to the input type (an elementwise
+`linalg.generic` whose body is one `arith.truncf`): the kernel then stores C in that type (the truncf epilogue).
+Everything else, and any contraction the kernel refuses (`K` not a multiple of 8, say), stays as it was, with the
+reason in `HopperModel.left`. A product whose store applies an elementwise tail after the rounding (a Gelu; not in a
+batch, whose tails stay IREE's) runs on the shipped cooperative kernel; any other, on `product_schedule`'s
+(ping-pong where K is short; a batch by the `hopper` pipeline's batch rule). A batch's call collapses its rank-3
+operands to the kernel's stacked rows and expands C after (`hopper.batch_function`).
 
 The rewrite is on the MLIR module (IREE's Python bindings): a `func.call` of a private function per distinct
 contraction replaces the contraction (and its fused consumer); each function holds the one `flow.dispatch` of its
@@ -103,9 +105,19 @@ SMALL_K = 1024
 SMALL_K_SCHEDULE = hopper.named_schedule("hopper-pingpong")
 
 
+# A batch of products (linalg.batch_matmul) runs on the `hopper` pipeline's batch rule (`routes.hopper.fitted`: the
+# shipped tile, 128 columns where N ≤ 128), the one its first GPU run measured (results/h200/batch/run1, H200, f16
+# NN with a 16-bit C: the multi-head block's 16x4096x4096x128 in 289 µs and 16x4096x128x4096 in 182 µs, IREE's
+# default 699 and 531; all 40 cases float64-checked).
+TAKEN = ("linalg.matmul", "linalg.batch_matmul")
+
+
 def product_schedule(gemm: Gemm) -> hopper.HopperSchedule:
-    """The rule's schedule for a product with no fused consumer: `SMALL_K_SCHEDULE` for K ≤ SMALL_K where the
-    ping-pong kernel takes the problem, else the shipped one."""
+    """The rule's schedule for a product with no fused consumer: a batch's by `routes.hopper.fitted`;
+    `SMALL_K_SCHEDULE` for K ≤ SMALL_K where the ping-pong kernel takes the problem, else the shipped one."""
+    if gemm.batched:
+        from .routes.hopper import fitted
+        return fitted(gemm)
     if gemm.k <= SMALL_K:
         try:
             hopper.check_problem(gemm, SMALL_K_SCHEDULE)
@@ -185,8 +197,8 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None,
     """(the kernel's Gemm, its fused tail, its schedule, A, B as the kernel reads it, the ops it replaces: the
     contraction and its fused consumers) or the sentence saying why the contraction stays with IREE."""
     where = f"{op.name} {', '.join(str(v.type) for v in list(op.operands)[:3])}"
-    if op.name != "linalg.matmul":
-        return f"{where}: the Hopper kernels take linalg.matmul (no batch, no transposed A)"
+    if op.name not in TAKEN:
+        return f"{where}: the Hopper kernels take {' and '.join(TAKEN)} (no transposed A)"
     try:
         gemm = _gemm_of(op, source)
     except ProblemError as err:
@@ -203,7 +215,8 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None,
         gemm = gemm.with_(epilogue=Epilogue("truncf"))
         replaced.append(consumer)
         ops: list = []
-        while fuse_tail and (after := _elementwise(replaced[-1], gemm.dtype, ops)) is not None:  # Gelu, ReLU, ...
+        while fuse_tail and not gemm.batched and \
+                (after := _elementwise(replaced[-1], gemm.dtype, ops)) is not None:  # Gelu, ReLU, ...
             replaced.append(after)
         tail = hopper.Elementwise(tuple(ops)) if ops else None
     chosen = tail_schedule if tail is not None else schedule or product_schedule(gemm)
@@ -220,21 +233,24 @@ def _owner(value: ir.Value) -> ir.Operation | None:
 
 
 def _transposed(value: ir.Value) -> bool:
-    """B is `linalg.transpose` [1, 0] of a 2-D tensor."""
+    """B is a `linalg.transpose` swapping the last two dimensions of its input ([1, 0]; [0, 2, 1] in a batch)."""
     op = _owner(value)
-    return op is not None and op.name == "linalg.transpose" and \
-        list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
+    if op is None or op.name != "linalg.transpose":
+        return False
+    rank = ir.RankedTensorType(value.type).rank
+    return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [*range(rank - 2), rank - 1, rank - 2]
 
 
 def _map_user(op: ir.Operation) -> ir.Operation | None:
-    """`op`'s only user when it is an elementwise `linalg.generic` of one input and one output (identity maps)."""
+    """`op`'s only user when it is an elementwise `linalg.generic` of one input and one output (identity maps of
+    `op`'s rank)."""
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return None
     user = uses[0].owner
     if user.name != "linalg.generic" or len(user.operands) != 2 or len(user.results) != 1:
         return None
-    return user if set(_maps(user)) == {_identity(2)} else None
+    return user if set(_maps(user)) == {_identity(ir.RankedTensorType(op.results[0].type).rank)} else None
 
 
 def _rounding(op: ir.Operation, dtype: str) -> ir.Operation | None:
@@ -479,6 +495,8 @@ def _single_user(op: ir.Operation) -> ir.Operation | None:
 
 
 def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
+    if gemm.batched:
+        return hopper.batch_function(gemm, schedule, name, _executable(name))
     ta, tb, tc, _ = hopper.tensor_types(gemm, schedule)
     return f"""  func.func private @{name}(%a: {ta}, %b: {tb}) -> {tc} {{
     {hopper.dispatch(gemm, schedule, _executable(name), "%a", "%b", "%c", name)}

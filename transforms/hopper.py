@@ -1146,22 +1146,34 @@ def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, m
   }}"""
 
 
-def _batch_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
+def batch_types(problem: Gemm) -> tuple[str, str, str]:
+    """The rank-3 tensor types of a batch's A, B (as the kernel reads it: K×N or N×K per product) and C."""
+    batch, dt = problem.batch, DTYPES[problem.dtype]
+    b_shape = [batch, problem.k, problem.n] if problem.layout == "nn" else [batch, problem.n, problem.k]
+    return (f"tensor<{batch}x{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, b_shape))}x{dt}>",
+            f"tensor<{batch}x{problem.m}x{problem.n}x{problem.out_dtype}>")
+
+
+def _batch_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool,
+                  entry: str = "gemm", private: bool = False) -> str:
     """`function(A, B) -> C` of a batch: A, B and C of rank 3 (the batch first), the dispatch's operands and result
     the same bytes with the batch's rows stacked (collapsed around the call, expanded after)."""
     ta, tb, tc, tm = tensor_types(problem, schedule)
-    batch, dt = problem.batch, DTYPES[problem.dtype]
-    b_shape = [batch, problem.k, problem.n] if problem.layout == "nn" else [batch, problem.n, problem.k]
-    a3, b3 = f"tensor<{batch}x{problem.m}x{problem.k}x{dt}>", f"tensor<{'x'.join(map(str, b_shape))}x{dt}>"
-    c3 = f"tensor<{batch}x{problem.m}x{problem.n}x{problem.out_dtype}>"
+    a3, b3, c3 = batch_types(problem)
     results, returned = (f"{c3}, {tm}", "%c3, %c_maps") if maps_result else (c3, "%c3")
-    return f"""  func.func @{function}(%a3: {a3}, %b3: {b3}) -> ({results}) {{
+    return f"""  func.func {'private ' if private else ''}@{function}(%a3: {a3}, %b3: {b3}) -> ({results}) {{
     %a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
     %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
-    {dispatch(problem, schedule, name, "%a", "%b", "%c")}
-    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{batch}, {problem.m}, {problem.n}] : {tc} into {c3}
+    {dispatch(problem, schedule, name, "%a", "%b", "%c", entry)}
+    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{problem.batch}, {problem.m}, {problem.n}] : {tc} into {c3}
     return {returned} : {results}
   }}"""
+
+
+def batch_function(problem: Gemm, schedule: HopperSchedule, function: str, name: str) -> str:
+    """A program's private `function(A, B) -> C` of a batch (rank-3 operands, `_batch_caller`), dispatching entry
+    `function` of executable `name` (as a model's calls do: one executable and entry per function)."""
+    return _batch_caller(problem, schedule, function, name, False, entry=function, private=True)
 
 
 def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:

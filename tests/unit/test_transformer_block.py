@@ -90,19 +90,37 @@ def test_the_multi_head_graph_runs_to_its_reference_on_the_cpu(tmp_path):
 
 
 @pytest.mark.slow  # compiles the model for sm_90a: the test command runs it, the fast tier does not
-def test_tune_model_takes_the_rank_3_softmax_and_names_the_batched_products_it_leaves(tmp_path):
+def test_tune_model_takes_the_rank_3_softmax_and_the_batched_products(tmp_path):
     from pipelines.cli import main
 
-    model = tb.build(tmp_path / "b.onnx", S, D, F, weights="inputs", heads=H)
+    heads = 2  # heads of 64 columns: Q·Kᵀ's K a whole K step, as the batched NN kernel needs
+    width = D // heads
+    model = tb.build(tmp_path / "b.onnx", S, D, F, weights="inputs", heads=heads)
     assert main(["tune-model", str(model), "--target", "sm_90a", "--pipeline", "hopper", "-o",
                  str(tmp_path / "out")]) == 0
     summary = json.loads((tmp_path / "out" / "model.json").read_text())
     md = (tmp_path / "out" / "model.md").read_text()
-    assert f"row softmax {H * S}x{S} f16" in md  # the heads' rows collapsed: H·S rows of S
-    left = [line for line in md.splitlines() if line.startswith("- left to IREE: linalg.batch_matmul")]
-    assert len(left) == 2 and all("the Hopper kernels take linalg.matmul" in line for line in left)
-    assert f"tensor<{H}x{S}x{D // H}xf16>, tensor<{H}x{D // H}x{S}xf16>" in left[0]
-    # the six unbatched products (three projections, ·Wo, ·W1 with its Gelu, ·W2) on the Hopper kernels
+    assert f"row softmax {heads * S}x{S} f16" in md  # the heads' rows collapsed: H·S rows of S
+    assert summary["left"] == [] and "left to IREE: linalg" not in md
+    # the eight products on the Hopper kernels, each rounded in its store: three projections, Q·Kᵀ and P·V batched
+    # over the heads, ·Wo, ·W1 with its Gelu, ·W2; each call's kernel proven in the compiled PTX (verified)
     assert sorted(c["contraction"] for c in summary["calls"]) == sorted(
-        [f"{S}x{D}x{D} nn f16"] * 4 + [f"{S}x{F}x{D} nn f16", f"{S}x{D}x{F} nn f16"])
-    assert [s["softmax"] for s in summary["softmaxes"]] == [f"{H * S}x{S} f16"] and summary["verified"]
+        [f"{S}x{D}x{D} nn f16"] * 4 + [f"{heads}x{S}x{S}x{width} nn f16", f"{heads}x{S}x{width}x{S} nn f16",
+                                       f"{S}x{F}x{D} nn f16", f"{S}x{D}x{F} nn f16"])
+    assert all(c["epilogue"] == "truncf" for c in summary["calls"])
+    assert [s["softmax"] for s in summary["softmaxes"]] == [f"{heads * S}x{S} f16"] and summary["verified"]
+    # IREE keeps the heads' transposes alone: no contraction among its dispatches
+    assert all(r["contraction"] is None for r in summary["dispatches"] if r["dispatch"] in summary["iree_dispatches"])
+
+
+def test_with_heads_of_32_columns_q_kt_stays_with_iree_and_p_v_is_taken(tmp_path):
+    from pipelines.hopper_model import rewrite
+    from pipelines.model_input import read_model, to_linalg
+    from pipelines.targets import get_target
+
+    model = tb.build(tmp_path / "b.onnx", S, D, F, weights="inputs", heads=H)  # 128 / 4: heads of 32 columns
+    rewritten = rewrite(to_linalg(read_model(model), get_target("sm_90a"), str(model)), "b")
+    batched = [c.gemm for c in rewritten.calls if c.gemm.batched]
+    assert [(g.batch, g.m, g.n, g.k) for g in batched] == [(H, S, D // H, S)]  # P·V
+    left, = rewritten.left
+    assert left.startswith(f"linalg.batch_matmul tensor<{H}x{S}x{D // H}xf16>") and "K a multiple of 64" in left

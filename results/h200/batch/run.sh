@@ -1,4 +1,4 @@
-# NEXT (not run: written when the session's device time was spent). The batched Hopper kernels' first GPU run:
+# Run 1 (2026-11-28, results in run1/). The batched Hopper kernels' first GPU run:
 # float64 checks and times beside IREE's default and cuBLAS (torch.matmul on the rank-3 operands). Built with
 #   pipelines bench --target sm_90a --suite results/h200/batch/suite.json --dtype bf16,f16 --pipelines default,hopper \
 #       --compile-only -o .plans/batch          # at 972b930: 40 cases

@@ -1,4 +1,4 @@
-# NEXT (not run: written when this session's device time was spent). Both blocks with model_runner --back-to-back
+# Run 9 (2026-11-28, results in run9/). Both blocks with model_runner --back-to-back
 # (pipelines/back_to_back.py) beside torch.compile's back-to-back and waited calls, in one run. On the GPU machine,
 # from the repository root, with .plans/b17 (the modules of run8: head, default; m/: the multi-head block,
 # `transformer_block.py onnx m.onnx --rows 4096 --width 2048 --mlp 8192 --heads 16 --weights inputs`, then
