@@ -114,25 +114,33 @@ TAKEN = ("linalg.matmul", "linalg.batch_matmul")
 
 def product_schedule(gemm: Gemm) -> hopper.HopperSchedule:
     """The rule's schedule for a product with no fused consumer: a batch's by `routes.hopper.fitted`;
-    `SMALL_K_SCHEDULE` for K ≤ SMALL_K where the ping-pong kernel takes the problem, else the shipped one."""
+    `SMALL_K_SCHEDULE` for K ≤ SMALL_K where the ping-pong kernel takes the problem, else the shipped one; C stored
+    by TMA where `routes.hopper.store_rule` says so."""
+    from .routes.hopper import fitted, store_rule
     if gemm.batched:
-        from .routes.hopper import fitted
         return fitted(gemm)
     if gemm.k <= SMALL_K:
         try:
             hopper.check_problem(gemm, SMALL_K_SCHEDULE)
-            return SMALL_K_SCHEDULE
+            return store_rule(gemm, SMALL_K_SCHEDULE)
         except hopper.HopperError:
             pass
-    return hopper.DEFAULT
+    return store_rule(gemm, hopper.DEFAULT)
+
+
+def tail_schedule_for(gemm: Gemm) -> hopper.HopperSchedule:
+    """The rule's schedule for a product whose store applies a fused consumer: TAIL_SCHEDULE, C stored by TMA where
+    `routes.hopper.store_rule` says so."""
+    from .routes.hopper import store_rule
+    return store_rule(gemm, TAIL_SCHEDULE)
 
 
 def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = None, fuse_tail: bool = True,
-            tail_schedule: hopper.HopperSchedule = TAIL_SCHEDULE, softmax: bool = True) -> HopperModel:
+            tail_schedule: hopper.HopperSchedule | None = None, softmax: bool = True) -> HopperModel:
     """The linalg program `text` with every contraction the Hopper kernels take replaced by a call of one with
     `schedule` (default: `product_schedule`'s rule), the importer's rounding fused. `fuse_tail` (default):
-    elementwise consumers after the rounding (a Gelu) run in the kernel's store too, with `tail_schedule`; without
-    it they stay IREE's dispatches. `softmax` (default): each softmax of a 16-bit tensor along its rows, as the
+    elementwise consumers after the rounding (a Gelu) run in the kernel's store too, with `tail_schedule`
+    (default: `tail_schedule_for`); without it they stay IREE's dispatches. `softmax` (default): each softmax of a 16-bit tensor along its rows, as the
     importer writes it (`_softmax_chain`), becomes a call of the row softmax kernel (`transforms.softmax`); without
     it IREE compiles it."""
     with ir.Context(), ir.Location.unknown():
@@ -193,7 +201,7 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = Non
 
 
 def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None, fuse_tail: bool,
-          tail_schedule: hopper.HopperSchedule):
+          tail_schedule: hopper.HopperSchedule | None):
     """(the kernel's Gemm, its fused tail, its schedule, A, B as the kernel reads it, the ops it replaces: the
     contraction and its fused consumers) or the sentence saying why the contraction stays with IREE."""
     where = f"{op.name} {', '.join(str(v.type) for v in list(op.operands)[:3])}"
@@ -219,7 +227,10 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None,
                 (after := _elementwise(replaced[-1], gemm.dtype, ops)) is not None:  # Gelu, ReLU, ...
             replaced.append(after)
         tail = hopper.Elementwise(tuple(ops)) if ops else None
-    chosen = tail_schedule if tail is not None else schedule or product_schedule(gemm)
+    if tail is not None:
+        chosen = tail_schedule or tail_schedule_for(gemm)
+    else:
+        chosen = schedule or product_schedule(gemm)
     try:
         hopper.check_problem(gemm, chosen)
     except hopper.HopperError as err:

@@ -150,6 +150,10 @@ class HopperSchedule:
     # partial product in its shared memory and sums its share of the tile's columns over every workgroup's, in slice
     # order (distributed shared memory), into C.
     split_sum: str = "dispatch"
+    # A 16-bit C staged in the warps' areas (`stages_stores`) goes out by TMA: each warp's 8x32 block of C written
+    # to one of its `STORE_RING` areas (stmatrix, 64-byte swizzle) and stored by one bulk tensor copy that lane 0
+    # issues (C's tensor map), instead of read back and stored by every lane (`_staged_stores`).
+    tma_store: bool = False
 
     @property
     def name(self) -> str:
@@ -161,8 +165,9 @@ class HopperSchedule:
         split = ""
         if self.split_k > 1:
             split = f", K in {self.split_k} slices summed " + ("in the cluster" if self.sums_in_cluster else "after")
+        store = ", C stored by TMA" if self.tma_store else ""
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
-                f"{self.group_m} block rows{cluster}{split} (TMA, mbarrier, wgmma; sm_90a)")
+                f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
     def check(self) -> None:
         if self.kind not in KINDS:
@@ -267,14 +272,20 @@ class HopperSchedule:
         """The workgroup's shared memory: 1 KiB to align the swizzled tiles, the stages, their barriers, and with
         `staged` (`stages_stores`) each consumer warp's `STAGING_BYTES` after them."""
         if staged:
-            return 1024 + self.staging_offset() + self.consumers * 4 * STAGING_BYTES
+            return 1024 + self.staging_offset() + self.consumers * 4 * self.staging_bytes()
         a, b = self.stage_bytes()
         return 1024 + self.stages * (a + b) + (2 * self.stages + 2) * 8
 
     def staging_offset(self) -> int:
-        """Where the consumer warps' staging areas start (from the aligned base): after the barriers, on 128 B."""
+        """Where the consumer warps' staging areas start (from the aligned base): after the barriers, on 128 B (on
+        1024 B for TMA stores: the areas' 64-byte swizzle runs on the address bits)."""
         a, b = self.stage_bytes()
-        return -(-(self.stages * (a + b) + (2 * self.stages + 2) * 8) // 128) * 128
+        align = 1024 if self.tma_store else 128
+        return -(-(self.stages * (a + b) + (2 * self.stages + 2) * 8) // align) * align
+
+    def staging_bytes(self) -> int:
+        """Each consumer warp's staging bytes: one area, or `STORE_RING` of them for TMA stores."""
+        return STAGING_BYTES * (STORE_RING if self.tma_store else 1)
 
 
 # The schedules' names on the command line: kind, persistent (ping-pong always loops over tiles).
@@ -337,6 +348,19 @@ def parse_schedule(text: str) -> HopperSchedule:
 # to its staging area (stmatrix), reads one 16-byte row of them per lane back and stores it (four lanes give 64
 # contiguous bytes of a row), where the per-lane stores of two columns wrote 16 bytes a row per four lanes.
 STAGING_BYTES = 512  # four 8x8 blocks of 16-bit values
+# TMA stores (`HopperSchedule.tma_store`): a warp's areas in a ring, each block of 8 rows x 32 columns stored from
+# one while the next are written; an area is written again once at most STORE_RING - 1 later copies are still
+# reading (cp.async.bulk.wait_group.read). C's map: boxes of 32 columns x 8 rows, 64-byte swizzle (a row of the
+# box is 64 bytes: its four 16-byte chunks XOR-ed with bits 7-8 of the address, so the eight rows' writes of one
+# 8x8 matrix fall in different banks).
+STORE_RING = 4
+STORE_BOX = (32, 8)
+STORE_SWIZZLE = 64
+
+
+def stores_by_tma(problem: Gemm, schedule: HopperSchedule) -> bool:
+    """Whether the kernel stores C's whole tiles by TMA: the schedule asks for it and the kernel stages its stores."""
+    return schedule.tma_store and stages_stores(problem, schedule)
 
 
 def stages_stores(problem: Gemm, schedule: HopperSchedule) -> bool:
@@ -382,11 +406,16 @@ def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     a = {"operand": "A", "dims": [problem.k, batches * problem.m], "stride": problem.k * 2,
          "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
     if problem.layout == "nn":  # K rows of N: boxes of 64 columns × block_k rows
-        return [a, {"operand": "B", "dims": [problem.n, batches * problem.k], "stride": problem.n * 2,
-                    "box": [NN_BOX, schedule.block_k], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}]
-    return [a, {"operand": "B", "dims": [problem.k, batches * problem.n], "stride": problem.k * 2,
-                "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
-                "swizzle": SWIZZLE_BYTES}]
+        b = {"operand": "B", "dims": [problem.n, batches * problem.k], "stride": problem.n * 2,
+             "box": [NN_BOX, schedule.block_k], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
+    else:
+        b = {"operand": "B", "dims": [problem.k, batches * problem.n], "stride": problem.k * 2,
+             "box": [schedule.block_k, schedule.block_n // schedule.cluster_m], "dtype": problem.dtype,
+             "swizzle": SWIZZLE_BYTES}
+    if not stores_by_tma(problem, schedule):
+        return [a, b]
+    return [a, b, {"operand": "C", "dims": [problem.n, batches * problem.m], "stride": problem.n * 2,
+                   "box": list(STORE_BOX), "dtype": problem.dtype, "swizzle": STORE_SWIZZLE}]
 
 
 def b_boxes(problem: Gemm, schedule: HopperSchedule) -> int:
@@ -465,15 +494,19 @@ def _asm(b: _Body, text: str, constraints: str, args: list[tuple[str, str]]) -> 
 MAP_ELEMTYPES = {"f16": 6, "bf16": 10}
 MAP_SWIZZLES = {32: 1, 64: 2, 128: 3}
 MAP_BYTES = 128
-MAP_WORDS = 2 * MAP_BYTES // 8  # i64 words of one workgroup's two maps
 # The maps binding's start is rounded up to this many bytes in the kernel (a tensor map's address must be 64-byte
 # aligned, CUDA's CUtensorMap; 128 leaves room), so the scratch holds that much more than the maps.
 MAP_ALIGN = 128
 
 
+def map_words(problem: Gemm, s: HopperSchedule) -> int:
+    """i64 words of one workgroup's tensor maps: A's and B's, and C's where it stores by TMA."""
+    return len(tensor_maps(kernel_problem(problem, s), s)) * MAP_BYTES // 8
+
+
 def maps_words(problem: Gemm, s: HopperSchedule) -> int:
-    """i64 words of the dispatch's maps scratch: every workgroup's two maps and the room for aligning its start."""
-    return grid_size(problem, s) * MAP_WORDS + MAP_ALIGN // 8
+    """i64 words of the dispatch's maps scratch: every workgroup's maps and the room for aligning its start."""
+    return grid_size(problem, s) * map_words(problem, s) + MAP_ALIGN // 8
 
 
 def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> list[str]:
@@ -617,8 +650,18 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     tid32 = b.op(f"arith.index_cast {b.op('gpu.thread_id x', 'tid')} : index to i32", "tid")
     wg = b.arith("divui", tid32, i32(WARPGROUP), "i32")
     first = b.op(f"arith.cmpi eq, {tid32}, {i32(0)} : i32", "first")
-    # Barriers, set up by thread 0 and visible to all before any role starts.
+    tma = stores_by_tma(problem, s)
+    maps_at = None  # with TMA stores, this workgroup's maps (i64), written before the barrier below
+    if tma:
+        wid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
+        slot = b.arith("muli", b.op(f"arith.extui {wid} : i32 to i64", "slot"), i64(map_words(problem, s) * 8), "i64")
+        aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
+        maps_at = b.arith("addi", aligned, slot, "i64")
+    # Barriers, set up by thread 0 and visible to all before any role starts (with TMA stores, the tensor maps too:
+    # the consumers' warps store C through its map, which each acquires after the barrier).
     b.op(f"scf.if {first} {{")
+    if tma:
+        _build_maps(b, tensor_maps(problem, s), operands + [_pointer(b, c, tc)], maps_at)
     for index in range(s.stages):
         b.op(f"nvvm.mbarrier.init {bar(0, i64(index))}, {i32(1)} : !llvm.ptr<3>, i32")
         b.op(f"nvvm.mbarrier.init {bar(1, i64(index))}, {i32(s.empty_arrivals)} : !llvm.ptr<3>, i32")
@@ -671,9 +714,13 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # -- producer: one thread issues every TMA load; the warp group gives registers to the consumers.
     _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};", "", [])
     b.op(f"scf.if {first} {{")
-    slot = b.arith("muli", b.op(f"arith.extui {bid} : i32 to i64", "slot"), i64(MAP_WORDS * 8), "i64")
-    aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
-    map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", aligned, slot, "i64"))
+    if maps_at is not None:  # built before the barrier, by this thread
+        map_a, map_b = [b.op(f"llvm.inttoptr {b.arith('addi', maps_at, i64(index * MAP_BYTES), 'i64')} : i64 to "
+                             "!llvm.ptr", "map") for index in range(2)]
+    else:
+        slot = b.arith("muli", b.op(f"arith.extui {bid} : i32 to i64", "slot"), i64(map_words(problem, s) * 8), "i64")
+        aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
+        map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", aligned, slot, "i64"))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
     col, row, piece = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
@@ -727,6 +774,12 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     b.op("} else {")
     # -- consumers: cooperative ones split every tile by rows; ping-pong ones take every other tile, in turn.
     _asm(b, f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};", "", [])
+    c_map, lane_ = None, None
+    if maps_at is not None:  # lane 0 of each warp acquires C's map for its TMA stores
+        c_map = b.arith("addi", maps_at, i64(2 * MAP_BYTES), "i64")
+        lane_ = b.arith("remui", tid32, i32(32), "i32")
+        _asm(b, f"{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p fence.proxy.tensormap::generic.acquire.gpu [$1], "
+             f"{MAP_BYTES}; }}", "r,l", [(lane_, "i32"), (c_map, "i64")])
     g = b.arith("subi", wg, i32(1), "i32")
     g_i = b.op(f"arith.index_cast {g} : i32 to index", "g")
     acc_ty = _acc_type(s.block_n)
@@ -822,13 +875,15 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if staged:  # this warp's staging area (consumer warps from 0), as a 32-bit shared address
         warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
         start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
-        area = b.arith("addi", start, b.arith("muli", warp, i32(STAGING_BYTES), "i32"), "i32")
+        area = b.arith("addi", start, b.arith("muli", warp, i32(s.staging_bytes()), "i32"), "i32")
     if s.sums_in_cluster:
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
     else:
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
-                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None)
+                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None, c_map)
     b.op("}")  # tiles
+    if c_map is not None:  # the warp's last bulk stores done before the workgroup (and its shared memory) ends
+        _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group 0; }", "r", [(lane_, "i32")])
     b.op("}")  # consumers
     if s.sums_in_cluster:
         _sync(b, s)  # every slice's partial product in its workgroup's shared memory, visible to the cluster
@@ -957,7 +1012,7 @@ def _cvt_one(b: _Body, out: str, value: str) -> str:
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
               tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None,
-              area: str | None = None, slice_rows: str | None = None) -> None:
+              area: str | None = None, slice_rows: str | None = None, c_map: str | None = None) -> None:
     """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
     8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
     guarded per row and column at its edges. With `tail`, each element rounded to the input type goes through its
@@ -1009,7 +1064,9 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
-        if area is not None:
+        if c_map is not None:
+            _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, slice_rows)
+        elif area is not None:
             _staged_stores(b, problem, s, pc, area, slab, lane, col, i32, i64, results, acc_ty, pack)
         else:
             col_bytes = b.arith("muli", b.op(f"arith.extui {col0} : i32 to i64", "q"), i64(size), "i64")
@@ -1078,10 +1135,44 @@ def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: st
                  [(slot, "i32"), *[(w, "i32") for w in words[4 * g:4 * g + 4]], (at, "i64")])
 
 
+def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, lane: str, col: str, i32,
+                results: list[str], acc_ty: str, pack, slice_rows: str | None) -> None:
+    """A tile inside the problem, out by TMA (`HopperSchedule.tma_store`): per four 8-column blocks of each fragment
+    row (the warp's 8 rows x 32 columns of C), the warp's packed pairs written as four 8x8 matrices into the next
+    area of its ring (stmatrix: lane l gives the address of row l % 8 of matrix l / 8, in the 64-byte swizzle of
+    C's map), made visible to the async proxy, and lane 0 stores the block with one bulk tensor copy (its own bulk
+    group) at columns col·block_n + 32 g, rows slab + 64 r + 8 half (+ `slice_rows`: a batch's product) after
+    waiting until the copy that last read the area is done."""
+    rr = b.arith("remui", lane, i32(8), "i32")
+    chunk = b.arith("xori", b.arith("divui", lane, i32(8), "i32"),
+                    b.arith("andi", b.arith("shrui", rr, i32(1), "i32"), i32(3), "i32"), "i32")
+    offset = b.arith("addi", b.arith("muli", rr, i32(2 * STORE_BOX[0]), "i32"), b.arith("muli", chunk, i32(16), "i32"),
+                     "i32")
+    x0 = b.arith("muli", col, i32(s.block_n), "i32")
+    y0 = slab if slice_rows is None else b.arith("addi", slab, slice_rows, "i32")
+    n = 0
+    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
+        words = [pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                       for e in range(2)]) for j in range(s.block_n // 8)]
+        y = b.arith("addi", y0, i32(64 * r + 8 * half), "i32")
+        for g in range(s.block_n // 32):
+            buf = b.arith("addi", area, i32((n % STORE_RING) * STAGING_BYTES), "i32")
+            x = b.arith("addi", x0, i32(32 * g), "i32")
+            _asm(b, f"{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group.read {STORE_RING - 1}; }} "
+                 "bar.warp.sync -1; stmatrix.sync.aligned.m8n8.x4.shared.b16 [$1], {$2, $3, $4, $5}; "
+                 "fence.proxy.async.shared::cta; bar.warp.sync -1; { .reg .pred p; setp.eq.u32 p, $0, 0; "
+                 "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$6, {$7, $8}], [$9]; "
+                 "@p cp.async.bulk.commit_group; }", "r,r,r,r,r,r,l,r,r,r",
+                 [(lane, "i32"), (b.arith("addi", buf, offset, "i32"), "i32"),
+                  *[(w, "i32") for w in words[4 * g:4 * g + 4]], (c_map, "i64"), (x, "i32"), (y, "i32"),
+                  (buf, "i32")])
+            n += 1
+
+
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main", maps_result: bool = False) -> str:
     """An IREE program `function(A, B) -> C` (C M×N, f32 or the input type for the truncf epilogue; A M×K; B N×K,
     or K×N for layout nn) whose executable `@hopper` holds the one dispatch `@gemm`. Its second result, the
-    workgroups' tensor maps (`MAP_WORDS` i64 each), is scratch the dispatch writes; `maps_result` returns it too
+    workgroups' tensor maps (`map_words` i64 each), is scratch the dispatch writes; `maps_result` returns it too
     (what the GPU machine compares with the CUDA driver's encoding)."""
     schedule.check()
     check_problem(problem, schedule)
@@ -1346,7 +1437,9 @@ def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     return (all(count(field) == len(specs) for field in ("global_address", "rank", "global_stride"))
             and all(count(field) == dims for field in ("global_dim", "box_dim", "element_stride"))
             and fixed == expected and gemm.count("fence.proxy.tensormap::generic.release.gpu") == 1
-            and len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", gemm)) == len(specs))
+            # each map acquired by the thread that built it; C's also by lane 0 of each consumer warp (one site)
+            and len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", gemm))
+            == len(specs) + (1 if stores_by_tma(problem, schedule) else 0))
 
 
 def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
@@ -1361,6 +1454,15 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
     stmatrix = len(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", gemm))
     rows16 = len(re.findall(r"st\.global\.v4\.b32", gemm))
+    bulk = len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", gemm))
+    if stores_by_tma(problem, schedule):  # each staged block stored by one bulk copy; none read back by the lanes
+        expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
+        some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it
+        whole = stmatrix == bulk and stmatrix in ((expected,) if some_tile_whole else (0, expected)) and rows16 == 0
+        edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
+        return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
+    if bulk:
+        return False
     if stages_stores(problem, schedule):
         expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
         some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it

@@ -99,6 +99,24 @@ CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2), 
 CLUSTER_ROUND = {2: 128, 4: 64}
 
 
+# C stored by TMA (`HopperSchedule.tma_store`) where the kernel stages a 16-bit C and the problem has at least
+# STORE_TILES tiles. Measured on an H200 (results/h200/batch/run4, 19 problems each way, float64-checked): the
+# multi-head block's Q·Kᵀ (16x4096x4096x128) 284.6 -> 228.5 µs, 8192³ NN 1752.5 -> 1735.2 and NT 1754.9 -> 1740.0,
+# block a's ·W1 shape 239.2 -> 230.6, no problem of 256 tiles or more slower; problems of 9-80 tiles (1000x776x1000,
+# 300x520x256, 2048x1032x1024, two small batches) 0.3-0.7 µs slower (their third tensor map written before the
+# workgroup's first barrier).
+STORE_TILES = hopper.SM_COUNT
+
+
+def store_rule(gemm: Gemm, schedule: hopper.HopperSchedule) -> hopper.HopperSchedule:
+    """`schedule` storing C by TMA where STORE_TILES says so (the kernel stages the problem's C and it has at least
+    STORE_TILES block tiles, a batch's products' together), else as it is."""
+    tiles = -(-gemm.m // schedule.block_m) * -(-gemm.n // schedule.block_n) * (gemm.batch or 1)
+    if tiles >= STORE_TILES and hopper.stages_stores(gemm, replace(schedule, tma_store=True)):
+        return replace(schedule, tma_store=True)
+    return schedule
+
+
 def most_stages(block_m: int, block_n: int, consumers: int) -> int:
     """The most stages (up to 7) a tile's shared memory holds; 0 where not even two fit."""
     return max((s for s in range(2, 8) if hopper.HopperSchedule(
@@ -107,6 +125,11 @@ def most_stages(block_m: int, block_n: int, consumers: int) -> int:
 
 
 def fitted(gemm: Gemm) -> hopper.HopperSchedule:
+    """The `hopper` pipeline's schedule: `_fitted`'s, C stored by TMA where `store_rule` says so."""
+    return store_rule(gemm, _fitted(gemm))
+
+
+def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
     """The `hopper` pipeline's schedule: from 17 to 128 rows the slices summed in the cluster where CLUSTER_SUMS
     has a tile and slices for the problem (`cluster_sum`); else the shipped one, with a skinny problem's tile
     (SKINNY_TILES) and, where its units of work leave SMs idle and K is long enough (SLICING), K in slices summed
@@ -225,16 +248,17 @@ class HopperRoute(KernelRoute):
                                                                                       (64, 256, 2))}
         if gemm.m <= SKINNY_TILES[-1].max_m:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile
             shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # would be half empty, or a cluster shares B)
-        found = [start, hopper.DEFAULT] if start != hopper.DEFAULT else [start]
+        shipped = store_rule(gemm, hopper.DEFAULT)
+        found = [start, shipped] if start != shipped else [start]
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:
                 most = most_stages(block_m, block_n, consumers)
                 for stages in sorted({most, most - 1} - {0, 1}, reverse=True):
                     for group_m in (16, 8):
                         for cluster_m in (2, 1):
-                            schedule = hopper.HopperSchedule(block_m=block_m, block_n=block_n, stages=stages,
-                                                             kind=kind, persistent=persistent, group_m=group_m,
-                                                             cluster_m=cluster_m, consumers=consumers)
+                            schedule = store_rule(gemm, hopper.HopperSchedule(
+                                block_m=block_m, block_n=block_n, stages=stages, kind=kind, persistent=persistent,
+                                group_m=group_m, cluster_m=cluster_m, consumers=consumers))
                             try:
                                 schedule.check()
                                 hopper.check_problem(gemm, schedule)
