@@ -127,3 +127,26 @@ def test_a_batch_of_nn_products_with_k_off_a_k_step_is_left_with_its_reason():
     with pytest.raises(ProblemError, match="take none of its contractions") as err:
         rewrite(_program(f"tensor<{BATCH}x32x{N}xf16>", k=32), "k32")
     assert "linalg.batch_matmul" in str(err.value) and "K a multiple of 64" in str(err.value)
+
+
+def test_a_batch_of_one_keeps_its_rank_3_operands_around_the_call():
+    """linalg.batch_matmul of one product: the call still passes rank-3 tensors, which its function collapses."""
+    text = _program(f"tensor<{BATCH}x{K}x{N}xf16>", consumer=ROUNDED, result=F16).replace(f"{BATCH}x", "1x")
+    model = rewrite(text, "one")
+    call, = model.calls
+    assert call.gemm.batch == 1
+    signature = re.search(rf"func\.func private @{FUNCTION_PREFIX}0\(%a3: (tensor<[^>]+>), %b3: (tensor<[^>]+>)\) "
+                          rf"-> \((tensor<[^>]+>)\)", model.text)
+    assert signature.groups() == (f"tensor<1x{M}x{K}xf16>", f"tensor<1x{K}x{N}xf16>", f"tensor<1x{M}x{N}xf16>")
+    assert re.search(rf"call @{FUNCTION_PREFIX}0\(%arg0, %arg1\) : \(tensor<1x{M}x{K}xf16>, tensor<1x{K}x{N}xf16>\)",
+                     model.text)
+
+
+@pytest.mark.parametrize("n, block_n", [(64, 128), (128, 128), (136, 256)])
+def test_a_batch_of_narrow_products_gets_the_batch_rules_128_column_tile(n, block_n):
+    """The batch rule measured on the GPU (results/h200/batch/run1): 128 columns where N is at most 128, else the
+    shipped 128x256 tile."""
+    text = _program(f"tensor<{BATCH}x{K}x{N}xf16>", consumer=ROUNDED, result=F16).replace(f"x{N}x", f"x{n}x") \
+        .replace(f"x{N}xf", f"x{n}xf")
+    call, = rewrite(text, "narrow").calls
+    assert (call.gemm.n, call.schedule.block_n, call.schedule.block_m) == (n, block_n, 128)

@@ -1,0 +1,233 @@
+"""C stored by TMA (`HopperSchedule.tma_store`): where each warp's bulk tensor copies write and what they read.
+
+Oracles, from first principles rather than from the kernel generator:
+- the emitted kernel's integer arithmetic evaluated for every workgroup, consumer warp, lane and tile (a small
+  interpreter of its arith ops), giving each bulk copy's box coordinates, the shared area it reads and the address
+  each lane gives stmatrix;
+- the boxes must tile every product's C exactly once (32 columns x 8 rows each, rows shifted by p·M in a batch);
+- TMA's 64-byte swizzle (16-byte chunk index XOR address bits 7-8, CUDA's CU_TENSOR_MAP_SWIZZLE_64B): row l % 8 of
+  8x8 matrix l / 8 must be where the box's element (row l % 8, column 8 (l / 8)) lies once swizzled;
+- the areas: four 512-byte areas per consumer warp in a ring, disjoint, after the stages and barriers, inside the
+  shared memory the kernel allocates, the ring's start 1024-byte aligned."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from pipelines.routes.hopper import STORE_TILES, fitted, store_rule
+from transforms import hopper
+from transforms.hopper import HopperSchedule, grid_size, program, tensor_maps
+from transforms.problem import Epilogue, Gemm
+
+TRUNCF = Epilogue("truncf")
+SMEM = 5 * 1024  # where the interpreter puts the kernel's shared allocation (not 1024-aligned: the kernel aligns it)
+BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+          "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "minui": min, "andi": lambda a, b: a & b,
+          "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b, "shrui": lambda a, b: a >> b,
+          "shli": lambda a, b: a << b}
+
+
+def compiled(text: str) -> list[tuple]:
+    """The text's integer definitions, in text order, as (result, kind, operands) for `evaluate`."""
+    ops = []
+    for line in text.splitlines():
+        m = re.match(r"\s*(%\w+) = (.*)$", line)
+        if not m:
+            continue
+        name, rhs = m.groups()
+        if c := re.match(r"arith\.constant (-?\d+) : (i\d+|index)$", rhs):
+            ops.append((name, "const", int(c.group(1))))
+        elif rhs.startswith("hal.interface.workgroup.id[0]"):
+            ops.append((name, "known", "bid"))
+        elif rhs.startswith("gpu.thread_id x"):
+            ops.append((name, "known", "tid"))
+        elif c := re.match(r"memref\.extract_aligned_pointer_as_index (%\w+)", rhs):
+            ops.append((name, "const", SMEM if c.group(1).startswith("%smem") else 0))
+        elif (c := re.match(r"arith\.(\w+) (%\w+), (%\w+) : (i\d+|index)$", rhs)) and c.group(1) in BINARY:
+            ops.append((name, BINARY[c.group(1)], (c.group(2), c.group(3))))
+        elif c := re.match(r"(?:arith\.(?:index_cast|extui|trunci)|llvm\.(?:ptrtoint|inttoptr)) (%\w+) :", rhs):
+            ops.append((name, "copy", c.group(1)))
+    return ops
+
+
+def evaluate(ops: list[tuple], known: dict) -> dict:
+    """Every SSA integer of `ops` (`compiled`) from constants, the thread and workgroup ids ("tid", "bid"), the
+    shared allocation's address (SMEM) and `known` values (loop indices)."""
+    values = dict(known)
+    for name, kind, arg in ops:
+        if kind == "const":
+            values[name] = arg
+        elif kind == "known":
+            values[name] = values[arg]
+        elif kind == "copy":
+            if arg in values:
+                values[name] = values[arg]
+        elif arg[0] in values and arg[1] in values:
+            values[name] = kind(values[arg[0]], values[arg[1]])
+    return values
+
+
+def kernel(gemm: Gemm, s: HopperSchedule) -> str:
+    text = program(gemm, s)
+    return text[text.index("func.func @gemm()"):text.index("func.func @main")]
+
+
+STORE = re.compile(r'llvm\.inline_asm has_side_effects asm_dialect = att "[^"]*cp\.async\.bulk\.tensor\.2d\.global'
+                   r'\.shared::cta[^"]*", "[^"]*" ([^:]*) :')
+
+
+def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: range | None = None) -> list[dict]:
+    """Every bulk copy of C that `lanes` of each consumer warp take part in, per workgroup (all, or `workgroups`)
+    and tile: its box (x, y), the area it reads, the address the lane gives stmatrix, the warp and the copy's place
+    in the tile."""
+    text = kernel(gemm, s)
+    ops = compiled(text)
+    loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
+    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    assert sites
+    found = []
+    for bid in workgroups or range(grid_size(gemm, s)):
+        for g in range(s.consumers):
+            for warp in range(4):
+                for lane in lanes:
+                    tid = hopper.WARPGROUP * (1 + g) + 32 * warp + lane
+                    mine = evaluate(ops, {"bid": bid, "tid": tid})[loop]
+                    first, step = (g, 2) if s.kind == "pingpong" else (0, 1)
+                    for i in range(first, mine, step):
+                        v = evaluate(ops, {"bid": bid, "tid": tid, "%ci": i})
+                        for n, site in enumerate(sites):
+                            lane_v, at, *_words, _map, x, y, buf = (v.get(o) for o in site)
+                            assert lane_v == lane
+                            found.append({"bid": bid, "tile": i, "warp": 4 * g + warp, "lane": lane, "n": n,
+                                          "box": (x, y), "buf": buf, "at": at})
+    return found
+
+
+def swizzled(row: int, col: int) -> int:
+    """Byte offset of element (row, col) of a 32-column x 8-row box of 2-byte elements in shared memory, TMA's
+    64-byte swizzle: the 16-byte chunk index XOR address bits 7-8."""
+    linear = row * 64 + col * 2
+    return linear ^ (((linear >> 7) & 3) << 4)
+
+
+CASES = [
+    (Gemm(512, 1024, 128, "f16", "nt", epilogue=TRUNCF), hopper.DEFAULT),
+    # ping-pong: 272 tiles of 128x128 on 132 workgroups, so that both consumers store (each takes every other tile)
+    (Gemm(2048, 2176, 128, "bf16", "nn", epilogue=TRUNCF), hopper.named_schedule("hopper-pingpong")),
+    (Gemm(256, 256, 128, "f16", "nn", batch=3, epilogue=TRUNCF), hopper.DEFAULT),
+    (Gemm(128, 512, 128, "bf16", "nt", epilogue=TRUNCF),
+     HopperSchedule(block_m=64, block_n=256, consumers=1, persistent=True, stages=5)),
+]
+
+
+@pytest.mark.parametrize("gemm, schedule", CASES)
+def test_the_bulk_copies_tile_every_products_c_once(gemm, schedule):
+    s = replace(schedule, tma_store=True)
+    hopper.check_problem(gemm, s)
+    got = stores(gemm, s)
+    boxes = sorted((r["bid"], r["tile"], r["warp"], r["n"], r["box"]) for r in got)
+    # every lane of a warp names lane 0's box for each copy (lane 0 issues it): on the first workgroup
+    lanes = stores(gemm, s, range(32), range(1))
+    assert {(r["tile"], r["warp"], r["n"], r["box"]) for r in lanes} == {b[1:] for b in boxes if b[0] == 0}
+    want = sorted((x, p * gemm.m + y) for p in range(gemm.batch or 1)
+                  for y in range(0, gemm.m, 8) for x in range(0, gemm.n, 32))
+    assert sorted(b[-1] for b in boxes) == want  # each 32x8 block of C once, none outside
+
+
+@pytest.mark.parametrize("gemm, schedule", CASES[:2])
+def test_each_lane_writes_its_rows_where_the_swizzled_box_has_them_and_the_areas_ring(gemm, schedule):
+    s = replace(schedule, tma_store=True)
+    got = stores(gemm, s, range(32), range(2))
+    base = -(-SMEM // 1024) * 1024  # the kernel's 1024-aligned base
+    staging = base + s.staging_offset()
+    per_tile = s.m_blocks * 2 * (s.block_n // 32)
+    areas = {}
+    for r in got:
+        lane = r["lane"]
+        assert r["at"] - r["buf"] == swizzled(lane % 8, 8 * (lane // 8))
+        area = r["buf"] - (r["n"] % hopper.STORE_RING) * hopper.STAGING_BYTES
+        areas.setdefault(r["warp"], set()).add(area)
+        assert r["n"] < per_tile
+    # one ring per warp: its own four areas, after the stages and barriers, inside the allocation
+    starts = sorted(a for warp_areas in areas.values() for a in warp_areas)
+    assert all(len(a) == 1 for a in areas.values()) and len(starts) == 4 * s.consumers
+    ring = hopper.STORE_RING * hopper.STAGING_BYTES
+    assert starts == [staging + ring * w for w in range(4 * s.consumers)]
+    a_bytes, b_bytes = s.stage_bytes()
+    assert staging % 1024 == 0 and staging - base >= s.stages * (a_bytes + b_bytes) + (2 * s.stages + 2) * 8
+    assert starts[-1] + ring <= SMEM + s.shared_bytes(staged=True)
+
+
+def test_the_c_map_is_cs_rows_in_boxes_of_32_columns_by_8_rows():
+    gemm = Gemm(300, 520, 128, "bf16", "nn", batch=2, epilogue=TRUNCF)
+    s = replace(hopper.DEFAULT, tma_store=True)
+    *_, c = tensor_maps(gemm, s)
+    assert c == {"operand": "C", "dims": [520, 600], "stride": 1040, "box": [32, 8], "dtype": "bf16", "swizzle": 64}
+    assert len(tensor_maps(gemm, hopper.DEFAULT)) == 2  # staged stores: no C map
+    # the scratch: three 128-byte maps a workgroup, and 128 bytes to align its start
+    assert hopper.maps_words(gemm, s) == grid_size(gemm, s) * 3 * 16 + 16
+    assert hopper.maps_words(gemm, hopper.DEFAULT) == grid_size(gemm, hopper.DEFAULT) * 2 * 16 + 16
+
+
+def test_an_f32_c_or_an_n_off_8_never_stores_by_tma():
+    s = replace(hopper.DEFAULT, tma_store=True)
+    assert not hopper.stores_by_tma(Gemm(4096, 4096, 128, "f16", "nn"), s)  # f32 C: no staging
+    assert not hopper.stores_by_tma(Gemm(4096, 4100, 128, "f16", "nt", epilogue=TRUNCF), s)
+    assert "cp.async.bulk.tensor.2d.global" not in program(Gemm(4096, 4096, 128, "f16", "nn"), s)
+
+
+@pytest.mark.parametrize("m, n, batch, tma", [
+    (128 * 12, 256 * 11, None, True),   # 132 tiles of 128x256: one per SM
+    (128 * 131, 256, None, False),      # 131
+    (128 * 6, 256 * 11, 2, True),       # 66 a product, 132 in the batch
+    (128 * 6, 256 * 11, None, False),   # 66
+])
+def test_the_store_rule_turns_tma_on_from_one_tile_per_sm(m, n, batch, tma):
+    gemm = Gemm(m, n, 128, "f16", "nn", batch=batch, epilogue=TRUNCF)
+    assert STORE_TILES == hopper.SM_COUNT == 132
+    assert store_rule(gemm, hopper.DEFAULT).tma_store is tma
+    assert fitted(gemm).tma_store is tma
+    assert store_rule(gemm.with_(epilogue=Epilogue("none")), hopper.DEFAULT).tma_store is False  # f32 C
+
+
+def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
+    import shutil
+    import subprocess
+
+    from pipelines.compiler import iree_compile_path, run_patiently
+
+    gemm = Gemm(1000, 776, 448, "bf16", "nt", epilogue=TRUNCF)  # edge tiles: their guarded stores stay
+    tma, staged = replace(hopper.DEFAULT, tma_store=True), hopper.DEFAULT
+    ptx = {}
+    for name, s in (("tma", tma), ("staged", staged)):
+        (tmp_path / f"{name}.mlir").write_text(program(gemm, s))
+        done = run_patiently([iree_compile_path(), str(tmp_path / f"{name}.mlir"), "--iree-hal-target-device=cuda",
+                              f"--iree-hal-dump-executable-files-to={tmp_path / name}", "-o",
+                              str(tmp_path / f"{name}.vmfb")], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        ptx[name] = next((tmp_path / name).glob("*.ptx")).read_text()
+    hopper.check_ptx(ptx["tma"], gemm, tma)
+    hopper.check_ptx(ptx["staged"], gemm, staged)
+    body = hopper.ptx_kernel(ptx["tma"], "gemm")
+    copies = re.findall(r"@p cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", body)
+    assert len(copies) == tma.m_blocks * 2 * tma.block_n // 32 and "st.global.v4.b32" not in body
+    assert "st.global.b32" in body  # the edge tiles' pairs
+    assert body.count("tensormap.replace.tile.global_address") == 3
+    with pytest.raises(hopper.HopperError, match="C's type"):  # one block's copy gone
+        hopper.check_ptx(ptx["tma"].replace(copies[0], "mov.u32 %r0, %r0", 1), gemm, tma)
+    with pytest.raises(hopper.HopperError):  # the schedules swapped: each kernel's PTX is its own
+        hopper.check_ptx(ptx["tma"], gemm, staged)
+    with pytest.raises(hopper.HopperError):
+        hopper.check_ptx(ptx["staged"], gemm, tma)
+    acquire = "@p fence.proxy.tensormap::generic.acquire.gpu"  # the consumers' acquire of C's map
+    assert body.count(acquire) == 1
+    with pytest.raises(hopper.HopperError, match="tensor maps"):
+        hopper.check_ptx(ptx["tma"].replace(acquire, "mov.u32 %r0, %r0;", 1), gemm, tma)
+    if shutil.which("ptxas"):  # the assembler takes the kernel (this machine has it; the GPU machines load it)
+        source = next((tmp_path / "tma").glob("*.ptx"))
+        done = subprocess.run(["ptxas", "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
