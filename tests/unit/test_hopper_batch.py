@@ -70,15 +70,17 @@ def test_the_rule_never_slices_a_batch_and_narrows_the_tile_to_n():
     assert fitted(Gemm(4096, 4096, 128, "f16", "nn", batch=16)) == DEFAULT
 
 
-def test_auto_leaves_a_batch_to_its_own_rule_until_the_batched_kernels_are_measured(tmp_path):
+@pytest.mark.parametrize("shape, takes", [("16x4096x4096x128", True), ("16x4096x128x4096", True),
+                                          ("3x200x136x192", True), ("5x72x1000x64", False), ("4x128x120x64", False),
+                                          ("4x127x128x64", False), ("4x128x128x64", True)])
+def test_auto_takes_a_batch_of_products_of_at_least_128_rows_and_columns(tmp_path, shape, takes):
+    """BATCH_AUTO, both sides of it: what run1 measured faster than IREE's default (136 rows and columns up) and
+    slower (72 rows)."""
     from pipelines.cli import main
 
-    assert main(["compile", "--target", "sm_90a", "--shape", "16x4096x4096x128", "--pipeline", "auto", "-o",
+    assert main(["compile", "--target", "sm_90a", "--shape", shape, "--pipeline", "auto", "-o",
                  str(tmp_path / "auto")]) == 0
-    assert "hopper" not in (tmp_path / "auto" / "report.json").read_text()
-    assert main(["compile", "--target", "sm_90a", "--shape", "16x4096x4096x128", "--pipeline", "hopper", "-o",
-                 str(tmp_path / "hopper")]) == 0
-    assert "hopper-cooperative-persistent 128x256x64" in (tmp_path / "hopper" / "report.json").read_text()
+    assert ("hopper-cooperative" in (tmp_path / "auto" / "report.json").read_text()) is takes
 
 
 def test_a_batch_of_nn_products_needs_whole_k_steps_on_both_sides_of_64():
