@@ -154,6 +154,11 @@ class HopperSchedule:
     # to one of its `STORE_RING` areas (stmatrix, 64-byte swizzle) and stored by one bulk tensor copy that lane 0
     # issues (C's tensor map), instead of read back and stored by every lane (`_staged_stores`).
     tma_store: bool = False
+    # C stored by TMA in attention's head layout (`HEAD_STORES`), where a model's transposes would otherwise move it:
+    # 0, C as the problem has it; H > 0, an unbatched M×N product's C stored as H heads of N/H columns one after the
+    # other (H×M×N/H: "split"), or a batch of H products' C stored side by side, product h's columns at h·N of M rows
+    # of H·N ("join").
+    store_heads: int = 0
 
     @property
     def name(self) -> str:
@@ -166,6 +171,8 @@ class HopperSchedule:
         if self.split_k > 1:
             split = f", K in {self.split_k} slices summed " + ("in the cluster" if self.sums_in_cluster else "after")
         store = ", C stored by TMA" if self.tma_store else ""
+        if self.store_heads:
+            store += f" in {self.store_heads} heads"
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -378,6 +385,8 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
         raise HopperError(f"the Hopper route takes {' or '.join(DTYPES)}, not {problem.dtype}.")
     if problem.layout not in LAYOUTS:
         raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
+    if schedule is not None and schedule.store_heads:
+        _check_heads(problem, schedule)
     if problem.batched and schedule is not None and schedule.split_k > 1:
         raise HopperError(f"{problem.shape_name}: a batch of GEMMs is not split along K (its products are the "
                           "units of work).")
@@ -399,6 +408,41 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
                           f"of {NN_BOX}.")
 
 
+HEAD_STORES = ("split", "join")
+
+
+def head_store(problem: Gemm, schedule: HopperSchedule) -> str | None:
+    """How the kernel stores C in heads (`HopperSchedule.store_heads`): "split" for one product, "join" for a batch
+    of them; None without heads."""
+    if not schedule.store_heads:
+        return None
+    return "join" if problem.batched else "split"
+
+
+def head_width(problem: Gemm, schedule: HopperSchedule) -> int:
+    """Columns of one head of C: N / H for a split product, N (a product's) for a join, N without heads."""
+    return problem.n if problem.batched or not schedule.store_heads else problem.n // schedule.store_heads
+
+
+def _check_heads(problem: Gemm, schedule: HopperSchedule) -> None:
+    """C in heads: by TMA (the guarded stores have no head layout), every tile whole (so none takes them), heads of
+    whole 32-column boxes (a box never crosses a head), a split product's N H heads, a join's batch the H heads, K
+    whole (no slices)."""
+    heads = schedule.store_heads
+    where = f"C in {heads} heads of {problem.shape_name}"
+    if not stores_by_tma(problem, schedule):
+        raise HopperError(f"{where} is stored by TMA: it needs tma_store and a 16-bit C (epilogue truncf) the kernel "
+                          "stages.")
+    if problem.m % schedule.block_m or problem.n % schedule.block_n:
+        raise HopperError(f"{where} needs whole {schedule.block_m}x{schedule.block_n} tiles (M and N multiples).")
+    if problem.batched and problem.batch != heads:
+        raise HopperError(f"{where}: a join takes one head per product ({problem.batch} products).")
+    if not problem.batched and problem.n % heads:
+        raise HopperError(f"{where}: N must split into {heads} heads.")
+    if head_width(problem, schedule) % STORE_BOX[0] or schedule.split_k > 1:
+        raise HopperError(f"{where}: a head must be whole {STORE_BOX[0]}-column boxes, and K whole.")
+
+
 def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     """What the GPU machine encodes (`pipelines.tensormap`): per operand its dims (innermost first), row stride in
     bytes and box; the address is a placeholder that `@patch` replaces."""
@@ -414,8 +458,16 @@ def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
              "swizzle": SWIZZLE_BYTES}
     if not stores_by_tma(problem, schedule):
         return [a, b]
-    return [a, b, {"operand": "C", "dims": [problem.n, batches * problem.m], "stride": problem.n * 2,
-                   "box": list(STORE_BOX), "dtype": problem.dtype, "swizzle": STORE_SWIZZLE}]
+    c = {"operand": "C", "dims": [problem.n, batches * problem.m], "stride": problem.n * 2, "box": list(STORE_BOX),
+         "dtype": problem.dtype, "swizzle": STORE_SWIZZLE}
+    heads, width = schedule.store_heads, head_width(problem, schedule)
+    if head_store(problem, schedule) == "split":  # (head, row, column of the head): H×M×width
+        c.update(dims=[width, problem.m, heads], strides=[width * 2, problem.m * width * 2],
+                 box=[STORE_BOX[0], STORE_BOX[1], 1], stride=width * 2)
+    elif head_store(problem, schedule) == "join":  # (row, head, column of the head): M×H×width
+        c.update(dims=[width, heads, problem.m], strides=[width * 2, heads * width * 2],
+                 box=[STORE_BOX[0], 1, STORE_BOX[1]], stride=width * 2)
+    return [a, b, c]
 
 
 def b_boxes(problem: Gemm, schedule: HopperSchedule) -> int:
@@ -529,8 +581,9 @@ def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> 
         for ordinal, (dim, box) in enumerate(zip(spec["dims"], spec["box"])):
             for field, value in (("global_dim", dim), ("box_dim", box), ("element_stride", 1)):
                 _asm(b, replace.format(field, 32, f"{ordinal}, "), "l,r", [(at, "i64"), (b.const(value, "i32"), "i32")])
-        _asm(b, replace.format("global_stride", 64, "0, "), "l,l",
-             [(at, "i64"), (b.const(spec["stride"], "i64"), "i64")])
+        for ordinal, stride in enumerate(spec.get("strides", [spec["stride"]])):
+            _asm(b, replace.format("global_stride", 64, f"{ordinal}, "), "l,l",
+                 [(at, "i64"), (b.const(stride, "i64"), "i64")])
         for field, value in (("elemtype", MAP_ELEMTYPES[spec["dtype"]]),
                              ("swizzle_mode", MAP_SWIZZLES[spec["swizzle"]])):
             _asm(b, f"tensormap.replace.tile.{field}.global.b1024.b32 [$0], {value};", "l", [(at, "i64")])
@@ -594,8 +647,19 @@ def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
     dt, batches = DTYPES[problem.dtype], problem.batch or 1  # a batch's operands stacked by rows
     return [([batches * problem.m, problem.k], dt), ([batches * problem.k, problem.n] if problem.layout == "nn" else
                                                       [batches * problem.n, problem.k], dt),
-            ([partial_rows(problem, s), problem.n], kernel_problem(problem, s).out_dtype),
+            (c_shape(problem, s), kernel_problem(problem, s).out_dtype),
             ([maps_words(problem, s)], "i64")]
+
+
+def c_shape(problem: Gemm, s: HopperSchedule) -> list[int]:
+    """The kernel's C as its binding declares it: `partial_rows` × N, or in heads (`store_heads`) H·M rows of a
+    head's columns (split) or M rows of H heads' (join)."""
+    heads, width = s.store_heads, head_width(problem, s)
+    if head_store(problem, s) == "split":
+        return [heads * problem.m, width]
+    if head_store(problem, s) == "join":
+        return [problem.m, heads * width]
+    return [partial_rows(problem, s), problem.n]
 
 
 def partial_rows(problem: Gemm, s: HopperSchedule) -> int:
@@ -880,7 +944,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
     else:
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
-                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None, c_map)
+                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None, c_map, piece)
     b.op("}")  # tiles
     if c_map is not None:  # the warp's last bulk stores done before the workgroup (and its shared memory) ends
         _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group 0; }", "r", [(lane_, "i32")])
@@ -1012,7 +1076,8 @@ def _cvt_one(b: _Body, out: str, value: str) -> str:
 
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
               tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None,
-              area: str | None = None, slice_rows: str | None = None, c_map: str | None = None) -> None:
+              area: str | None = None, slice_rows: str | None = None, c_map: str | None = None,
+              piece: str | None = None) -> None:
     """Each thread stores its fragments (the m64nNk16 accumulator layout) to C: two neighbouring columns in one
     8-byte store when N is even; unguarded, from one address per row, when the tile lies inside the problem, and
     guarded per row and column at its edges. With `tail`, each element rounded to the input type goes through its
@@ -1058,6 +1123,9 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
     def rounded(value: str) -> str:
         return _cvt_one(b, out, value)
+    if c_map is not None and s.store_heads:  # every tile whole (`_check_heads`): only the TMA stores, in heads
+        _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, None, piece, problem)
+        return
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
         end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
         end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
@@ -1065,7 +1133,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
         if c_map is not None:
-            _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, slice_rows)
+            _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, slice_rows, piece, problem)
         elif area is not None:
             _staged_stores(b, problem, s, pc, area, slab, lane, col, i32, i64, results, acc_ty, pack)
         else:
@@ -1136,13 +1204,16 @@ def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: st
 
 
 def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, lane: str, col: str, i32,
-                results: list[str], acc_ty: str, pack, slice_rows: str | None) -> None:
+                results: list[str], acc_ty: str, pack, slice_rows: str | None, piece: str | None = None,
+                problem: Gemm | None = None) -> None:
     """A tile inside the problem, out by TMA (`HopperSchedule.tma_store`): per four 8-column blocks of each fragment
     row (the warp's 8 rows x 32 columns of C), the warp's packed pairs written as four 8x8 matrices into the next
     area of its ring (stmatrix: lane l gives the address of row l % 8 of matrix l / 8, in the 64-byte swizzle of
     C's map), made visible to the async proxy, and lane 0 stores the block with one bulk tensor copy (its own bulk
     group) at columns col·block_n + 32 g, rows slab + 64 r + 8 half (+ `slice_rows`: a batch's product) after
-    waiting until the copy that last read the area is done."""
+    waiting until the copy that last read the area is done. In heads (`store_heads`), C's map has three dimensions:
+    a split product's block at (column % width, row, column / width), a join's at (column, product, row), the row
+    then within the product."""
     rr = b.arith("remui", lane, i32(8), "i32")
     chunk = b.arith("xori", b.arith("divui", lane, i32(8), "i32"),
                     b.arith("andi", b.arith("shrui", rr, i32(1), "i32"), i32(3), "i32"), "i32")
@@ -1150,6 +1221,8 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
                      "i32")
     x0 = b.arith("muli", col, i32(s.block_n), "i32")
     y0 = slab if slice_rows is None else b.arith("addi", slab, slice_rows, "i32")
+    heads = head_store(problem, s) if problem is not None else None
+    width = head_width(problem, s) if heads else 0
     n = 0
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
         words = [pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
@@ -1158,13 +1231,20 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
         for g in range(s.block_n // 32):
             buf = b.arith("addi", area, i32((n % STORE_RING) * STAGING_BYTES), "i32")
             x = b.arith("addi", x0, i32(32 * g), "i32")
+            if heads == "split":
+                coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
+            elif heads == "join":
+                coords = [x, piece, y]
+            else:
+                coords = [x, y]
+            places = ", ".join(f"${7 + i}" for i in range(len(coords)))
             _asm(b, f"{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group.read {STORE_RING - 1}; }} "
                  "bar.warp.sync -1; stmatrix.sync.aligned.m8n8.x4.shared.b16 [$1], {$2, $3, $4, $5}; "
                  "fence.proxy.async.shared::cta; bar.warp.sync -1; { .reg .pred p; setp.eq.u32 p, $0, 0; "
-                 "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$6, {$7, $8}], [$9]; "
-                 "@p cp.async.bulk.commit_group; }", "r,r,r,r,r,r,l,r,r,r",
+                 f"@p cp.async.bulk.tensor.{len(coords)}d.global.shared::cta.bulk_group [$6, {{{places}}}], "
+                 f"[${7 + len(coords)}]; @p cp.async.bulk.commit_group; }}", "r,r,r,r,r,r,l" + ",r" * (len(coords) + 1),
                  [(lane, "i32"), (b.arith("addi", buf, offset, "i32"), "i32"),
-                  *[(w, "i32") for w in words[4 * g:4 * g + 4]], (c_map, "i64"), (x, "i32"), (y, "i32"),
+                  *[(w, "i32") for w in words[4 * g:4 * g + 4]], (c_map, "i64"), *[(v, "i32") for v in coords],
                   (buf, "i32")])
             n += 1
 
@@ -1227,6 +1307,8 @@ def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str,
 def _caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
     if schedule.sums_after:  # the slices' partial products, summed here
         return _split_caller(problem, schedule, function, name, maps_result)
+    if schedule.store_heads:
+        return _heads_caller(problem, schedule, function, name, maps_result)
     if problem.batched:
         return _batch_caller(problem, schedule, function, name, maps_result)
     ta, tb, tc, tm = tensor_types(problem, schedule)
@@ -1265,6 +1347,38 @@ def batch_function(problem: Gemm, schedule: HopperSchedule, function: str, name:
     """A program's private `function(A, B) -> C` of a batch (rank-3 operands, `_batch_caller`), dispatching entry
     `function` of executable `name` (as a model's calls do: one executable and entry per function)."""
     return _batch_caller(problem, schedule, function, name, False, entry=function, private=True)
+
+
+def _heads_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
+    """`function(A, B) -> C` of a kernel storing C in heads (`store_heads`), C given back as the problem has it (a
+    transpose after the dispatch, IREE's), so that a run checks it as any other: split, H×M×w to M×(H·w); join,
+    M×H×N to the batch's H×M×N."""
+    ta, tb, tc, tm = tensor_types(problem, schedule)
+    heads, width, m, dt = schedule.store_heads, head_width(problem, schedule), problem.m, problem.out_dtype
+    if problem.batched:
+        a3, b3, out = batch_types(problem)
+        args = f"%a3: {a3}, %b3: {b3}"
+        collapse = (f"%a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}\n"
+                    f"    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}\n    ")
+        held, moved = [m, heads, width], [heads, m, width]
+    else:
+        out, args, collapse = f"tensor<{m}x{problem.n}x{dt}>", f"%a: {ta}, %b: {tb}", ""
+        held, moved = [heads, m, width], [m, heads, width]
+    t_held, t_moved = (f"tensor<{'x'.join(map(str, shape))}x{dt}>" for shape in (held, moved))
+    back = f"""
+    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape {held} : {tc} into {t_held}""" if not problem.batched \
+        else f"""
+    %c3 = tensor.expand_shape %c [[0], [1, 2]] output_shape {held} : {tc} into {t_held}"""
+    final = "%t" if problem.batched else "%r"
+    tail = "" if problem.batched else f"""
+    %r = tensor.collapse_shape %t [[0], [1, 2]] : {t_moved} into {out}"""
+    results, returned = (f"{out}, {tm}", f"{final}, %c_maps") if maps_result else (out, final)
+    return f"""  func.func @{function}({args}) -> ({results}) {{
+    {collapse}{dispatch(problem, schedule, name, "%a", "%b", "%c")}{back}
+    %e = tensor.empty() : {t_moved}
+    %t = linalg.transpose ins(%c3 : {t_held}) outs(%e : {t_moved}) permutation = [1, 0, 2]{tail}
+    return {returned} : {results}
+  }}"""
 
 
 def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
@@ -1434,7 +1548,8 @@ def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     expected = sorted([("elemtype", str(MAP_ELEMTYPES[sp["dtype"]])) for sp in specs]
                       + [("swizzle_mode", str(MAP_SWIZZLES[sp["swizzle"]])) for sp in specs])
     dims = sum(len(sp["dims"]) for sp in specs)
-    return (all(count(field) == len(specs) for field in ("global_address", "rank", "global_stride"))
+    return (all(count(field) == len(specs) for field in ("global_address", "rank"))
+            and count("global_stride") == sum(len(sp["dims"]) - 1 for sp in specs)
             and all(count(field) == dims for field in ("global_dim", "box_dim", "element_stride"))
             and fixed == expected and gemm.count("fence.proxy.tensormap::generic.release.gpu") == 1
             # each map acquired by the thread that built it; C's also by lane 0 of each consumer warp (one site)
@@ -1454,12 +1569,17 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     rounded = re.search(rf"cvt\.rn\.{out}(x2)?\.f32", gemm) is not None
     stmatrix = len(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", gemm))
     rows16 = len(re.findall(r"st\.global\.v4\.b32", gemm))
-    bulk = len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", gemm))
+    dims = 3 if schedule.store_heads else 2  # C's map: two dimensions, three in heads
+    bulk = len(re.findall(rf"cp\.async\.bulk\.tensor\.{dims}d\.global\.shared::cta\.bulk_group", gemm))
+    if len(re.findall(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta", gemm)) != bulk:
+        return False  # a bulk store of another rank than C's map
     if stores_by_tma(problem, schedule):  # each staged block stored by one bulk copy; none read back by the lanes
         expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
         some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it
         whole = stmatrix == bulk and stmatrix in ((expected,) if some_tile_whole else (0, expected)) and rows16 == 0
         edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
+        if schedule.store_heads:  # whole tiles only: no other store of C at all
+            return whole and rounded and not re.search(r"st\.global\.", gemm)
         return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
     if bulk:
         return False

@@ -75,7 +75,7 @@ def kernel(gemm: Gemm, s: HopperSchedule) -> str:
     return text[text.index("func.func @gemm()"):text.index("func.func @main")]
 
 
-STORE = re.compile(r'llvm\.inline_asm has_side_effects asm_dialect = att "[^"]*cp\.async\.bulk\.tensor\.2d\.global'
+STORE = re.compile(r'llvm\.inline_asm has_side_effects asm_dialect = att "[^"]*cp\.async\.bulk\.tensor\.\dd\.global'
                    r'\.shared::cta[^"]*", "[^"]*" ([^:]*) :')
 
 
@@ -99,10 +99,11 @@ def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: r
                     for i in range(first, mine, step):
                         v = evaluate(ops, {"bid": bid, "tid": tid, "%ci": i})
                         for n, site in enumerate(sites):
-                            lane_v, at, *_words, _map, x, y, buf = (v.get(o) for o in site)
+                            values = [v.get(o) for o in site]  # lane, address, 4 words, map, coords, area
+                            lane_v, at, coords, buf = values[0], values[1], values[7:-1], values[-1]
                             assert lane_v == lane
                             found.append({"bid": bid, "tile": i, "warp": 4 * g + warp, "lane": lane, "n": n,
-                                          "box": (x, y), "buf": buf, "at": at})
+                                          "box": tuple(coords), "buf": buf, "at": at})
     return found
 
 
@@ -230,4 +231,110 @@ def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
         source = next((tmp_path / "tma").glob("*.ptx"))
         done = subprocess.run(["ptxas", "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
+# ---- C stored in attention's head layout (`store_heads`): split (one product's N as H heads, H×M×w) and join (a
+# batch of H products side by side, M×H·N)
+
+HEADS = [
+    (Gemm(512, 1024, 256, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, store_heads=8)),  # w = 128
+    (Gemm(256, 512, 128, "bf16", "nt", epilogue=TRUNCF), replace(hopper.DEFAULT, store_heads=16)),  # w = 32
+    (Gemm(256, 128, 256, "f16", "nn", batch=4, epilogue=TRUNCF), replace(hopper.DEFAULT, block_n=128, store_heads=4)),
+    (Gemm(256, 64, 128, "bf16", "nn", batch=3, epilogue=TRUNCF),
+     hopper.HopperSchedule(block_m=128, block_n=64, persistent=True, store_heads=3)),
+]
+
+
+def head_offset(gemm: Gemm, heads: int, coords: tuple) -> int:
+    """Element offset of a box's origin in C's memory from its coordinates, innermost first: split, H×M×w as
+    (column of the head, row, head); join, M×H×N as (column, head, row)."""
+    if gemm.batched:
+        col, head, row = coords
+        return (row * heads + head) * gemm.n + col
+    width = gemm.n // heads
+    col, row, head = coords
+    return (head * gemm.m + row) * width + col
+
+
+def wanted_offset(gemm: Gemm, heads: int, x: int, y: int) -> int:
+    """Where the head layout puts C's element at (row y, column x) of the stacked C (a batch's rows p·M + r): split,
+    head x / w's M×w matrix; join, row r of M×H·N with product p's columns from p·N."""
+    if gemm.batched:
+        p, r = divmod(y, gemm.m)
+        return r * heads * gemm.n + p * gemm.n + x
+    width = gemm.n // heads
+    return (x // width) * gemm.m * width + y * width + x % width
+
+
+@pytest.mark.parametrize("gemm, schedule", HEADS)
+def test_in_heads_each_block_goes_where_the_head_layout_puts_it(gemm, schedule):
+    heads = schedule.store_heads
+    s = replace(schedule, tma_store=True)
+    hopper.check_problem(gemm, s)
+    plain = {(r["bid"], r["tile"], r["warp"], r["n"]): r["box"] for r in stores(gemm, replace(s, store_heads=0))}
+    got = {(r["bid"], r["tile"], r["warp"], r["n"]): r["box"] for r in stores(gemm, s)}
+    assert got.keys() == plain.keys() and all(len(b) == 3 for b in got.values())
+    for key, (x, y) in plain.items():  # the same block of C (the plain stores tile C once: above), its new place
+        assert head_offset(gemm, heads, got[key]) == wanted_offset(gemm, heads, x, y), key
+    # the whole of C's memory, each 32-column block of a row's 8 rows once
+    starts = sorted(head_offset(gemm, heads, box) for box in got.values())
+    assert len(set(starts)) == len(starts) == (gemm.batch or 1) * gemm.m * gemm.n // 256
+
+
+def test_the_head_maps_are_three_dimensional_over_cs_memory():
+    (split_gemm, split), (join_gemm, join) = HEADS[0], HEADS[2]
+    *_, c = tensor_maps(split_gemm, replace(split, tma_store=True))
+    assert (c["dims"], c["strides"], c["box"]) == ([128, 512, 8], [256, 512 * 128 * 2], [32, 8, 1])
+    *_, c = tensor_maps(join_gemm, replace(join, tma_store=True))
+    assert (c["dims"], c["strides"], c["box"]) == ([128, 4, 256], [256, 4 * 128 * 2], [32, 1, 8])
+    assert hopper.c_shape(split_gemm, replace(split, tma_store=True)) == [8 * 512, 128]
+    assert hopper.c_shape(join_gemm, replace(join, tma_store=True)) == [256, 4 * 128]
+
+
+@pytest.mark.parametrize("gemm, schedule, why", [
+    (Gemm(512, 1024, 256, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, store_heads=8), "stored by TMA"),
+    (Gemm(512, 1024, 256, "f16", "nn"), replace(hopper.DEFAULT, tma_store=True, store_heads=8), "stored by TMA"),
+    (Gemm(500, 1024, 256, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, tma_store=True, store_heads=8),
+     "whole 128x256 tiles"),
+    (Gemm(512, 1024, 256, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, tma_store=True, store_heads=6),
+     "split into 6 heads"),
+    (Gemm(512, 1024, 256, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, tma_store=True, store_heads=64),
+     "whole 32-column boxes"),
+    (Gemm(256, 128, 256, "f16", "nn", batch=4, epilogue=TRUNCF),
+     replace(hopper.DEFAULT, block_n=128, tma_store=True, store_heads=2), "one head per product"),
+])
+def test_what_cannot_be_stored_in_heads_is_one_sentence(gemm, schedule, why):
+    with pytest.raises(hopper.HopperError, match=why) as err:
+        hopper.check_problem(gemm, schedule)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("gemm, schedule", [HEADS[0], HEADS[2]])
+def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, schedule):
+    import shutil
+    import subprocess
+
+    from pipelines.compiler import iree_compile_path, run_patiently
+
+    s = replace(schedule, tma_store=True)
+    source = tmp_path / "h.mlir"
+    text = program(gemm, s)
+    source.write_text(text)
+    # the program gives C back as the problem has it: the heads moved back by one transpose after the dispatch
+    assert text.count("linalg.transpose") == 1 and "permutation = [1, 0, 2]" in text
+    done = run_patiently([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
+                          f"--iree-hal-dump-executable-files-to={tmp_path / 'dump'}", "-o", str(tmp_path / "h.vmfb")],
+                         capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ptx = next((tmp_path / "dump").glob("*.ptx")).read_text()
+    hopper.check_ptx(ptx, gemm, s)
+    body = hopper.ptx_kernel(ptx, "gemm")
+    assert "cp.async.bulk.tensor.2d.global" not in body and not re.search(r"st\.global\.", body)
+    assert body.count("tensormap.replace.tile.global_stride") == 1 + 1 + 2  # A, B, and C's two strides
+    with pytest.raises(hopper.HopperError):  # the same PTX is not the plain TMA store's
+        hopper.check_ptx(ptx, gemm, replace(s, store_heads=0))
+    if shutil.which("ptxas"):
+        done = subprocess.run(["ptxas", "-arch=sm_90a", str(next((tmp_path / "dump").glob("*.ptx"))), "-o",
+                               str(tmp_path / "k.cubin")], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
