@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
 
 from transforms import hopper, softmax as row_softmax
 from transforms.problem import Epilogue, Gemm, ProblemError, contraction_ops, parse_module, _gemm_of
@@ -136,13 +137,16 @@ def tail_schedule_for(gemm: Gemm) -> hopper.HopperSchedule:
 
 
 def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = None, fuse_tail: bool = True,
-            tail_schedule: hopper.HopperSchedule | None = None, softmax: bool = True) -> HopperModel:
+            tail_schedule: hopper.HopperSchedule | None = None, softmax: bool = True,
+            head_stores: bool = False) -> HopperModel:
     """The linalg program `text` with every contraction the Hopper kernels take replaced by a call of one with
     `schedule` (default: `product_schedule`'s rule), the importer's rounding fused. `fuse_tail` (default):
     elementwise consumers after the rounding (a Gelu) run in the kernel's store too, with `tail_schedule`
     (default: `tail_schedule_for`); without it they stay IREE's dispatches. `softmax` (default): each softmax of a 16-bit tensor along its rows, as the
     importer writes it (`_softmax_chain`), becomes a call of the row softmax kernel (`transforms.softmax`); without
-    it IREE compiles it."""
+    it IREE compiles it. `head_stores`: a product whose rounded C the program splits into attention's heads
+    (`_head_chain`), or a batch of heads' products whose C it joins back, stores C in that layout itself
+    (`HopperSchedule.store_heads`), and the program's reshapes and transposes around it go."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text, source)
         calls: list[HopperCall] = []
@@ -155,13 +159,23 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = Non
                 left.append(taken)
                 continue
             gemm, tail, chosen, a, b, replaced = taken
+            chain = _head_chain(replaced[-1], gemm, tail, chosen) if head_stores else None
+            moved, permutation = [], None
+            if chain is not None:
+                chosen, moved, result_type, permutation = chain
             name = functions.setdefault((gemm, tail, chosen), f"{FUNCTION_PREFIX}{len(functions)}")
             calls.append(HopperCall(gemm, chosen, name, tail))
-            with ir.InsertionPoint(replaced[-1]):
-                call = ir.Operation.create("func.call", results=[replaced[-1].results[0].type], operands=[a, b],
-                                           attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
-            replaced[-1].results[0].replace_all_uses_with(call.results[0])
-            for done in reversed(replaced):
+            last = moved[-1] if moved else replaced[-1]
+            with ir.InsertionPoint(last):
+                call = ir.Operation.create("func.call", results=[result_type if chain else last.results[0].type],
+                                           operands=[a, b], attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+                value = call.results[0]
+                if permutation is not None:  # K's heads as the program read them, H×w×S: a transpose of H×S×w
+                    shape = ir.RankedTensorType(last.results[0].type)
+                    empty = tensor.EmptyOp(list(shape.shape), shape.element_type).result
+                    value = _result(linalg.transpose(value, outs=[empty], permutation=permutation))
+            last.results[0].replace_all_uses_with(value)
+            for done in [*reversed(moved), *reversed(replaced)]:
                 done.erase()
         if not calls:
             raise ProblemError(f"{source}: the Hopper kernels take none of its contractions ("
@@ -189,7 +203,8 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = Non
             f'[#hal.device.target<"cuda", [{hopper.TARGET}]> : !hal.device]')
         # printed before the called functions exist (they are added as text below): unverified, in pretty form
         body = module.operation.get_asm(assume_verified=True).rstrip()
-    added = [_function(gemm, chosen, name) for (gemm, _, chosen), name in functions.items()]
+    added = [hopper.heads_function(gemm, chosen, name, _executable(name)) if chosen.store_heads
+             else _function(gemm, chosen, name) for (gemm, _, chosen), name in functions.items()]
     added += [hopper.executable(gemm, chosen, _executable(name), name, tail)
               for (gemm, tail, chosen), name in functions.items()]
     added += [row_softmax.function(spec, name, _softmax_executable(name)) for spec, name in softmax_functions.items()]
@@ -236,6 +251,68 @@ def _take(op: ir.Operation, source: str, schedule: hopper.HopperSchedule | None,
     except hopper.HopperError as err:
         return f"{where}: {err}"
     return gemm, tail, chosen, a, b, replaced
+
+
+def _head_chain(rounding: ir.Operation, gemm: Gemm, tail, chosen: hopper.HopperSchedule):
+    """Where the program moves a product's rounded C into attention's heads or back, the schedule storing it so
+    itself: (the schedule with `store_heads`, the ops it replaces, the type of what the call then gives, and for K's
+    H×w×S the permutation that still makes it from H×S×w), or None. The chains, as IREE's ONNX importer writes a
+    Reshape and Transpose, each op the only user of the one before:
+
+        split: C (M×N) -> expand_shape [[0], [1, 2]] to M×H×w -> transpose [1, 0, 2] (H×M×w) or [1, 2, 0] (H×w×M)
+        join:  C (H×M×w, a batch of H products) -> transpose [1, 0, 2] (M×H×w) -> collapse_shape [[0], [1, 2]]
+
+    None where the kernels cannot store it so (`hopper.check_problem`: by TMA, whole tiles, heads of whole 32-column
+    boxes) or C is not rounded to the input type, or a consumer is fused."""
+    if tail is not None or gemm.epilogue.kind != "truncf":
+        return None
+    first = _only_user(rounding)
+    second = _only_user(first) if first is not None else None
+    if second is None:
+        return None
+    if not gemm.batched:
+        if first.name != "tensor.expand_shape" or _reassociation(first) != "[[0], [1, 2]]" or \
+                second.name != "linalg.transpose":
+            return None
+        heads = ir.RankedTensorType(first.results[0].type).shape[1]
+        permutation = _permutation(second)
+        if permutation not in ([1, 0, 2], [1, 2, 0]):
+            return None
+        result = ir.RankedTensorType.get([heads, gemm.m, gemm.n // heads], ir.RankedTensorType(
+            first.results[0].type).element_type)
+        after = [0, 2, 1] if permutation == [1, 2, 0] else None
+    else:
+        if first.name != "linalg.transpose" or _permutation(first) != [1, 0, 2] or \
+                second.name != "tensor.collapse_shape" or _reassociation(second) != "[[0], [1, 2]]":
+            return None
+        heads, result, after = gemm.batch, second.results[0].type, None
+    headed = replace(chosen, tma_store=True, store_heads=heads)
+    try:
+        headed.check()
+        hopper.check_problem(gemm, headed)
+    except hopper.HopperError:
+        return None
+    return headed, [first, second], result, after
+
+
+def _result(built) -> ir.Value:
+    """The one result of what a dialect builder gave (a value, or an op holding it)."""
+    if isinstance(built, ir.Value):
+        return built
+    return built.results[0] if hasattr(built, "results") else built.result
+
+
+def _only_user(op: ir.Operation) -> ir.Operation | None:
+    users = _users(op.results[0])
+    return users[0] if len(users) == 1 else None
+
+
+def _reassociation(op: ir.Operation) -> str:
+    return str(op.attributes["reassociation"])
+
+
+def _permutation(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -515,7 +592,8 @@ def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
   }}"""
 
 
-def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = True, softmax: bool = True) -> dict:
+def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = True, softmax: bool = True,
+                      head_stores: bool = False) -> dict:
     """`pipelines tune-model MODEL --target sm_90a --pipeline hopper`: the model compiled twice into `out`, with
     every contraction the Hopper kernels take as one of their dispatches (`tuned/`) and as IREE compiles it
     (`default/`), each a folder with `gemm.mlir` (the program compiled), `gemm.vmfb` and `dump/`; then each distinct
@@ -531,7 +609,7 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
     model = Path(model)
     text = to_linalg(read_model(model), target, str(model))
     try:
-        rewritten = rewrite(text, str(model), fuse_tail=fuse_tail, softmax=softmax)
+        rewritten = rewrite(text, str(model), fuse_tail=fuse_tail, softmax=softmax, head_stores=head_stores)
     except (ProblemError, hopper.HopperError) as err:
         raise ModelError(str(err)) from None
     with output_folder(out, "tune-model", force) as folder:
@@ -561,6 +639,7 @@ def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool =
                              "rewrite should have taken.")
         summary = {
             "model": str(model), "target": target.name, "pipeline": "hopper", "fuse_tail": fuse_tail,
+            "head_stores": head_stores,
             "softmax_kernel": softmax,
             # per dispatch, as `pipelines report --table model` pairs a run's launches with the default's
             "dispatches": rows, "default_dispatches": _dispatch_rows(folder / "default" / DUMP_DIR, ()),

@@ -1,0 +1,184 @@
+"""Products storing C in attention's head layout inside whole models (`pipelines.hopper_model`, `head_stores`): the
+multi-head block's Q, K and V projections store their heads themselves (split), P·V stores them joined back (join),
+Q·Kᵀ reads K's heads as stored (NT), and the program's head transposes go.
+
+Oracles: the multi-head block as tools/transformer_block.py defines it (its float64 reference), and CPU stand-ins for
+the Hopper calls written here from the layouts' definitions (split: C (M×N) as H heads of N/H columns, H×M×w; join:
+a batch of H products side by side, M×H·N) rather than from the kernels: the rewritten program, its calls replaced
+by the stand-ins, compiled for the CPU and run, must give the block's result."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pipelines.hopper_model import FUNCTION_PREFIX, rewrite
+from pipelines.model_input import read_model, to_linalg
+from pipelines.targets import get_target
+
+onnx = pytest.importorskip("onnx")  # the test extra installs it
+
+from tools import transformer_block as tb  # noqa: E402
+
+# heads of 128 columns, every product of whole 128x256 tiles (the head stores take only those), P·V 128 wide
+S, D, F, H = 256, 512, 512, 4
+W = D // H
+
+
+@pytest.fixture(scope="module")
+def block(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("heads")
+    path = tb.build(folder / "b.onnx", S, D, F, "inputs", H)
+    return to_linalg(read_model(path), get_target("sm_90a"), str(path))
+
+
+def _program(text: str) -> str:
+    """The rewritten function, its calls' private functions and executables left out."""
+    return text[:text.index("  func.func private @")]
+
+
+def test_the_projections_store_heads_and_p_v_joins_them_with_no_transpose_left(block):
+    model = rewrite(block, "heads", fuse_tail=False, head_stores=True)
+    got = [(c.gemm.shape_name, c.gemm.layout, c.schedule.store_heads) for c in model.calls]
+    assert got == [(f"{S}x{D}x{D}", "nn", H)] * 3 + [(f"{H}x{S}x{S}x{W}", "nt", 0), (f"{H}x{S}x{W}x{S}", "nn", H),
+                                                      (f"{S}x{D}x{D}", "nn", 0), (f"{S}x{F}x{D}", "nn", 0),
+                                                      (f"{S}x{D}x{F}", "nn", 0)]
+    assert all(c.schedule.tma_store for c in model.calls[:3] + model.calls[4:5])
+    program = _program(model.text)
+    # the projections' calls give the heads, H×S×w; Q·Kᵀ reads Q's and K's as they are (K: NT), P·V gives S×D
+    calls = re.findall(rf"(%\w+) = (?:func\.)?call @({FUNCTION_PREFIX}\d+)\(([^)]*)\) : \([^)]*\) -> (tensor<[^>]+>)",
+                       program)
+    q, k, v = (c[0] for c in calls[:3])
+    assert [c[3] for c in calls[:3]] == [f"tensor<{H}x{S}x{W}xf16>"] * 3
+    assert calls[3][2] == f"{q}, {k}" and calls[4][2].endswith(f", {v}")
+    assert calls[4][3] == f"tensor<{S}x{D}xf16>" and calls[5][2].startswith(f"{calls[4][0]}, ")
+    # no transpose or reshape of heads reads anything but K's, whose transpose is left without a user
+    transposes = re.findall(r"(%\w+) = linalg\.transpose ins\((%\w+)", program)
+    assert [t[1] for t in transposes] == [k] and not re.search(rf"{transposes[0][0]}\b(?! =)", program)
+    assert "tensor.expand_shape" not in program.split("row_softmax")[0] if "row_softmax" in program else True
+
+
+def test_without_head_stores_the_transposes_stay(block):
+    program = _program(rewrite(block, "plain", fuse_tail=False).text)
+    assert program.count("linalg.transpose") == 4  # Q, K, V into heads, P·V's out of them
+
+
+def test_heads_the_kernels_cannot_store_stay_with_their_transposes(tmp_path):
+    # heads of 64 columns and P·V 64 wide: P·V's tiles are 128 columns (no join); the projections 128 x 256 (split)
+    path = tb.build(tmp_path / "b.onnx", S, 256, F, "inputs", 4)
+    model = rewrite(to_linalg(read_model(path), get_target("sm_90a"), str(path)), "narrow", fuse_tail=False,
+                    head_stores=True)
+    assert [c.schedule.store_heads for c in model.calls[:5]] == [4, 4, 4, 0, 0]
+    assert _program(model.text).count("linalg.transpose") == 2  # K's, left without a user; P·V's back to S×D
+
+
+def _standins(model) -> str:
+    """Each Hopper call's private function computed in linalg from the layouts' definitions: C = A·B (B N×K for nt)
+    rounded to f16, then split (M×N -> M×H×w -> H×M×w) or joined (H×M×w -> M×H×w -> M×H·w) as its schedule says."""
+    out = []
+    for call in {c.function: c for c in model.calls}.values():
+        g, heads = call.gemm, call.schedule.store_heads
+        lead = [g.batch] if g.batched else []
+        dims = "x".join
+        a_t = f"tensor<{dims(map(str, lead + [g.m, g.k]))}xf16>"
+        b_shape = lead + ([g.n, g.k] if g.layout == "nt" else [g.k, g.n])
+        b_t = f"tensor<{dims(map(str, b_shape))}xf16>"
+        c_shape = lead + [g.m, g.n]
+        c32, c16 = (f"tensor<{dims(map(str, c_shape))}x{t}>" for t in ("f32", "f16"))
+        rank = len(c_shape)
+        ids = ", ".join(f"d{i}" for i in range(rank))
+        identity = f"affine_map<({ids}) -> ({ids})>"
+        if g.layout == "nt":  # B N×K: its transpose, K×N
+            bt_t = f"tensor<{dims(map(str, lead + [g.k, g.n]))}xf16>"
+            perm = "0, 2, 1" if g.batched else "1, 0"
+            b_read = f"""%bte = tensor.empty() : {bt_t}
+    %bt = linalg.transpose ins(%b : {b_t}) outs(%bte : {bt_t}) permutation = [{perm}]"""
+        else:
+            bt_t, b_read = b_t, "%bt = arith.addf %zero, %zero : f32"  # (unused: B as it is)
+        b_value = "%bt" if g.layout == "nt" else "%b"
+        contraction = "linalg.batch_matmul" if g.batched else "linalg.matmul"
+        body = f"""    %zero = arith.constant 0.0 : f32
+    {b_read}
+    %e = tensor.empty() : {c32}
+    %init = linalg.fill ins(%zero : f32) outs(%e : {c32}) -> {c32}
+    %p = {contraction} ins(%a, {b_value} : {a_t}, {bt_t}) outs(%init : {c32}) -> {c32}
+    %h = tensor.empty() : {c16}
+    %c = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{", ".join(['"parallel"'] * rank)}]}}
+        ins(%p : {c32}) outs(%h : {c16}) {{
+    ^bb0(%x: f32, %o: f16):
+      %y = arith.truncf %x : f32 to f16
+      linalg.yield %y : f16
+    }} -> {c16}
+"""
+        result, ret = c16, "%c"
+        if heads and not g.batched:  # split: M×N -> M×H×w -> H×M×w
+            w = g.n // heads
+            mhw, hmw = f"tensor<{g.m}x{heads}x{w}xf16>", f"tensor<{heads}x{g.m}x{w}xf16>"
+            body += f"""    %x3 = tensor.expand_shape %c [[0], [1, 2]] output_shape [{g.m}, {heads}, {w}] : {c16} into {mhw}
+    %te = tensor.empty() : {hmw}
+    %t = linalg.transpose ins(%x3 : {mhw}) outs(%te : {hmw}) permutation = [1, 0, 2]
+"""
+            result, ret = hmw, "%t"
+        elif heads:  # join: H×M×N -> M×H×N -> M×H·N
+            mhn, joined = f"tensor<{g.m}x{heads}x{g.n}xf16>", f"tensor<{g.m}x{heads * g.n}xf16>"
+            body += f"""    %te = tensor.empty() : {mhn}
+    %t = linalg.transpose ins(%c : {c16}) outs(%te : {mhn}) permutation = [1, 0, 2]
+    %j = tensor.collapse_shape %t [[0], [1, 2]] : {mhn} into {joined}
+"""
+            result, ret = joined, "%j"
+        out.append(f"""  func.func private @{call.function}(%a: {a_t}, %b: {b_t}) -> {result} {{
+{body}    return {ret} : {result}
+  }}""")
+    return "\n".join(out)
+
+
+@pytest.mark.slow  # compiles the block for the CPU: the test command runs it, the fast tier does not
+def test_the_rewritten_block_with_cpu_standins_for_its_calls_gives_the_blocks_result(tmp_path):
+    from pipelines import model_runner
+    from pipelines.compiler import iree_compile_path, run_patiently
+
+    path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
+    text = to_linalg(read_model(path), get_target("sm_90a"), str(path))
+    model = rewrite(text, "heads", fuse_tail=False, softmax=False, head_stores=True)
+    assert sum(1 for c in model.calls if c.schedule.store_heads) == 4  # three splits, one join
+    program = _program(model.text)
+    program = re.sub(r"module attributes \{hal\.device\.targets = [^}]*\}", "module", program)
+    (tmp_path / "cpu.mlir").write_text(program + _standins(model) + "\n}\n")
+    run_patiently([iree_compile_path(), str(tmp_path / "cpu.mlir"), "--iree-hal-target-device=local",
+                   "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                   "-o", str(tmp_path / "cpu.vmfb")], check=True)
+    tb.write_data(tmp_path / "data", S, D, F, heads=H)
+    arrays, _, reference = model_runner.load_inputs(tmp_path / "data")
+    value = model_runner.result(tmp_path / "cpu.vmfb", "block", "local-task", arrays)
+    # f16 intermediates: f16's error (unit roundoff 4.9e-4); heads in the wrong place would be far off
+    assert model_runner.relative_error(value, reference) < 1e-2
+
+
+@pytest.mark.slow  # compiles the block twice for sm_90a: the test command runs it, the fast tier does not
+def test_tune_model_head_stores_leaves_iree_no_dispatch_and_verifies_every_kernel(tmp_path, capsys):
+    import json
+
+    from pipelines.cli import main
+
+    path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "--head-stores", "-o",
+                 str(tmp_path / "out")]) == 0
+    summary = json.loads((tmp_path / "out" / "model.json").read_text())
+    assert summary["verified"] and summary["head_stores"] and summary["iree_dispatches"] == []
+    assert sum(" in 4 heads" in c["schedule"] for c in summary["calls"]) == 4
+    # the same model without the option keeps IREE's four head transposes
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "-o",
+                 str(tmp_path / "plain")]) == 0
+    assert len(json.loads((tmp_path / "plain" / "model.json").read_text())["iree_dispatches"]) >= 3
+
+
+def test_head_stores_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys):
+    from pipelines.cli import main
+
+    path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "default", "--head-stores", "-o",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "--head-stores is for --pipeline hopper" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
