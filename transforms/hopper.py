@@ -1381,6 +1381,29 @@ def _heads_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: 
   }}"""
 
 
+def heads_function(problem: Gemm, schedule: HopperSchedule, function: str, name: str) -> str:
+    """A model's private `function(A, B)` of a kernel storing C in heads (`store_heads`), dispatching entry
+    `function` of executable `name`: split, one product's C given as H×M×w; join, a batch's (rank-3 A and B,
+    collapsed) given as M×(H·N)."""
+    ta, tb, tc, _ = tensor_types(problem, schedule)
+    heads, width, m, dt = schedule.store_heads, head_width(problem, schedule), problem.m, problem.out_dtype
+    call = dispatch(problem, schedule, name, "%a", "%b", "%c", function)
+    if problem.batched:
+        a3, b3, _ = batch_types(problem)
+        return f"""  func.func private @{function}(%a3: {a3}, %b3: {b3}) -> ({tc}) {{
+    %a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
+    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
+    {call}
+    return %c : {tc}
+  }}"""
+    t3 = f"tensor<{heads}x{m}x{width}x{dt}>"
+    return f"""  func.func private @{function}(%a: {ta}, %b: {tb}) -> ({t3}) {{
+    {call}
+    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{heads}, {m}, {width}] : {tc} into {t3}
+    return %c3 : {t3}
+  }}"""
+
+
 def _split_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
     """`function(A, B) -> C`: the Hopper dispatch's slices, then their sum in slice order (IREE's reduction), rounded
     to the input type for the truncf epilogue."""
