@@ -142,11 +142,12 @@ def rewrite(text: str, source: str, schedule: hopper.HopperSchedule | None = Non
     """The linalg program `text` with every contraction the Hopper kernels take replaced by a call of one with
     `schedule` (default: `product_schedule`'s rule), the importer's rounding fused. `fuse_tail` (default):
     elementwise consumers after the rounding (a Gelu) run in the kernel's store too, with `tail_schedule`
-    (default: `tail_schedule_for`); without it they stay IREE's dispatches. `softmax` (default): each softmax of a 16-bit tensor along its rows, as the
-    importer writes it (`_softmax_chain`), becomes a call of the row softmax kernel (`transforms.softmax`); without
-    it IREE compiles it. `head_stores`: a product whose rounded C the program splits into attention's heads
-    (`_head_chain`), or a batch of heads' products whose C it joins back, stores C in that layout itself
-    (`HopperSchedule.store_heads`), and the program's reshapes and transposes around it go."""
+    (default: `tail_schedule_for`); without it they stay IREE's dispatches. `softmax` (default): each softmax of a
+    16-bit tensor along its rows, as the importer writes it (`_softmax_chain`), becomes a call of the row softmax
+    kernel (`transforms.softmax`); without it IREE compiles it. `head_stores`: a product whose rounded C the
+    program splits into attention's heads (`_head_chain`), or a batch of heads' products whose C it joins back,
+    stores C in that layout itself (`HopperSchedule.store_heads`), and the program's reshapes and transposes around
+    it go."""
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text, source)
         calls: list[HopperCall] = []
@@ -268,7 +269,7 @@ def _head_chain(rounding: ir.Operation, gemm: Gemm, tail, chosen: hopper.HopperS
         return None
     first = _only_user(rounding)
     second = _only_user(first) if first is not None else None
-    if second is None:
+    if first is None or second is None:
         return None
     if not gemm.batched:
         if first.name != "tensor.expand_shape" or _reassociation(first) != "[[0], [1, 2]]" or \

@@ -724,7 +724,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # Barriers, set up by thread 0 and visible to all before any role starts (with TMA stores, the tensor maps too:
     # the consumers' warps store C through its map, which each acquires after the barrier).
     b.op(f"scf.if {first} {{")
-    if tma:
+    if maps_at is not None:
         _build_maps(b, tensor_maps(problem, s), operands + [_pointer(b, c, tc)], maps_at)
     for index in range(s.stages):
         b.op(f"nvvm.mbarrier.init {bar(0, i64(index))}, {i32(1)} : !llvm.ptr<3>, i32")
@@ -838,7 +838,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     b.op("} else {")
     # -- consumers: cooperative ones split every tile by rows; ping-pong ones take every other tile, in turn.
     _asm(b, f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};", "", [])
-    c_map, lane_ = None, None
+    c_map, lane_ = None, ""
     if maps_at is not None:  # lane 0 of each warp acquires C's map for its TMA stores
         c_map = b.arith("addi", maps_at, i64(2 * MAP_BYTES), "i64")
         lane_ = b.arith("remui", tid32, i32(32), "i32")
@@ -1123,7 +1123,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
 
     def rounded(value: str) -> str:
         return _cvt_one(b, out, value)
-    if c_map is not None and s.store_heads:  # every tile whole (`_check_heads`): only the TMA stores, in heads
+    if c_map is not None and area is not None and s.store_heads:  # every tile whole (`_check_heads`): TMA only
         _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, None, piece, problem)
         return
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
@@ -1132,7 +1132,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
-        if c_map is not None:
+        if c_map is not None and area is not None:
             _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, slice_rows, piece, problem)
         elif area is not None:
             _staged_stores(b, problem, s, pc, area, slab, lane, col, i32, i64, results, acc_ty, pack)
@@ -1204,8 +1204,8 @@ def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: st
 
 
 def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, lane: str, col: str, i32,
-                results: list[str], acc_ty: str, pack, slice_rows: str | None, piece: str | None = None,
-                problem: Gemm | None = None) -> None:
+                results: list[str], acc_ty: str, pack, slice_rows: str | None, piece: str | None,
+                problem: Gemm) -> None:
     """A tile inside the problem, out by TMA (`HopperSchedule.tma_store`): per four 8-column blocks of each fragment
     row (the warp's 8 rows x 32 columns of C), the warp's packed pairs written as four 8x8 matrices into the next
     area of its ring (stmatrix: lane l gives the address of row l % 8 of matrix l / 8, in the 64-byte swizzle of
@@ -1221,7 +1221,7 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
                      "i32")
     x0 = b.arith("muli", col, i32(s.block_n), "i32")
     y0 = slab if slice_rows is None else b.arith("addi", slab, slice_rows, "i32")
-    heads = head_store(problem, s) if problem is not None else None
+    heads = head_store(problem, s)
     width = head_width(problem, s) if heads else 0
     n = 0
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
@@ -1233,7 +1233,7 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
             x = b.arith("addi", x0, i32(32 * g), "i32")
             if heads == "split":
                 coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
-            elif heads == "join":
+            elif heads == "join" and piece is not None:
                 coords = [x, piece, y]
             else:
                 coords = [x, y]

@@ -89,6 +89,7 @@ def _standins(model) -> str:
         rank = len(c_shape)
         ids = ", ".join(f"d{i}" for i in range(rank))
         identity = f"affine_map<({ids}) -> ({ids})>"
+        parallel = ", ".join(['"parallel"'] * rank)
         if g.layout == "nt":  # B N×K: its transpose, K×N
             bt_t = f"tensor<{dims(map(str, lead + [g.k, g.n]))}xf16>"
             perm = "0, 2, 1" if g.batched else "1, 0"
@@ -104,7 +105,7 @@ def _standins(model) -> str:
     %init = linalg.fill ins(%zero : f32) outs(%e : {c32}) -> {c32}
     %p = {contraction} ins(%a, {b_value} : {a_t}, {bt_t}) outs(%init : {c32}) -> {c32}
     %h = tensor.empty() : {c16}
-    %c = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{", ".join(['"parallel"'] * rank)}]}}
+    %c = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{parallel}]}}
         ins(%p : {c32}) outs(%h : {c16}) {{
     ^bb0(%x: f32, %o: f16):
       %y = arith.truncf %x : f32 to f16
@@ -115,7 +116,8 @@ def _standins(model) -> str:
         if heads and not g.batched:  # split: M×N -> M×H×w -> H×M×w
             w = g.n // heads
             mhw, hmw = f"tensor<{g.m}x{heads}x{w}xf16>", f"tensor<{heads}x{g.m}x{w}xf16>"
-            body += f"""    %x3 = tensor.expand_shape %c [[0], [1, 2]] output_shape [{g.m}, {heads}, {w}] : {c16} into {mhw}
+            body += f"""    %x3 = tensor.expand_shape %c [[0], [1, 2]] output_shape [{g.m}, {heads}, {w}] : {c16}
+        into {mhw}
     %te = tensor.empty() : {hmw}
     %t = linalg.transpose ins(%x3 : {mhw}) outs(%te : {hmw}) permutation = [1, 0, 2]
 """

@@ -24,6 +24,8 @@ from transforms.problem import Epilogue, Gemm
 
 TRUNCF = Epilogue("truncf")
 SMEM = 5 * 1024  # where the interpreter puts the kernel's shared allocation (not 1024-aligned: the kernel aligns it)
+# and the bindings (A, B, C, the maps scratch: 64-byte aligned, not 128, as the kernel rounds the maps' start up)
+POINTERS = {"smem": SMEM, "a": 1 << 40, "b": 2 << 40, "cc": 3 << 40, "t": (4 << 40) + 64}
 BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
           "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "minui": min, "andi": lambda a, b: a & b,
           "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b, "shrui": lambda a, b: a >> b,
@@ -44,8 +46,8 @@ def compiled(text: str) -> list[tuple]:
             ops.append((name, "known", "bid"))
         elif rhs.startswith("gpu.thread_id x"):
             ops.append((name, "known", "tid"))
-        elif c := re.match(r"memref\.extract_aligned_pointer_as_index (%\w+)", rhs):
-            ops.append((name, "const", SMEM if c.group(1).startswith("%smem") else 0))
+        elif c := re.match(r"memref\.extract_aligned_pointer_as_index %([a-z]+)\d+ ", rhs):
+            ops.append((name, "const", POINTERS[c.group(1)]))
         elif (c := re.match(r"arith\.(\w+) (%\w+), (%\w+) : (i\d+|index)$", rhs)) and c.group(1) in BINARY:
             ops.append((name, BINARY[c.group(1)], (c.group(2), c.group(3))))
         elif c := re.match(r"(?:arith\.(?:index_cast|extui|trunci)|llvm\.(?:ptrtoint|inttoptr)) (%\w+) :", rhs):
@@ -223,6 +225,15 @@ def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
         hopper.check_ptx(ptx["tma"], gemm, staged)
     with pytest.raises(hopper.HopperError):
         hopper.check_ptx(ptx["staged"], gemm, tma)
+    # a bulk store in the staged kernel, or a lane's 16-byte store in the TMA one, is refused
+    staged_body = hopper.ptx_kernel(ptx["staged"], "gemm")
+    stray = staged_body.replace("stmatrix.sync.aligned",
+                                copies[0] + " [%rd1, {%r1, %r1}], [%r1];\n\tstmatrix.sync.aligned", 1)
+    with pytest.raises(hopper.HopperError, match="C's type"):
+        hopper.check_ptx(ptx["staged"].replace(staged_body, stray), gemm, staged)
+    with pytest.raises(hopper.HopperError, match="C's type"):
+        lane_store = "st.global.v4.b32 [%rd1], {%r1, %r1, %r1, %r1};\n\t"
+        hopper.check_ptx(ptx["tma"].replace(copies[0], lane_store + copies[0], 1), gemm, tma)
     acquire = "@p fence.proxy.tensormap::generic.acquire.gpu"  # the consumers' acquire of C's map
     assert body.count(acquire) == 1
     with pytest.raises(hopper.HopperError, match="tensor maps"):
@@ -338,3 +349,81 @@ def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, s
         done = subprocess.run(["ptxas", "-arch=sm_90a", str(next((tmp_path / "dump").glob("*.ptx"))), "-o",
                                str(tmp_path / "k.cubin")], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+# ---- which accumulator values each copy stores, the maps each workgroup builds and uses, the ring's waits (blind
+# probe 19's survivors)
+
+def _defs(text: str) -> dict:
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\s*(%\w+) = (.*)$", text, re.M)}
+
+
+def _fragment(defs: dict, value: str) -> tuple[str, int]:
+    """(the accumulator struct, element index) an extracted f32 comes from."""
+    m = re.match(r"llvm\.extractvalue (%[\w#]+)\[(\d+)\]", defs[value])
+    return m.group(1), int(m.group(2))
+
+
+@pytest.mark.parametrize("gemm, schedule", [CASES[0], CASES[1]])
+def test_each_copy_stores_the_accumulator_elements_the_wgmma_layout_puts_in_its_block(gemm, schedule):
+    """wgmma's m64nNk16 f32 accumulator (PTX ISA, "Register fragment layout for accumulator matrix D"): lane l of a
+    warp holds, as element 4 j + 2 h + e of its m64 block's struct, the product at row l / 4 + 8 h of the warp's 16
+    and column 8 j + 2 (l % 4) + e. stmatrix's matrix i of a copy is the block's 8 columns from 8 i, lane l giving
+    row l / 4 and columns 2 (l % 4), + 1 packed with the lower column in the lower half (cvt.rn.f16x2.f32 d, a, b puts
+    b in the lower half). So word i of the copy at block columns x0 + 32 g, rows + 64 r + 8 h must pack elements
+    4 (4 g + i) + 2 h + 1 (upper) and + 0 (lower) of the r-th m64 block's struct."""
+    s = replace(schedule, tma_store=True)
+    text = kernel(gemm, s)
+    defs = _defs(text)
+    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    boxes = [r["box"] for r in sorted(stores(gemm, s, range(1), range(1)), key=lambda r: r["n"])
+             if r["tile"] == 0 and r["warp"] == 0]
+    structs = []
+    for site, (x, y) in zip(sites, boxes):
+        g, (r, h) = (x - boxes[0][0]) // 32, divmod((y - boxes[0][1]) // 8, 8)
+        for i, word in enumerate(site[2:6]):
+            packed = re.match(r'llvm\.inline_asm asm_dialect = att "cvt\.rn\.(?:b?f16)x2\.f32 \$0, \$1, \$2;", '
+                              r'"=r,f,f" (%\w+), (%\w+)', defs[word])
+            (upper_struct, upper), (lower_struct, lower) = (_fragment(defs, v) for v in packed.groups())
+            base = 4 * (4 * g + i) + 2 * h
+            assert (upper, lower) == (base + 1, base) and upper_struct == lower_struct
+            structs.append((r, upper_struct))
+    assert len({struct for _, struct in structs}) == s.m_blocks
+    assert all(len({st for rr, st in structs if rr == r}) == 1 for r in range(s.m_blocks))
+
+
+@pytest.mark.parametrize("gemm, schedule", [CASES[0], CASES[2]])
+def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through_cs(gemm, schedule):
+    s = replace(schedule, tma_store=True)
+    text = kernel(gemm, s)
+    ops = compiled(text)
+    built = re.findall(r'tensormap\.replace\.tile\.global_address[^"]*", "l,l" (%\w+), (%\w+)', text)
+    acquire = re.search(r'@p fence\.proxy\.tensormap::generic\.acquire\.gpu \[\$1\][^"]*", "r,l" %\w+, (%\w+)',
+                        text).group(1)
+    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    scratch = (POINTERS["t"], POINTERS["t"] + 8 * hopper.maps_words(gemm, s))
+    slots = []
+    for bid in range(grid_size(gemm, s)):
+        v = evaluate(ops, {"bid": bid, "tid": hopper.WARPGROUP, "%ci": 0})
+        maps = {v[pointer]: v[at] for at, pointer in built}  # operand pointer -> its map's address
+        assert set(maps) == {POINTERS["a"], POINTERS["b"], POINTERS["cc"]}
+        c_map = maps[POINTERS["cc"]]
+        assert v[acquire] == c_map and all(v[site[6]] == c_map for site in sites)
+        assert all(at % 128 == 0 for at in maps.values())  # tensor maps on 64 bytes at least (CUDA's CUtensorMap)
+        slots += sorted(maps.values())
+    # every workgroup's 128-byte maps apart from every other's, inside the scratch the dispatch allocates
+    assert len(set(slots)) == len(slots) == 3 * grid_size(gemm, s)
+    assert scratch[0] <= min(slots) and max(slots) + 128 <= scratch[1]
+
+
+def test_an_area_is_written_again_only_once_the_copy_that_read_it_is_done():
+    """With four areas a warp, the copy that last read area n % 4 was issued four copies before copy n: waiting
+    until at most three copies are still reading (wait_group.read 3) is the most that is safe; and each warp waits
+    for all its copies before the workgroup ends."""
+    s = replace(hopper.DEFAULT, tma_store=True)
+    text = kernel(CASES[0][0], s)
+    areas = {r["buf"] for r in stores(CASES[0][0], s, range(1), range(1)) if r["warp"] == 0}
+    waits = re.findall(r"cp\.async\.bulk\.wait_group\.read (\d+); \} bar\.warp\.sync -1; stmatrix", text)
+    assert len(areas) == hopper.STORE_RING and waits and set(waits) == {str(len(areas) - 1)}
+    tail = text[text.rindex("cp.async.bulk.tensor.2d.global"):]
+    assert len(re.findall(r"@p cp\.async\.bulk\.wait_group 0;", tail)) == 1  # after the last copy: all of them done
