@@ -427,3 +427,54 @@ def test_an_area_is_written_again_only_once_the_copy_that_read_it_is_done():
     assert len(areas) == hopper.STORE_RING and waits and set(waits) == {str(len(areas) - 1)}
     tail = text[text.rindex("cp.async.bulk.tensor.2d.global"):]
     assert len(re.findall(r"@p cp\.async\.bulk\.wait_group 0;", tail)) == 1  # after the last copy: all of them done
+
+
+@pytest.mark.parametrize("gemm, schedule", [CASES[0], CASES[2]])
+def test_the_producer_loads_a_through_as_map_and_b_through_bs(gemm, schedule):
+    s = replace(schedule, tma_store=True)
+    text = kernel(gemm, s)
+    ops = compiled(text)
+    built = re.findall(r'tensormap\.replace\.tile\.global_address[^"]*", "l,l" (%\w+), (%\w+)', text)
+    loads = re.findall(r"nvvm\.cp\.async\.bulk\.tensor\.shared\.cluster\.global %\w+, (%\w+), ", text)
+    v = evaluate(ops, {"bid": 0, "tid": 0, "%pi": 0, "%pk": 0})
+    maps = {v[pointer]: v[at] for at, pointer in built}
+    assert [v[m] for m in loads[:2]] == [maps[POINTERS["a"]], maps[POINTERS["b"]]]
+
+
+# ---- the store rule where the kernels are chosen: the `hopper` pipeline's tune candidates and tune-model's schedules
+
+BIG = Gemm(8192, 8192, 8192, "bf16", "nt", epilogue=TRUNCF)
+
+
+def test_every_tune_candidate_of_a_big_16_bit_problem_stores_by_tma_where_its_ring_fits():
+    from pipelines.routes.hopper import HopperRoute
+    from pipelines.targets import get_target
+
+    found = HopperRoute().candidates(BIG, get_target("sm_90a"))
+    assert found[0] == fitted(BIG) and fitted(BIG).tma_store
+    assert hopper.DEFAULT not in found and replace(hopper.DEFAULT, tma_store=True) in found
+    for s in found:
+        assert s.tma_store == hopper.stages_stores(BIG, replace(s, tma_store=True)), s
+
+
+def test_store_rule_keeps_the_staged_stores_where_the_ring_does_not_fit():
+    """A 128x160 tile of 6 stages stages its stores in 512 bytes a warp but has no room for the ring's four."""
+    s = HopperSchedule(block_m=128, block_n=160, stages=6, persistent=True)
+    assert hopper.stages_stores(BIG, s) and not hopper.stages_stores(BIG, replace(s, tma_store=True))
+    assert store_rule(BIG, s) == s
+
+
+@pytest.mark.parametrize("m, n, k, layout, tma", [
+    (8192, 8192, 1024, "nt", True),   # ping-pong (K <= 1024), 4096 tiles
+    (8192, 8192, 4096, "nt", True),   # the shipped kernel
+    (256, 512, 4096, "nn", False),    # 4 tiles
+])
+def test_tune_models_products_and_fused_tails_follow_the_store_rule(m, n, k, layout, tma):
+    from pipelines.hopper_model import SMALL_K_SCHEDULE, TAIL_SCHEDULE, product_schedule, tail_schedule_for
+
+    gemm = Gemm(m, n, k, "f16", layout, epilogue=TRUNCF)
+    product = product_schedule(gemm)
+    assert product.tma_store is tma
+    assert replace(product, tma_store=False) == (SMALL_K_SCHEDULE if k <= 1024 else hopper.DEFAULT)
+    assert tail_schedule_for(gemm) == replace(TAIL_SCHEDULE, tma_store=tma)
+    assert product_schedule(gemm.with_(epilogue=Epilogue("none"))).tma_store is False  # f32 C
