@@ -3,14 +3,15 @@ schedules otherwise tune-model's own), an exploration script kept as the record:
 
     python results/h200/timeline/gen_tma.py FOLDER     # FOLDER/{a,c,m}/tma.vmfb, FOLDER/{a,c,m}.onnx
 """
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
 from pipelines import hopper_model  # noqa: E402
 from pipelines.targets import get_target  # noqa: E402
-from tools import transformer_block  # noqa: E402
 
 out = Path(sys.argv[1])
 if out.exists():
@@ -21,7 +22,10 @@ hopper_model.product_schedule = lambda gemm: replace(rule(gemm), tma_store=True)
 hopper_model.rewrite = lambda text, source, **kw: rewrite(
     text, source, tail_schedule=replace(hopper_model.TAIL_SCHEDULE, tma_store=True), **kw)
 for name, rows, width, mlp, heads in [("a", 4096, 2048, 8192, 1), ("c", 8192, 1024, 4096, 1), ("m", 4096, 2048, 8192, 16)]:
-    model = transformer_block.build(out / f"{name}.onnx", rows, width, mlp, "inputs", heads)
+    model = out / f"{name}.onnx"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "transformer_block.py"), "onnx", str(model), "--rows",
+                    str(rows), "--width", str(width), "--mlp", str(mlp), "--heads", str(heads), "--weights", "inputs"],
+                   check=True)
     summary = hopper_model.tune_model_hopper(model, get_target("sm_90a"), out / f"{name}-build")
     assert all("C stored by TMA" in c["schedule"] for c in summary["calls"]), summary["calls"]
     (out / name).mkdir()
