@@ -10,32 +10,7 @@ from transforms import hopper
 from transforms.hopper import HopperSchedule, grid_size, program, tile_grid
 from transforms.problem import Gemm
 
-BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
-          "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "minui": min, "andi": lambda a, b: a & b}
-
-
-def evaluate(text: str, known: dict) -> dict:
-    """The value of every SSA integer the text defines from constants, the workgroup id and `known` values, in text
-    order (the kernel's coordinates are straight-line arithmetic, whatever region they sit in)."""
-    values = dict(known)
-    for line in text.splitlines():
-        m = re.match(r"\s*(%[\w]+) = (.*)$", line)
-        if not m:
-            continue
-        name, rhs = m.groups()
-        if c := re.match(r"arith\.constant (-?\d+) : (i\d+|index)$", rhs):
-            values[name] = int(c.group(1))
-        elif rhs.startswith("hal.interface.workgroup.id[0]"):
-            values[name] = values["bid"]
-        elif c := re.match(r"arith\.(\w+) (%\w+), (%\w+) : (i\d+|index)$", rhs):
-            op, a, b, _ = c.groups()
-            if op in BINARY and a in values and b in values:
-                values[name] = BINARY[op](values[a], values[b])
-        elif c := re.match(r"arith\.(index_cast|extui|trunci) (%\w+) :", rhs):
-            if c.group(2) in values:
-                values[name] = values[c.group(2)]
-    return values
-
+from kernel_arith import compiled, evaluate  # noqa: E402  (tests/unit/kernel_arith.py)
 
 def units(gemm: Gemm, s: HopperSchedule) -> list[tuple]:
     """Per workgroup and tile iteration (K step 0): A's box row, B's box (outer, inner) coordinates of its first box,
@@ -46,11 +21,12 @@ def units(gemm: Gemm, s: HopperSchedule) -> list[tuple]:
     loads = re.findall(r"cp\.async\.bulk\.tensor\.shared\.cluster\.global %\w+, %\w+, %\w+, box\[(%\w+), (%\w+)\]",
                        kernel)
     shifted = re.search(r"(%sr\w*) = arith\.extui", kernel)  # none: C's rows are not shifted
+    ops = compiled(kernel)
     found = []
     for bid in range(grid_size(gemm, s)):
-        mine = evaluate(kernel, {"bid": bid})[loop]
+        mine = evaluate(ops, {"bid": bid})[loop]
         for i in range(mine):
-            v = evaluate(kernel, {"bid": bid, "%pi": i, "%ci": i, "%pk": 0})
+            v = evaluate(ops, {"bid": bid, "%pi": i, "%ci": i, "%pk": 0})
             (ka, ra), (b_inner, b_outer) = [(v[x], v[y]) for x, y in loads[:2]]
             assert ka == 0
             found.append((ra, b_outer if gemm.layout == "nt" else b_inner,
