@@ -184,3 +184,79 @@ def test_head_stores_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--head-stores is for --pipeline hopper" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+MATMUL_HEADS = """func.func @f(%a: tensor<256x512xf16>, %b: tensor<512x512xf16>) -> {result} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf16>, tensor<512x512xf16>) outs(%init : tensor<256x512xf32>)
+    -> tensor<256x512xf32>
+  %h = tensor.empty() : tensor<256x512xf16>
+  %t = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}} ins(%r : tensor<256x512xf32>) outs(%h : tensor<256x512xf16>) {{
+  ^bb0(%x: f32, %o: f16):
+    %y = arith.truncf %x : f32 to f16
+    linalg.yield %y : f16
+  }} -> tensor<256x512xf16>
+{chain}
+}}"""
+
+
+@pytest.mark.parametrize("chain, result, taken", [
+    # the importer's split: S×D -> S×H×w -> H×S×w
+    ("""  %x = tensor.expand_shape %t [[0], [1, 2]] output_shape [256, 4, 128] : tensor<256x512xf16>
+      into tensor<256x4x128xf16>
+  %te = tensor.empty() : tensor<4x256x128xf16>
+  %s = linalg.transpose ins(%x : tensor<256x4x128xf16>) outs(%te : tensor<4x256x128xf16>) permutation = [1, 0, 2]
+  return %s : tensor<4x256x128xf16>""", "tensor<4x256x128xf16>", True),
+    # rows split, not columns: S×D -> 2×128×D, moved: no head layout
+    ("""  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [2, 128, 512] : tensor<256x512xf16>
+      into tensor<2x128x512xf16>
+  %te = tensor.empty() : tensor<128x2x512xf16>
+  %s = linalg.transpose ins(%x : tensor<2x128x512xf16>) outs(%te : tensor<128x2x512xf16>) permutation = [1, 0, 2]
+  return %s : tensor<128x2x512xf16>""", "tensor<128x2x512xf16>", False),
+    # columns split but not moved as heads ([0, 2, 1]: S×w×H)
+    ("""  %x = tensor.expand_shape %t [[0], [1, 2]] output_shape [256, 4, 128] : tensor<256x512xf16>
+      into tensor<256x4x128xf16>
+  %te = tensor.empty() : tensor<256x128x4xf16>
+  %s = linalg.transpose ins(%x : tensor<256x4x128xf16>) outs(%te : tensor<256x128x4xf16>) permutation = [0, 2, 1]
+  return %s : tensor<256x128x4xf16>""", "tensor<256x128x4xf16>", False),
+])
+def test_only_the_heads_split_of_a_products_columns_is_stored_in_heads(chain, result, taken):
+    model = rewrite(MATMUL_HEADS.format(result=result, chain=chain), "split", head_stores=True)
+    call, = model.calls
+    assert (call.schedule.store_heads == 4) is taken
+    program = _program(model.text)
+    assert ("linalg.transpose" in program) is not taken and ("tensor.expand_shape" in program) is not taken
+
+
+BATCH_HEADS = """func.func @f(%a: tensor<4x256x256xf16>, %b: tensor<4x256x256xf16>) -> {result} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x256x256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x256x256xf32>) -> tensor<4x256x256xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x256x256xf16>, tensor<4x256x256xf16>)
+    outs(%init : tensor<4x256x256xf32>) -> tensor<4x256x256xf32>
+  %h = tensor.empty() : tensor<4x256x256xf16>
+  %t = linalg.generic {{indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel"]}} ins(%r : tensor<4x256x256xf32>)
+      outs(%h : tensor<4x256x256xf16>) {{
+  ^bb0(%x: f32, %o: f16):
+    %y = arith.truncf %x : f32 to f16
+    linalg.yield %y : f16
+  }} -> tensor<4x256x256xf16>
+  %te = tensor.empty() : tensor<256x4x256xf16>
+  %s = linalg.transpose ins(%t : tensor<4x256x256xf16>) outs(%te : tensor<256x4x256xf16>) permutation = [{perm}]
+  %j = tensor.collapse_shape %s [[0], [1, 2]] : tensor<256x4x256xf16> into tensor<256x1024xf16>
+  return %j : {result}
+}}"""
+
+
+@pytest.mark.parametrize("perm, taken", [("1, 0, 2", True), ("2, 0, 1", False)])
+def test_only_the_heads_join_of_a_batch_is_stored_joined(perm, taken):
+    """[1, 0, 2] puts product h's M×w at columns h·w of M rows; [2, 0, 1] (M = w here, so the types still fit) puts
+    its columns along the rows: no head layout."""
+    model = rewrite(BATCH_HEADS.format(result="tensor<256x1024xf16>", perm=perm), "join", head_stores=True)
+    call, = model.calls
+    assert (call.schedule.store_heads == 4) is taken
+    assert ("linalg.transpose" in _program(model.text)) is not taken

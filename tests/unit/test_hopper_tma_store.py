@@ -296,6 +296,17 @@ def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, s
     body = hopper.ptx_kernel(ptx, "gemm")
     assert "cp.async.bulk.tensor.2d.global" not in body and not re.search(r"st\.global\.", body)
     assert body.count("tensormap.replace.tile.global_stride") == 1 + 1 + 2  # A, B, and C's two strides
+    # C's map field by field, each at its ordinal (the register's mov immediate), as `tensor_maps` gives it
+    movs = dict(re.findall(r"mov\.b(?:32|64)\s+(%r\w+), (\d+);", body))
+    fields: dict = {}
+    for field, at, ordinal, value in re.findall(
+            r"tensormap\.replace\.tile\.(global_stride|global_dim|box_dim)\.global\.b1024\.b\d+ \[(%rd\d+)\], "
+            r"(\d+), (%r\w+);", body):
+        fields.setdefault(at, {}).setdefault(field, set()).add((int(ordinal), int(movs[value])))
+    *_, c = tensor_maps(gemm, s)
+    want = {"global_stride": set(enumerate(c["strides"])), "global_dim": set(enumerate(c["dims"])),
+            "box_dim": set(enumerate(c["box"]))}
+    assert want in fields.values()
     with pytest.raises(hopper.HopperError):  # the same PTX is not the plain TMA store's
         hopper.check_ptx(ptx, gemm, replace(s, store_heads=0))
     if shutil.which("ptxas"):
