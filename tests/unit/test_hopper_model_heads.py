@@ -210,12 +210,12 @@ MATMUL_HEADS = """func.func @f(%a: tensor<256x512xf16>, %b: tensor<512x512xf16>)
   %te = tensor.empty() : tensor<4x256x128xf16>
   %s = linalg.transpose ins(%x : tensor<256x4x128xf16>) outs(%te : tensor<4x256x128xf16>) permutation = [1, 0, 2]
   return %s : tensor<4x256x128xf16>""", "tensor<4x256x128xf16>", True),
-    # rows split, not columns: S×D -> 2×128×D, moved: no head layout
-    ("""  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [2, 128, 512] : tensor<256x512xf16>
-      into tensor<2x128x512xf16>
-  %te = tensor.empty() : tensor<128x2x512xf16>
-  %s = linalg.transpose ins(%x : tensor<2x128x512xf16>) outs(%te : tensor<128x2x512xf16>) permutation = [1, 0, 2]
-  return %s : tensor<128x2x512xf16>""", "tensor<128x2x512xf16>", False),
+    # rows split, not columns: S×D -> 64×4×D (its second dimension 4, as four heads' would be), moved: no heads
+    ("""  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [64, 4, 512] : tensor<256x512xf16>
+      into tensor<64x4x512xf16>
+  %te = tensor.empty() : tensor<4x64x512xf16>
+  %s = linalg.transpose ins(%x : tensor<64x4x512xf16>) outs(%te : tensor<4x64x512xf16>) permutation = [1, 0, 2]
+  return %s : tensor<4x64x512xf16>""", "tensor<4x64x512xf16>", False),
     # columns split but not moved as heads ([0, 2, 1]: S×w×H)
     ("""  %x = tensor.expand_shape %t [[0], [1, 2]] output_shape [256, 4, 128] : tensor<256x512xf16>
       into tensor<256x4x128xf16>
