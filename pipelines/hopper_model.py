@@ -327,7 +327,7 @@ def _transposed(value: ir.Value) -> bool:
     if op is None or op.name != "linalg.transpose":
         return False
     rank = ir.RankedTensorType(value.type).rank
-    return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [*range(rank - 2), rank - 1, rank - 2]
+    return _permutation(op) == [*range(rank - 2), rank - 1, rank - 2]
 
 
 def _map_user(op: ir.Operation) -> ir.Operation | None:

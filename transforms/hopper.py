@@ -714,13 +714,18 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     tid32 = b.op(f"arith.index_cast {b.op('gpu.thread_id x', 'tid')} : index to i32", "tid")
     wg = b.arith("divui", tid32, i32(WARPGROUP), "i32")
     first = b.op(f"arith.cmpi eq, {tid32}, {i32(0)} : i32", "first")
-    tma = stores_by_tma(problem, s)
-    maps_at = None  # with TMA stores, this workgroup's maps (i64), written before the barrier below
-    if tma:
-        wid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
-        slot = b.arith("muli", b.op(f"arith.extui {wid} : i32 to i64", "slot"), i64(map_words(problem, s) * 8), "i64")
+
+    def maps_slot(workgroup: str) -> str:
+        """Workgroup `workgroup`'s (i32) maps in the scratch, an i64 address: the scratch's start on MAP_ALIGN."""
+        slot = b.arith("muli", b.op(f"arith.extui {workgroup} : i32 to i64", "slot"), i64(map_words(problem, s) * 8),
+                       "i64")
         aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
-        maps_at = b.arith("addi", aligned, slot, "i64")
+        return b.arith("addi", aligned, slot, "i64")
+
+    maps_at = None  # with TMA stores, this workgroup's maps (i64), written before the barrier below
+    if stores_by_tma(problem, s):
+        maps_at = maps_slot(b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index "
+                                 "to i32", "bid"))
     # Barriers, set up by thread 0 and visible to all before any role starts (with TMA stores, the tensor maps too:
     # the consumers' warps store C through its map, which each acquires after the barrier).
     b.op(f"scf.if {first} {{")
@@ -782,9 +787,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         map_a, map_b = [b.op(f"llvm.inttoptr {b.arith('addi', maps_at, i64(index * MAP_BYTES), 'i64')} : i64 to "
                              "!llvm.ptr", "map") for index in range(2)]
     else:
-        slot = b.arith("muli", b.op(f"arith.extui {bid} : i32 to i64", "slot"), i64(map_words(problem, s) * 8), "i64")
-        aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
-        map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, b.arith("addi", aligned, slot, "i64"))
+        map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, maps_slot(bid))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
     col, row, piece = tile_of("%pi")
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
@@ -1233,7 +1236,8 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
             x = b.arith("addi", x0, i32(32 * g), "i32")
             if heads == "split":
                 coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
-            elif heads == "join" and piece is not None:
+            elif heads == "join":
+                assert piece is not None, "a join's copies need the product (the kernel's piece)"
                 coords = [x, piece, y]
             else:
                 coords = [x, y]
@@ -1327,17 +1331,26 @@ def batch_types(problem: Gemm) -> tuple[str, str, str]:
             f"tensor<{batch}x{problem.m}x{problem.n}x{problem.out_dtype}>")
 
 
+def _batch_operands(problem: Gemm, schedule: HopperSchedule) -> tuple[str, str]:
+    """A batch's function arguments %a3 and %b3 (rank 3) and the lines that stack their products' rows into the
+    dispatch's %a and %b."""
+    ta, tb, _, _ = tensor_types(problem, schedule)
+    a3, b3, _ = batch_types(problem)
+    return (f"%a3: {a3}, %b3: {b3}", f"""%a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
+    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
+    """)
+
+
 def _batch_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool,
                   entry: str = "gemm", private: bool = False) -> str:
     """`function(A, B) -> C` of a batch: A, B and C of rank 3 (the batch first), the dispatch's operands and result
     the same bytes with the batch's rows stacked (collapsed around the call, expanded after)."""
-    ta, tb, tc, tm = tensor_types(problem, schedule)
-    a3, b3, c3 = batch_types(problem)
+    _, _, tc, tm = tensor_types(problem, schedule)
+    _, _, c3 = batch_types(problem)
+    args, collapse = _batch_operands(problem, schedule)
     results, returned = (f"{c3}, {tm}", "%c3, %c_maps") if maps_result else (c3, "%c3")
-    return f"""  func.func {'private ' if private else ''}@{function}(%a3: {a3}, %b3: {b3}) -> ({results}) {{
-    %a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
-    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
-    {dispatch(problem, schedule, name, "%a", "%b", "%c", entry)}
+    return f"""  func.func {'private ' if private else ''}@{function}({args}) -> ({results}) {{
+    {collapse}{dispatch(problem, schedule, name, "%a", "%b", "%c", entry)}
     %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{problem.batch}, {problem.m}, {problem.n}] : {tc} into {c3}
     return {returned} : {results}
   }}"""
@@ -1349,32 +1362,42 @@ def batch_function(problem: Gemm, schedule: HopperSchedule, function: str, name:
     return _batch_caller(problem, schedule, function, name, False, entry=function, private=True)
 
 
+def _heads_value(problem: Gemm, schedule: HopperSchedule, name: str, entry: str) -> tuple[str, str, str, str]:
+    """A kernel storing C in heads (`store_heads`), called: (the function's arguments, the lines, the value they
+    give and its type): split, one product's C as H×M×w (%c3); join, a batch's (rank-3 A and B, collapsed) C as
+    M×(H·N) (%c)."""
+    ta, tb, tc, _ = tensor_types(problem, schedule)
+    call = dispatch(problem, schedule, name, "%a", "%b", "%c", entry)
+    if problem.batched:
+        args, collapse = _batch_operands(problem, schedule)
+        return args, collapse + call, "%c", tc
+    shape = [schedule.store_heads, problem.m, head_width(problem, schedule)]
+    t3 = f"tensor<{'x'.join(map(str, shape))}x{problem.out_dtype}>"
+    return f"%a: {ta}, %b: {tb}", f"""{call}
+    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape {shape} : {tc} into {t3}""", "%c3", t3
+
+
 def _heads_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: str, maps_result: bool) -> str:
     """`function(A, B) -> C` of a kernel storing C in heads (`store_heads`), C given back as the problem has it (a
     transpose after the dispatch, IREE's), so that a run checks it as any other: split, H×M×w to M×(H·w); join,
     M×H×N to the batch's H×M×N."""
-    ta, tb, tc, tm = tensor_types(problem, schedule)
+    *_, tm = tensor_types(problem, schedule)
+    args, lines, value, held_type = _heads_value(problem, schedule, name, "gemm")
     heads, width, m, dt = schedule.store_heads, head_width(problem, schedule), problem.m, problem.out_dtype
-    if problem.batched:
-        a3, b3, out = batch_types(problem)
-        args = f"%a3: {a3}, %b3: {b3}"
-        collapse = (f"%a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}\n"
-                    f"    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}\n    ")
-        held, moved = [m, heads, width], [heads, m, width]
-    else:
-        out, args, collapse = f"tensor<{m}x{problem.n}x{dt}>", f"%a: {ta}, %b: {tb}", ""
-        held, moved = [heads, m, width], [m, heads, width]
-    t_held, t_moved = (f"tensor<{'x'.join(map(str, shape))}x{dt}>" for shape in (held, moved))
-    back = f"""
-    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape {held} : {tc} into {t_held}""" if not problem.batched \
-        else f"""
-    %c3 = tensor.expand_shape %c [[0], [1, 2]] output_shape {held} : {tc} into {t_held}"""
-    final = "%t" if problem.batched else "%r"
-    tail = "" if problem.batched else f"""
+    moved = [heads, m, width] if problem.batched else [m, heads, width]
+    t_moved = f"tensor<{'x'.join(map(str, moved))}x{dt}>"
+    if problem.batched:  # M×(H·N) as M×H×N, moved to H×M×N
+        t_held = f"tensor<{m}x{heads}x{width}x{dt}>"
+        lines += f"""
+    %c3 = tensor.expand_shape {value} [[0], [1, 2]] output_shape [{m}, {heads}, {width}] : {held_type} into {t_held}"""
+        out, final, tail = batch_types(problem)[2], "%t", ""
+    else:  # H×M×w moved to M×H×w, then M×(H·w)
+        t_held, out, final = held_type, f"tensor<{m}x{problem.n}x{dt}>", "%r"
+        tail = f"""
     %r = tensor.collapse_shape %t [[0], [1, 2]] : {t_moved} into {out}"""
     results, returned = (f"{out}, {tm}", f"{final}, %c_maps") if maps_result else (out, final)
     return f"""  func.func @{function}({args}) -> ({results}) {{
-    {collapse}{dispatch(problem, schedule, name, "%a", "%b", "%c")}{back}
+    {lines}
     %e = tensor.empty() : {t_moved}
     %t = linalg.transpose ins(%c3 : {t_held}) outs(%e : {t_moved}) permutation = [1, 0, 2]{tail}
     return {returned} : {results}
@@ -1384,23 +1407,11 @@ def _heads_caller(problem: Gemm, schedule: HopperSchedule, function: str, name: 
 def heads_function(problem: Gemm, schedule: HopperSchedule, function: str, name: str) -> str:
     """A model's private `function(A, B)` of a kernel storing C in heads (`store_heads`), dispatching entry
     `function` of executable `name`: split, one product's C given as H×M×w; join, a batch's (rank-3 A and B,
-    collapsed) given as M×(H·N)."""
-    ta, tb, tc, _ = tensor_types(problem, schedule)
-    heads, width, m, dt = schedule.store_heads, head_width(problem, schedule), problem.m, problem.out_dtype
-    call = dispatch(problem, schedule, name, "%a", "%b", "%c", function)
-    if problem.batched:
-        a3, b3, _ = batch_types(problem)
-        return f"""  func.func private @{function}(%a3: {a3}, %b3: {b3}) -> ({tc}) {{
-    %a = tensor.collapse_shape %a3 [[0, 1], [2]] : {a3} into {ta}
-    %b = tensor.collapse_shape %b3 [[0, 1], [2]] : {b3} into {tb}
-    {call}
-    return %c : {tc}
-  }}"""
-    t3 = f"tensor<{heads}x{m}x{width}x{dt}>"
-    return f"""  func.func private @{function}(%a: {ta}, %b: {tb}) -> ({t3}) {{
-    {call}
-    %c3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [{heads}, {m}, {width}] : {tc} into {t3}
-    return %c3 : {t3}
+    collapsed) given as M×(H·N) (`_heads_value`)."""
+    args, lines, value, held_type = _heads_value(problem, schedule, name, function)
+    return f"""  func.func private @{function}({args}) -> ({held_type}) {{
+    {lines}
+    return {value} : {held_type}
   }}"""
 
 
@@ -1596,21 +1607,19 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     bulk = len(re.findall(rf"cp\.async\.bulk\.tensor\.{dims}d\.global\.shared::cta\.bulk_group", gemm))
     if len(re.findall(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta", gemm)) != bulk:
         return False  # a bulk store of another rank than C's map
+    expected = schedule.m_blocks * 2 * (schedule.block_n // 32)  # staged blocks a tile: stmatrix, then stored
+    some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops the path
+    counts = (expected,) if some_tile_whole else (0, expected)
+    edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
     if stores_by_tma(problem, schedule):  # each staged block stored by one bulk copy; none read back by the lanes
-        expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
-        some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it
-        whole = stmatrix == bulk and stmatrix in ((expected,) if some_tile_whole else (0, expected)) and rows16 == 0
-        edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
+        whole = stmatrix == bulk and stmatrix in counts and rows16 == 0
         if schedule.store_heads:  # whole tiles only: no other store of C at all
             return whole and rounded and not re.search(r"st\.global\.", gemm)
         return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
     if bulk:
         return False
     if stages_stores(problem, schedule):
-        expected = schedule.m_blocks * 2 * (schedule.block_n // 32)
-        some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops it
-        whole = stmatrix == rows16 and stmatrix in ((expected,) if some_tile_whole else (0, expected))
-        edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
+        whole = stmatrix == rows16 and stmatrix in counts
         return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)
     if schedule.sums_in_cluster:  # the sums, 4 columns a store (f32 16 bytes, 16-bit 8) or one guarded per column
         four = "st.global.v4.f32" if out == "f32" else "st.global.v2.b32"

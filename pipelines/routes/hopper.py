@@ -115,7 +115,8 @@ STORE_TILES = hopper.SM_COUNT
 def store_rule(gemm: Gemm, schedule: hopper.HopperSchedule) -> hopper.HopperSchedule:
     """`schedule` storing C by TMA where STORE_TILES says so (the kernel stages the problem's C and it has at least
     STORE_TILES block tiles, a batch's products' together), else as it is."""
-    tiles = -(-gemm.m // schedule.block_m) * -(-gemm.n // schedule.block_n) * (gemm.batch or 1)
+    columns, rows = hopper.tile_grid(gemm, schedule)
+    tiles = columns * rows * (gemm.batch or 1)
     if tiles >= STORE_TILES and hopper.stages_stores(gemm, replace(schedule, tma_store=True)):
         return replace(schedule, tma_store=True)
     return schedule
@@ -139,7 +140,8 @@ def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
     (SKINNY_TILES) and, where its units of work leave SMs idle and K is long enough (SLICING), K in slices summed
     after: the most slices (2, 4 .. SLICING.most, dividing K's tiles) whose units of work, clusters times slices,
     occupy at most SM_COUNT SMs. A batch of products: the tile as for one of them (128 columns where N is at most
-    128), its products the units of work, K never in slices (not measured: the first rule for batches)."""
+    128), its products the units of work, K never in slices (measured as the first rule for batches in
+    results/h200/batch/run1, not against other rules)."""
     summed = None if gemm.batched else cluster_sum(gemm)
     if summed is not None:
         return summed
