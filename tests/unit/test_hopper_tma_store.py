@@ -356,12 +356,20 @@ def test_each_copy_stores_the_accumulator_elements_the_wgmma_layout_puts_in_its_
     assert all(len({st for rr, st in structs if rr == r}) == 1 for r in range(s.m_blocks))
 
 
+BUILT = re.compile(r'tensormap\.replace\.tile\.global_address[^"]*", "l,l" (%\w+), (%\w+)')  # (map, operand)
+
+
+def map_addresses(built: list[tuple[str, str]], v: dict) -> dict:
+    """Each operand's pointer -> the address of the map the kernel builds for it (`BUILT`'s matches evaluated)."""
+    return {v[pointer]: v[at] for at, pointer in built}
+
+
 @pytest.mark.parametrize("gemm, schedule", [CASES[0], CASES[2]])
 def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through_cs(gemm, schedule):
     s = replace(schedule, tma_store=True)
     text = kernel(gemm, s)
     ops = compiled(text)
-    built = re.findall(r'tensormap\.replace\.tile\.global_address[^"]*", "l,l" (%\w+), (%\w+)', text)
+    built = BUILT.findall(text)
     acquire = re.search(r'@p fence\.proxy\.tensormap::generic\.acquire\.gpu \[\$1\][^"]*", "r,l" %\w+, (%\w+)',
                         text).group(1)
     sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
@@ -369,7 +377,7 @@ def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through
     slots = []
     for bid in range(grid_size(gemm, s)):
         v = evaluate(ops, {"bid": bid, "tid": hopper.WARPGROUP, "%ci": 0})
-        maps = {v[pointer]: v[at] for at, pointer in built}  # operand pointer -> its map's address
+        maps = map_addresses(built, v)
         assert set(maps) == {POINTERS["a"], POINTERS["b"], POINTERS["cc"]}
         c_map = maps[POINTERS["cc"]]
         assert v[acquire] == c_map and all(v[site[6]] == c_map for site in sites)
@@ -398,10 +406,10 @@ def test_the_producer_loads_a_through_as_map_and_b_through_bs(gemm, schedule):
     s = replace(schedule, tma_store=True)
     text = kernel(gemm, s)
     ops = compiled(text)
-    built = re.findall(r'tensormap\.replace\.tile\.global_address[^"]*", "l,l" (%\w+), (%\w+)', text)
+    built = BUILT.findall(text)
     loads = re.findall(r"nvvm\.cp\.async\.bulk\.tensor\.shared\.cluster\.global %\w+, (%\w+), ", text)
     v = evaluate(ops, {"bid": 0, "tid": 0, "%pi": 0, "%pk": 0})
-    maps = {v[pointer]: v[at] for at, pointer in built}
+    maps = map_addresses(built, v)
     assert [v[m] for m in loads[:2]] == [maps[POINTERS["a"]], maps[POINTERS["b"]]]
 
 
