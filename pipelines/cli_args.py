@@ -302,9 +302,10 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--iree-softmax", action="store_true", help="--pipeline hopper: leave each softmax to IREE's own "
                    "dispatch (default: the row softmax kernel, one read and one write of the rows; 2.9x faster than "
                    "IREE's on an H200: results/h200/softmax/)")
-    p.add_argument("--head-stores", action="store_true", help="--pipeline hopper: products whose C the program "
-                   "splits into attention's heads, or joins back from them, store it so themselves and the program's "
-                   "transposes there go (not yet run on a GPU: results/h200/timeline/run12.sh)")
+    p.add_argument("--iree-transposes", action="store_true", help="--pipeline hopper: leave the program's "
+                   "transposes into and out of attention's heads to IREE's own dispatches (default: the products "
+                   "whose C the program splits into heads, or joins back from them, store it so themselves; the "
+                   "multi-head block 6 %% faster on an H200: results/h200/timeline/run12/)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     p.add_argument("--force", action="store_true", help=FORCE_FOLDER)
     p.set_defaults(run=handlers["tune_model"])

@@ -138,9 +138,9 @@ def cmd_tune_model(args) -> int:
     if args.split_consumers and not kernel:
         raise UsageError("--split-consumers is for --pipeline hopper (the Hopper kernels' store); IREE's pipelines "
                          "fuse consumers themselves.")
-    if args.head_stores and not kernel:
-        raise UsageError("--head-stores is for --pipeline hopper (the Hopper kernels' stores); IREE's pipelines keep "
-                         "the program's transposes.")
+    if args.iree_transposes and not kernel:
+        raise UsageError("--iree-transposes is for --pipeline hopper (the Hopper kernels' stores); IREE's pipelines "
+                         "keep the program's transposes anyway.")
     if args.iree_softmax and not kernel:
         raise UsageError("--iree-softmax is for --pipeline hopper (its softmax kernel); with IREE's pipelines IREE "
                          "compiles every softmax.")
@@ -153,7 +153,7 @@ def cmd_tune_model(args) -> int:
         raise UsageError(f"model {args.model} is not a file; give an .onnx or .mlir file.")
     if kernel:
         summary = tune_model_hopper(args.model, target, args.output, args.force, not args.split_consumers,
-                                    not args.iree_softmax, args.head_stores)
+                                    not args.iree_softmax, not args.iree_transposes)
         print(f"wrote {args.output}/ (model.md, model.json, tuned/, default/)")
         print(hopper_markdown(summary), end="")
         return 0

@@ -594,7 +594,7 @@ def _function(gemm: Gemm, schedule: hopper.HopperSchedule, name: str) -> str:
 
 
 def tune_model_hopper(model, target, out, force: bool = False, fuse_tail: bool = True, softmax: bool = True,
-                      head_stores: bool = False) -> dict:
+                      head_stores: bool = True) -> dict:
     """`pipelines tune-model MODEL --target sm_90a --pipeline hopper`: the model compiled twice into `out`, with
     every contraction the Hopper kernels take as one of their dispatches (`tuned/`) and as IREE compiles it
     (`default/`), each a folder with `gemm.mlir` (the program compiled), `gemm.vmfb` and `dump/`; then each distinct

@@ -158,31 +158,33 @@ def test_the_rewritten_block_with_cpu_standins_for_its_calls_gives_the_blocks_re
 
 
 @pytest.mark.slow  # compiles the block twice for sm_90a: the test command runs it, the fast tier does not
-def test_tune_model_head_stores_leaves_iree_no_dispatch_and_verifies_every_kernel(tmp_path, capsys):
+def test_tune_model_stores_heads_by_default_leaves_iree_no_dispatch_and_verifies_every_kernel(tmp_path, capsys):
     import json
 
     from pipelines.cli import main
 
     path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
-    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "--head-stores", "-o",
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "-o",
                  str(tmp_path / "out")]) == 0
     summary = json.loads((tmp_path / "out" / "model.json").read_text())
     assert summary["verified"] and summary["head_stores"] and summary["iree_dispatches"] == []
     assert sum(" in 4 heads" in c["schedule"] for c in summary["calls"]) == 4
-    # the same model without the option keeps IREE's four head transposes
-    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "-o",
+    # the same model with --iree-transposes keeps IREE's four head transposes, and no kernel stores heads
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "hopper", "--iree-transposes", "-o",
                  str(tmp_path / "plain")]) == 0
-    assert len(json.loads((tmp_path / "plain" / "model.json").read_text())["iree_dispatches"]) >= 3
+    plain = json.loads((tmp_path / "plain" / "model.json").read_text())
+    assert not plain["head_stores"] and len(plain["iree_dispatches"]) >= 3
+    assert not any(" heads" in c["schedule"] for c in plain["calls"])
 
 
-def test_head_stores_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys):
+def test_iree_transposes_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys):
     from pipelines.cli import main
 
     path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
-    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "default", "--head-stores", "-o",
+    assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "default", "--iree-transposes", "-o",
                  str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert "--head-stores is for --pipeline hopper" in err and err.count("\n") == 1
+    assert "--iree-transposes is for --pipeline hopper" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 

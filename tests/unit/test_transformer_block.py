@@ -109,7 +109,7 @@ def test_tune_model_takes_the_rank_3_softmax_and_the_batched_products(tmp_path):
                                        f"{S}x{F}x{D} nn f16", f"{S}x{D}x{F} nn f16"])
     assert all(c["epilogue"] == "truncf" for c in summary["calls"])
     assert [s["softmax"] for s in summary["softmaxes"]] == [f"{heads * S}x{S} f16"] and summary["verified"]
-    # IREE keeps the heads' transposes alone: no contraction among its dispatches
+    # whatever IREE keeps (the heads' transposes, where no kernel stores the heads) is no contraction
     assert all(r["contraction"] is None for r in summary["dispatches"] if r["dispatch"] in summary["iree_dispatches"])
 
 
