@@ -10,12 +10,15 @@ by the stand-ins, compiled for the CPU and run, must give the block's result."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
 from pipelines.hopper_model import FUNCTION_PREFIX, rewrite
 from pipelines.model_input import read_model, to_linalg
 from pipelines.targets import get_target
+from transforms import hopper
+from transforms.problem import Epilogue, Gemm
 
 onnx = pytest.importorskip("onnx")  # the test extra installs it
 
@@ -177,15 +180,42 @@ def test_tune_model_stores_heads_by_default_leaves_iree_no_dispatch_and_verifies
     assert not any(" heads" in c["schedule"] for c in plain["calls"])
 
 
-def test_iree_transposes_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys):
+@pytest.mark.parametrize("present", [True, False])
+def test_iree_transposes_with_iree_s_pipelines_is_one_sentence(tmp_path, capsys, present):
+    """Refused before anything else is looked at: with the model there, and with it missing (the flag's sentence,
+    not the missing file's, as for the other --pipeline hopper flags)."""
     from pipelines.cli import main
 
-    path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H)
+    path = tb.build(tmp_path / "b.onnx", S, D, F, "inputs", H) if present else tmp_path / "missing.onnx"
     assert main(["tune-model", str(path), "--target", "sm_90a", "--pipeline", "default", "--iree-transposes", "-o",
                  str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "--iree-transposes is for --pipeline hopper" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_library_call_stores_heads_by_default_as_the_verb_does():
+    """`tune_model_hopper` (what scripts call) defaults to the heads stored, as `tune-model` without
+    --iree-transposes; `rewrite` (the rewrite alone) keeps them off unless asked."""
+    import inspect
+
+    from pipelines.hopper_model import tune_model_hopper
+    assert inspect.signature(tune_model_hopper).parameters["head_stores"].default is True
+    assert inspect.signature(rewrite).parameters["head_stores"].default is False
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(512, 1024, 256, "f16", "nn", epilogue=Epilogue("truncf")),
+     replace(hopper.DEFAULT, tma_store=True, store_heads=8)),
+    (Gemm(256, 128, 256, "f16", "nn", batch=4, epilogue=Epilogue("truncf")),
+     replace(hopper.DEFAULT, block_n=128, tma_store=True, store_heads=4))])
+def test_a_heads_kernel_stores_c_by_tma_alone(gemm, schedule):
+    """Heads are stored from whole tiles only, so the kernel as emitted (before LLVM drops dead paths) has no other
+    store of C: no guarded element stores, no 16-byte rows, only the bulk copies through C's map."""
+    text = hopper.program(gemm, schedule)
+    kernel = text[text.index("func.func @gemm()"):text.index("func.func @main")]
+    assert "st.global" not in kernel and "memref.store" not in kernel
+    assert kernel.count("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == 2 * (schedule.block_n // 32)
 
 
 MATMUL_HEADS = """func.func @f(%a: tensor<256x512xf16>, %b: tensor<512x512xf16>) -> {result} {{
@@ -262,3 +292,30 @@ def test_only_the_heads_join_of_a_batch_is_stored_joined(perm, taken):
     call, = model.calls
     assert (call.schedule.store_heads == 4) is taken
     assert ("linalg.transpose" in _program(model.text)) is not taken
+
+
+RELU_THEN_SPLIT = MATMUL_HEADS.format(result="tensor<4x256x128xf16>", chain="""\
+  %g = tensor.empty() : tensor<256x512xf16>
+  %u = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%t : tensor<256x512xf16>) outs(%g : tensor<256x512xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    %z = arith.constant 0.0 : f16
+    %y = arith.maximumf %x, %z : f16
+    linalg.yield %y : f16
+  } -> tensor<256x512xf16>
+  %x = tensor.expand_shape %u [[0], [1, 2]] output_shape [256, 4, 128] : tensor<256x512xf16>
+      into tensor<256x4x128xf16>
+  %te = tensor.empty() : tensor<4x256x128xf16>
+  %s = linalg.transpose ins(%x : tensor<256x4x128xf16>) outs(%te : tensor<4x256x128xf16>) permutation = [1, 0, 2]
+  return %s : tensor<4x256x128xf16>""")
+
+
+def test_a_product_with_a_fused_consumer_keeps_its_heads_transpose():
+    """A consumer fused into the store (a ReLU after the rounding) and then the heads' split: the kernel's heads
+    store has no tail, so the product stores C plainly and the program's split stays."""
+    model = rewrite(RELU_THEN_SPLIT, "relu-split", head_stores=True)
+    call, = model.calls
+    assert call.tail is not None and call.schedule.store_heads == 0
+    program = _program(model.text)
+    assert "linalg.transpose" in program and "tensor.expand_shape" in program
+    # (without the consumer the same split is stored in heads: test_only_the_heads_split_..., its first case)
