@@ -304,6 +304,9 @@ def _result(built) -> ir.Value:
 
 
 def _only_user(op: ir.Operation) -> ir.Operation | None:
+    """The one op using `op`'s result, or None (no result, as a return has, or not exactly one user)."""
+    if len(op.results) == 0:
+        return None
     users = _users(op.results[0])
     return users[0] if len(users) == 1 else None
 

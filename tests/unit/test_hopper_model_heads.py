@@ -319,3 +319,17 @@ def test_a_product_with_a_fused_consumer_keeps_its_heads_transpose():
     program = _program(model.text)
     assert "linalg.transpose" in program and "tensor.expand_shape" in program
     # (without the consumer the same split is stored in heads: test_only_the_heads_split_..., its first case)
+
+
+@pytest.mark.parametrize("chain, result", [
+    ("  return %t : tensor<256x512xf16>", "tensor<256x512xf16>"),  # C returned as it is
+    ("""  %x = tensor.expand_shape %t [[0], [1, 2]] output_shape [256, 4, 128] : tensor<256x512xf16>
+      into tensor<256x4x128xf16>
+  return %x : tensor<256x4x128xf16>""", "tensor<256x4x128xf16>"),  # split into heads' columns, then returned
+])
+def test_a_product_whose_c_ends_at_the_return_is_stored_plainly(chain, result):
+    """The chains end at a return (an op with no result): no heads, and no error (tune-model stores heads by
+    default, so every product's users are looked at)."""
+    model = rewrite(MATMUL_HEADS.format(result=result, chain=chain), "returned", head_stores=True)
+    call, = model.calls
+    assert call.schedule.store_heads == 0
