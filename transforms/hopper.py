@@ -150,9 +150,10 @@ class HopperSchedule:
     # partial product in its shared memory and sums its share of the tile's columns over every workgroup's, in slice
     # order (distributed shared memory), into C.
     split_sum: str = "dispatch"
-    # A 16-bit C staged in the warps' areas (`stages_stores`) goes out by TMA: each warp's 8x32 block of C written
-    # to one of its `STORE_RING` areas (stmatrix, 64-byte swizzle) and stored by one bulk tensor copy that lane 0
-    # issues (C's tensor map), instead of read back and stored by every lane (`_staged_stores`).
+    # A 16-bit C staged in the warps' areas (`stages_stores`) goes out by TMA: each warp's 8x32 blocks of C written
+    # to its ring of `STORE_RING` areas (stmatrix, 64-byte swizzle), `STORE_BATCH` at a time, and stored by bulk
+    # tensor copies that lane 0 issues (C's tensor map), instead of read back and stored by every lane
+    # (`_staged_stores`).
     tma_store: bool = False
     # C stored by TMA in attention's head layout (`HEAD_STORES`), where a model's transposes would otherwise move it:
     # 0, C as the problem has it; H > 0, an unbatched M×N product's C stored as H heads of N/H columns one after the
@@ -355,12 +356,18 @@ def parse_schedule(text: str) -> HopperSchedule:
 # to its staging area (stmatrix), reads one 16-byte row of them per lane back and stores it (four lanes give 64
 # contiguous bytes of a row), where the per-lane stores of two columns wrote 16 bytes a row per four lanes.
 STAGING_BYTES = 512  # four 8x8 blocks of 16-bit values
-# TMA stores (`HopperSchedule.tma_store`): a warp's areas in a ring, each block of 8 rows x 32 columns stored from
-# one while the next are written; an area is written again once at most STORE_RING - 1 later copies are still
-# reading (cp.async.bulk.wait_group.read). C's map: boxes of 32 columns x 8 rows, 64-byte swizzle (a row of the
-# box is 64 bytes: its four 16-byte chunks XOR-ed with bits 7-8 of the address, so the eight rows' writes of one
-# 8x8 matrix fall in different banks).
+# TMA stores (`HopperSchedule.tma_store`): a warp's areas in a ring, its 8x32 blocks written into them
+# STORE_BATCH at a time (stmatrix), fenced to the async proxy once a batch and stored by one bulk group of copies
+# while the next batch is written; a batch's areas are written again once the group that last read them is done
+# (at most STORE_RING / STORE_BATCH - 1 later groups still reading: cp.async.bulk.wait_group.read). C's map: boxes of
+# 32 columns x 8 rows, 64-byte swizzle (a row of the box is 64 bytes: its four 16-byte chunks XOR-ed with bits 7-8
+# of the address, so the eight rows' writes of one 8x8 matrix fall in different banks). Batches of 2 in a ring of
+# 4, measured on an H200 against a fence and a group per block (results/h200/square8192/batch1, float64-checked,
+# two rounds): the multi-head block's Q·Kᵀ (16x4096x4096x128, two K steps a tile) 232.5 -> 210.7 µs, block a's
+# ·W1 232.6 -> 228.1, its projection 60.4 -> 59.9, 8192³ 1666.5 -> 1646.4 (within the rounds' spread), ·W2 the
+# same; a workgroup's epilogue between tiles 0.4-0.6 µs shorter (batches of 4 in a ring of 8, results/h200/prologue).
 STORE_RING = 4
+STORE_BATCH = 2
 STORE_BOX = (32, 8)
 STORE_SWIZZLE = 64
 
@@ -1212,11 +1219,10 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
     """A tile inside the problem, out by TMA (`HopperSchedule.tma_store`): per four 8-column blocks of each fragment
     row (the warp's 8 rows x 32 columns of C), the warp's packed pairs written as four 8x8 matrices into the next
     area of its ring (stmatrix: lane l gives the address of row l % 8 of matrix l / 8, in the 64-byte swizzle of
-    C's map), made visible to the async proxy, and lane 0 stores the block with one bulk tensor copy (its own bulk
-    group) at columns col·block_n + 32 g, rows slab + 64 r + 8 half (+ `slice_rows`: a batch's product) after
-    waiting until the copy that last read the area is done. In heads (`store_heads`), C's map has three dimensions:
-    a split product's block at (column % width, row, column / width), a join's at (column, product, row), the row
-    then within the product."""
+    C's map), and lane 0 stores the block with one bulk tensor copy at columns col·block_n + 32 g, rows slab + 64 r
+    + 8 half (+ `slice_rows`: a batch's product); the blocks go in batches (`_tma_store_batches`). In heads
+    (`store_heads`), C's map has three dimensions: a split product's block at (column % width, row, column /
+    width), a join's at (column, product, row), the row then within the product."""
     rr = b.arith("remui", lane, i32(8), "i32")
     chunk = b.arith("xori", b.arith("divui", lane, i32(8), "i32"),
                     b.arith("andi", b.arith("shrui", rr, i32(1), "i32"), i32(3), "i32"), "i32")
@@ -1226,13 +1232,12 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
     y0 = slab if slice_rows is None else b.arith("addi", slab, slice_rows, "i32")
     heads = head_store(problem, s)
     width = head_width(problem, s) if heads else 0
-    n = 0
+    boxes = []  # (the 8x32 block's four packed words, its box coordinates), in store order
     for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
         words = [pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
                        for e in range(2)]) for j in range(s.block_n // 8)]
         y = b.arith("addi", y0, i32(64 * r + 8 * half), "i32")
         for g in range(s.block_n // 32):
-            buf = b.arith("addi", area, i32((n % STORE_RING) * STAGING_BYTES), "i32")
             x = b.arith("addi", x0, i32(32 * g), "i32")
             if heads == "split":
                 coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
@@ -1241,16 +1246,35 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
                 coords = [x, piece, y]
             else:
                 coords = [x, y]
-            places = ", ".join(f"${7 + i}" for i in range(len(coords)))
-            _asm(b, f"{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group.read {STORE_RING - 1}; }} "
-                 "bar.warp.sync -1; stmatrix.sync.aligned.m8n8.x4.shared.b16 [$1], {$2, $3, $4, $5}; "
-                 "fence.proxy.async.shared::cta; bar.warp.sync -1; { .reg .pred p; setp.eq.u32 p, $0, 0; "
-                 f"@p cp.async.bulk.tensor.{len(coords)}d.global.shared::cta.bulk_group [$6, {{{places}}}], "
-                 f"[${7 + len(coords)}]; @p cp.async.bulk.commit_group; }}", "r,r,r,r,r,r,l" + ",r" * (len(coords) + 1),
-                 [(lane, "i32"), (b.arith("addi", buf, offset, "i32"), "i32"),
-                  *[(w, "i32") for w in words[4 * g:4 * g + 4]], (c_map, "i64"), *[(v, "i32") for v in coords],
-                  (buf, "i32")])
-            n += 1
+            boxes.append((words[4 * g:4 * g + 4], coords))
+    _tma_store_batches(b, c_map, area, lane, offset, i32, boxes)
+
+
+def _tma_store_batches(b: _Body, c_map: str, area: str, lane: str, offset: str, i32, boxes: list) -> None:
+    """`_tma_stores`' blocks (`boxes`: four packed words and the box coordinates each) in batches of STORE_BATCH:
+    lane 0 waits until at most STORE_RING / STORE_BATCH - 1 earlier batches are still reading (the batch's areas
+    were last read by the batch that many before), the warp writes the batch's blocks (stmatrix), fences them to
+    the async proxy once, and lane 0 issues their copies as one bulk group."""
+    assert STORE_RING % STORE_BATCH == 0 and STORE_RING // STORE_BATCH >= 2, "a batch written while one is read"
+    for start in range(0, len(boxes), STORE_BATCH):
+        chunk = boxes[start:start + STORE_BATCH]
+        _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group.read "
+             f"{STORE_RING // STORE_BATCH - 1}; }} bar.warp.sync -1;", "r", [(lane, "i32")])
+        bufs = [b.arith("addi", area, i32(((start + j) % STORE_RING) * STAGING_BYTES), "i32")
+                for j in range(len(chunk))]
+        for buf, (four, _) in zip(bufs, chunk):
+            _asm(b, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
+                 [(b.arith("addi", buf, offset, "i32"), "i32"), *[(w, "i32") for w in four]])
+        _asm(b, "fence.proxy.async.shared::cta; bar.warp.sync -1;", "", [])
+        copies, args, at = [], [(lane, "i32"), (c_map, "i64")], 2
+        for buf, (_, coords) in zip(bufs, chunk):
+            places = ", ".join(f"${at + i}" for i in range(len(coords)))
+            copies.append(f"@p cp.async.bulk.tensor.{len(coords)}d.global.shared::cta.bulk_group [$1, {{{places}}}], "
+                          f"[${at + len(coords)}];")
+            args += [*[(v, "i32") for v in coords], (buf, "i32")]
+            at += len(coords) + 1
+        _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; " + " ".join(copies) + " @p cp.async.bulk.commit_group; }",
+             "r,l" + ",r" * (len(args) - 2), args)
 
 
 def program(problem: Gemm, schedule: HopperSchedule, function: str = "main", maps_result: bool = False) -> str:

@@ -30,8 +30,33 @@ def kernel(gemm: Gemm, s: HopperSchedule) -> str:
     return text[text.index("func.func @gemm()"):text.index("func.func @main")]
 
 
-STORE = re.compile(r'llvm\.inline_asm has_side_effects asm_dialect = att "[^"]*cp\.async\.bulk\.tensor\.\dd\.global'
-                   r'\.shared::cta[^"]*", "[^"]*" ([^:]*) :')
+ASM = re.compile(r'llvm\.inline_asm has_side_effects asm_dialect = att "([^"]*)", "[^"]*" ?([^:]*) :')
+COPY = re.compile(r"@p cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.bulk_group "
+                  r"\[\$1, \{([^}]*)\}\], \[\$(\d+)\];")
+
+
+def copy_sites(text: str) -> list[list[str]]:
+    """Each bulk copy of C in the kernel's text, in order, as [lane, the stmatrix address that wrote its area, the
+    four words written, C's map, its coordinates..., the area it reads] (SSA names): a batch's stmatrix writes,
+    in order, pair with the copies of the group that follows them; every copy asm is preceded, since that batch's
+    first write, by one proxy fence."""
+    sites, written, fenced = [], [], False
+    for m in ASM.finditer(text):
+        body, operands = m.group(1), [v.strip() for v in m.group(2).split(",") if v.strip()]
+        if body.startswith("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0]"):
+            written.append(operands)
+            fenced = False
+        elif body == "fence.proxy.async.shared::cta; bar.warp.sync -1;":
+            fenced = True
+        elif COPY.search(body):
+            copies = COPY.findall(body)
+            assert fenced and len(copies) == len(written), "a group's copies follow its writes and one fence"
+            for (places, area), (address, *words) in zip(copies, written):
+                coords = [operands[int(p.strip()[1:])] for p in places.split(",")]
+                sites.append([operands[0], address, *words, operands[1], *coords, operands[int(area)]])
+            written = []
+    assert not written, "every block written is copied"
+    return sites
 
 
 def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: range | None = None) -> list[dict]:
@@ -41,7 +66,7 @@ def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: r
     text = kernel(gemm, s)
     ops = compiled(text)
     loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
-    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    sites = copy_sites(text)
     assert sites
     found = []
     for bid in workgroups or range(grid_size(gemm, s)):
@@ -339,7 +364,7 @@ def test_each_copy_stores_the_accumulator_elements_the_wgmma_layout_puts_in_its_
     s = replace(schedule, tma_store=True)
     text = kernel(gemm, s)
     defs = _defs(text)
-    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    sites = copy_sites(text)
     boxes = [r["box"] for r in sorted(stores(gemm, s, range(1), range(1)), key=lambda r: r["n"])
              if r["tile"] == 0 and r["warp"] == 0]
     structs = []
@@ -372,7 +397,7 @@ def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through
     built = BUILT.findall(text)
     acquire = re.search(r'@p fence\.proxy\.tensormap::generic\.acquire\.gpu \[\$1\][^"]*", "r,l" %\w+, (%\w+)',
                         text).group(1)
-    sites = [[v.strip() for v in m.group(1).split(",")] for m in STORE.finditer(text)]
+    sites = copy_sites(text)
     scratch = (POINTERS["t"], POINTERS["t"] + 8 * hopper.maps_words(gemm, s))
     slots = []
     for bid in range(grid_size(gemm, s)):
@@ -388,15 +413,57 @@ def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through
     assert scratch[0] <= min(slots) and max(slots) + 128 <= scratch[1]
 
 
-def test_an_area_is_written_again_only_once_the_copy_that_read_it_is_done():
-    """With four areas a warp, the copy that last read area n % 4 was issued four copies before copy n: waiting
-    until at most three copies are still reading (wait_group.read 3) is the most that is safe; and each warp waits
-    for all its copies before the workgroup ends."""
-    s = replace(hopper.DEFAULT, tma_store=True)
-    text = kernel(CASES[0][0], s)
-    areas = {r["buf"] for r in stores(CASES[0][0], s, range(1), range(1)) if r["warp"] == 0}
-    waits = re.findall(r"cp\.async\.bulk\.wait_group\.read (\d+); \} bar\.warp\.sync -1; stmatrix", text)
-    assert len(areas) == hopper.STORE_RING and waits and set(waits) == {str(len(areas) - 1)}
+def _ring_overlaps(events: list, areas: list, allowed: int | None = None) -> list:
+    """Run a warp's store sequence (`events`: ("wait", k) as lane 0's wait_group.read k, ("group", c) as a group of
+    c copies whose areas are the next c of `areas`, whose writes come just before it) against what
+    cp.async.bulk.wait_group.read guarantees: after waiting, at most k of the warp's earlier groups may still be
+    reading. -> the areas a group wrote while an earlier group still reading them might be (none is safe). With
+    `allowed`, every wait lets that many groups stay instead."""
+    pending, overlaps, at = [], [], 0
+    for kind, value in events:
+        if kind == "wait":
+            keep = value if allowed is None else allowed
+            pending = pending[len(pending) - keep:] if keep else []
+        else:
+            mine = set(areas[at:at + value])
+            at += value
+            overlaps += [a for group in pending for a in group & mine]
+            pending.append(mine)
+    return overlaps
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(2048, 2304, 128, "f16", "nt", epilogue=TRUNCF), hopper.DEFAULT),  # 72 units on 36 clusters: 2 tiles each
+    CASES[1]])
+def test_an_area_is_written_again_only_once_the_copy_that_read_it_is_done(gemm, schedule):
+    """A warp's blocks go to its ring of STORE_RING areas in order, in groups; before writing a group, lane 0 waits
+    until only the groups that cannot be reading the group's areas may still be pending. Checked by running the
+    kernel's own sequence of waits and groups, over the areas its arithmetic gives each copy, across a warp's first
+    two tiles (the ring runs on from tile to tile): no group writes an area a pending group may read, and one more
+    pending group allowed would (the waits are not stricter than needed); each warp waits for all its copies before
+    the workgroup ends."""
+    s = replace(schedule, tma_store=True)
+    text = kernel(gemm, s)
+    records = [r for r in stores(gemm, s, range(1), range(1)) if r["warp"] == 0]
+    first_two = sorted({r["tile"] for r in records})[:2]
+    records = sorted((r for r in records if r["tile"] in first_two), key=lambda r: (r["tile"], r["n"]))
+    assert len(first_two) == 2
+    areas = [r["buf"] for r in records]
+    assert len(set(areas)) == hopper.STORE_RING
+    events = []
+    for m in ASM.finditer(text):
+        wait = re.fullmatch(r"\{ \.reg \.pred p; setp\.eq\.u32 p, \$0, 0; @p cp\.async\.bulk\.wait_group\.read "
+                            r"(\d+); \} bar\.warp\.sync -1;", m.group(1))
+        if wait:
+            events.append(("wait", int(wait.group(1))))
+        elif COPY.search(m.group(1)):
+            events.append(("group", len(COPY.findall(m.group(1)))))
+    assert events and events[0][0] == "wait"
+    tile_events = events * 2
+    assert sum(c for kind, c in tile_events if kind == "group") == len(areas)
+    assert _ring_overlaps(tile_events, areas) == []
+    waits = {k for kind, k in events if kind == "wait"}
+    assert len(waits) == 1 and _ring_overlaps(tile_events, areas, allowed=waits.pop() + 1) != []
     tail = text[text.rindex("cp.async.bulk.tensor.2d.global"):]
     assert len(re.findall(r"@p cp\.async\.bulk\.wait_group 0;", tail)) == 1  # after the last copy: all of them done
 
