@@ -367,7 +367,10 @@ STAGING_BYTES = 512  # four 8x8 blocks of 16-bit values
 # ·W1 232.6 -> 228.1, its projection 60.4 -> 59.9, 8192³ 1666.5 -> 1646.4 (within the rounds' spread), ·W2 the
 # same; a workgroup's epilogue between tiles 0.4-0.6 µs shorter (batches of 4 in a ring of 8, results/h200/prologue).
 STORE_RING = 4
-STORE_BATCH = 2
+STORE_BATCH = 2  # areas (8-row halves of a box) a fence and a bulk group
+# C's box: 32 columns by 8 rows (a fragment row's block), or by 16 (both of a warp's fragment rows, two 8x8 halves
+# in two neighbouring areas: the 64-byte swizzle repeats every 8 rows, so each half keeps its 512-byte pattern) for
+# half as many copies; 16 is built and checked on the CPU, not yet measured on a GPU.
 STORE_BOX = (32, 8)
 STORE_SWIZZLE = 64
 
@@ -1232,47 +1235,58 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
     y0 = slab if slice_rows is None else b.arith("addi", slab, slice_rows, "i32")
     heads = head_store(problem, s)
     width = head_width(problem, s) if heads else 0
-    boxes = []  # (the 8x32 block's four packed words, its box coordinates), in store order
-    for r, half in ((r, half) for r in range(s.m_blocks) for half in range(2)):
-        words = [pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
-                       for e in range(2)]) for j in range(s.block_n // 8)]
-        y = b.arith("addi", y0, i32(64 * r + 8 * half), "i32")
-        for g in range(s.block_n // 32):
-            x = b.arith("addi", x0, i32(32 * g), "i32")
-            if heads == "split":
-                coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
-            elif heads == "join":
-                assert piece is not None, "a join's copies need the product (the kernel's piece)"
-                coords = [x, piece, y]
-            else:
-                coords = [x, y]
-            boxes.append((words[4 * g:4 * g + 4], coords))
+    boxes = []  # (the box's packed words, four per 8-row half, and its coordinates), in store order
+    halves = STORE_BOX[1] // 8  # 8-row halves of a box: one, or both of the warp's fragment rows
+    for r in range(s.m_blocks):
+        words = [[pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                        for e in range(2)]) for j in range(s.block_n // 8)] for half in range(2)]
+        for first_half in range(0, 2, halves):
+            y = b.arith("addi", y0, i32(64 * r + 8 * first_half), "i32")
+            for g in range(s.block_n // 32):
+                x = b.arith("addi", x0, i32(32 * g), "i32")
+                if heads == "split":
+                    coords = [b.arith("remui", x, i32(width), "i32"), y, b.arith("divui", x, i32(width), "i32")]
+                elif heads == "join":
+                    assert piece is not None, "a join's copies need the product (the kernel's piece)"
+                    coords = [x, piece, y]
+                else:
+                    coords = [x, y]
+                four = [w for half in range(first_half, first_half + halves) for w in words[half][4 * g:4 * g + 4]]
+                boxes.append((four, coords))
     _tma_store_batches(b, c_map, area, lane, offset, i32, boxes)
 
 
 def _tma_store_batches(b: _Body, c_map: str, area: str, lane: str, offset: str, i32, boxes: list) -> None:
-    """`_tma_stores`' blocks (`boxes`: four packed words and the box coordinates each) in batches of STORE_BATCH:
-    lane 0 waits until at most STORE_RING / STORE_BATCH - 1 earlier batches are still reading (the batch's areas
-    were last read by the batch that many before), the warp writes the batch's blocks (stmatrix), fences them to
-    the async proxy once, and lane 0 issues their copies as one bulk group."""
-    assert STORE_RING % STORE_BATCH == 0 and STORE_RING // STORE_BATCH >= 2, "a batch written while one is read"
-    for start in range(0, len(boxes), STORE_BATCH):
-        chunk = boxes[start:start + STORE_BATCH]
+    """`_tma_stores`' boxes (their packed words, four per 8-row half, and coordinates) in batches of STORE_BATCH
+    areas: a box takes one area of the ring per half (neighbouring areas), so the ring holds STORE_RING / halves
+    boxes and a batch STORE_BATCH / halves (at least one); lane 0 waits until at most (boxes the ring holds) /
+    (boxes a batch) - 1 earlier batches are still reading (the batch's areas were last read by the batch that many
+    before), the warp writes the batch's halves (stmatrix), fences them to the async proxy once, and lane 0 issues
+    their copies as one bulk group."""
+    halves = STORE_BOX[1] // 8
+    slots, batch = STORE_RING // halves, max(1, STORE_BATCH // halves)  # boxes the ring holds, boxes a batch
+    assert STORE_BOX[1] in (8, 16) and slots % batch == 0 and slots // batch >= 2, "a batch written while one is read"
+    for start in range(0, len(boxes), batch):
+        chunk = boxes[start:start + batch]
         _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group.read "
-             f"{STORE_RING // STORE_BATCH - 1}; }} bar.warp.sync -1;", "r", [(lane, "i32")])
-        bufs = [b.arith("addi", area, i32(((start + j) % STORE_RING) * STAGING_BYTES), "i32")
+             f"{slots // batch - 1}; }} bar.warp.sync -1;", "r", [(lane, "i32")])
+        bufs = [b.arith("addi", area, i32(((start + j) % slots) * halves * STAGING_BYTES), "i32")
                 for j in range(len(chunk))]
-        for buf, (four, _) in zip(bufs, chunk):
-            _asm(b, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
-                 [(b.arith("addi", buf, offset, "i32"), "i32"), *[(w, "i32") for w in four]])
+        for buf, (words, _) in zip(bufs, chunk):
+            for half in range(halves):
+                at = b.arith("addi", buf, offset, "i32")
+                if half:
+                    at = b.arith("addi", at, i32(half * STAGING_BYTES), "i32")
+                _asm(b, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
+                     [(at, "i32"), *[(w, "i32") for w in words[4 * half:4 * half + 4]]])
         _asm(b, "fence.proxy.async.shared::cta; bar.warp.sync -1;", "", [])
-        copies, args, at = [], [(lane, "i32"), (c_map, "i64")], 2
+        copies, args, at_ = [], [(lane, "i32"), (c_map, "i64")], 2
         for buf, (_, coords) in zip(bufs, chunk):
-            places = ", ".join(f"${at + i}" for i in range(len(coords)))
+            places = ", ".join(f"${at_ + i}" for i in range(len(coords)))
             copies.append(f"@p cp.async.bulk.tensor.{len(coords)}d.global.shared::cta.bulk_group [$1, {{{places}}}], "
-                          f"[${at + len(coords)}];")
+                          f"[${at_ + len(coords)}];")
             args += [*[(v, "i32") for v in coords], (buf, "i32")]
-            at += len(coords) + 1
+            at_ += len(coords) + 1
         _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; " + " ".join(copies) + " @p cp.async.bulk.commit_group; }",
              "r,l" + ",r" * (len(args) - 2), args)
 
@@ -1636,7 +1650,7 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     counts = (expected,) if some_tile_whole else (0, expected)
     edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
     if stores_by_tma(problem, schedule):  # each staged block stored by one bulk copy; none read back by the lanes
-        whole = stmatrix == bulk and stmatrix in counts and rows16 == 0
+        whole = stmatrix == bulk * (STORE_BOX[1] // 8) and stmatrix in counts and rows16 == 0
         if schedule.store_heads:  # whole tiles only: no other store of C at all
             return whole and rounded and not re.search(r"st\.global\.", gemm)
         return whole and rounded and "st.global.v2.f32" not in gemm and (edges_whole or "st.global.b32" in gemm)

@@ -25,6 +25,13 @@ from transforms.problem import Epilogue, Gemm
 from kernel_arith import POINTERS, SMEM, compiled, evaluate  # noqa: E402  (tests/unit/kernel_arith.py)
 
 TRUNCF = Epilogue("truncf")
+
+
+@pytest.fixture(autouse=True, params=[8, 16], ids=["rows8", "rows16"])
+def box_rows(request, monkeypatch):
+    """Every test with C's boxes of 8 rows (as shipped) and of 16 (`hopper.STORE_BOX`: two halves a copy)."""
+    monkeypatch.setattr(hopper, "STORE_BOX", (hopper.STORE_BOX[0], request.param))
+    return request.param
 def kernel(gemm: Gemm, s: HopperSchedule) -> str:
     text = program(gemm, s)
     return text[text.index("func.func @gemm()"):text.index("func.func @main")]
@@ -35,11 +42,12 @@ COPY = re.compile(r"@p cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.bulk_g
                   r"\[\$1, \{([^}]*)\}\], \[\$(\d+)\];")
 
 
-def copy_sites(text: str) -> list[list[str]]:
-    """Each bulk copy of C in the kernel's text, in order, as [lane, the stmatrix address that wrote its area, the
-    four words written, C's map, its coordinates..., the area it reads] (SSA names): a batch's stmatrix writes,
-    in order, pair with the copies of the group that follows them; every copy asm is preceded, since that batch's
-    first write, by one proxy fence."""
+def copy_sites(text: str) -> list[tuple[list[str], int]]:
+    """Each 8-row half of each bulk copy of C in the kernel's text, in order, as ([lane, the stmatrix address that
+    wrote it, the four words written, C's map, the copy's coordinates..., the area the copy reads] (SSA names), the
+    half): a batch's stmatrix writes, in order, pair with the copies of the group that follows them, STORE_BOX's
+    rows / 8 writes a copy; every copy asm is preceded, since that batch's first write, by one proxy fence."""
+    halves = hopper.STORE_BOX[1] // 8
     sites, written, fenced = [], [], False
     for m in ASM.finditer(text):
         body, operands = m.group(1), [v.strip() for v in m.group(2).split(",") if v.strip()]
@@ -50,24 +58,28 @@ def copy_sites(text: str) -> list[list[str]]:
             fenced = True
         elif COPY.search(body):
             copies = COPY.findall(body)
-            assert fenced and len(copies) == len(written), "a group's copies follow its writes and one fence"
-            for (places, area), (address, *words) in zip(copies, written):
+            assert fenced and len(copies) * halves == len(written), "a group's copies follow its writes, one fence"
+            for k, (places, area) in enumerate(copies):
                 coords = [operands[int(p.strip()[1:])] for p in places.split(",")]
-                sites.append([operands[0], address, *words, operands[1], *coords, operands[int(area)]])
+                for half in range(halves):
+                    address, *words = written[k * halves + half]
+                    sites.append(([operands[0], address, *words, operands[1], *coords, operands[int(area)]], half))
             written = []
     assert not written, "every block written is copied"
     return sites
 
 
 def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: range | None = None) -> list[dict]:
-    """Every bulk copy of C that `lanes` of each consumer warp take part in, per workgroup (all, or `workgroups`)
-    and tile: its box (x, y), the area it reads, the address the lane gives stmatrix, the warp and the copy's place
-    in the tile."""
+    """Every 8-row half of each bulk copy of C that `lanes` of each consumer warp take part in, per workgroup (all,
+    or `workgroups`) and tile: its 32x8 block (the copy's coordinates, the row 8 on for a second half), the 512-byte
+    area it is in (the copy's, 512 bytes on for a second half), the address the lane gives stmatrix, the warp and
+    its place in the tile."""
     text = kernel(gemm, s)
     ops = compiled(text)
     loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
     sites = copy_sites(text)
     assert sites
+    y_at = 2 if hopper.head_store(gemm, s) == "join" else 1  # the row among the copy's coordinates
     found = []
     for bid in workgroups or range(grid_size(gemm, s)):
         for g in range(s.consumers):
@@ -78,10 +90,12 @@ def stores(gemm: Gemm, s: HopperSchedule, lanes: range = range(1), workgroups: r
                     first, step = (g, 2) if s.kind == "pingpong" else (0, 1)
                     for i in range(first, mine, step):
                         v = evaluate(ops, {"bid": bid, "tid": tid, "%ci": i})
-                        for n, site in enumerate(sites):
+                        for n, (site, half) in enumerate(sites):
                             values = [v.get(o) for o in site]  # lane, address, 4 words, map, coords, area
                             lane_v, at, coords, buf = values[0], values[1], values[7:-1], values[-1]
                             assert lane_v == lane
+                            coords[y_at] += 8 * half
+                            buf += hopper.STAGING_BYTES * half
                             found.append({"bid": bid, "tile": i, "warp": 4 * g + warp, "lane": lane, "n": n,
                                           "box": tuple(coords), "buf": buf, "at": at})
     return found
@@ -142,11 +156,12 @@ def test_each_lane_writes_its_rows_where_the_swizzled_box_has_them_and_the_areas
     assert starts[-1] + ring <= SMEM + s.shared_bytes(staged=True)
 
 
-def test_the_c_map_is_cs_rows_in_boxes_of_32_columns_by_8_rows():
+def test_the_c_map_is_cs_rows_in_boxes_of_32_columns_by_8_or_16_rows(box_rows):
     gemm = Gemm(300, 520, 128, "bf16", "nn", batch=2, epilogue=TRUNCF)
     s = replace(hopper.DEFAULT, tma_store=True)
     *_, c = tensor_maps(gemm, s)
-    assert c == {"operand": "C", "dims": [520, 600], "stride": 1040, "box": [32, 8], "dtype": "bf16", "swizzle": 64}
+    assert c == {"operand": "C", "dims": [520, 600], "stride": 1040, "box": [32, box_rows], "dtype": "bf16",
+                 "swizzle": 64}
     assert len(tensor_maps(gemm, hopper.DEFAULT)) == 2  # staged stores: no C map
     # the scratch: three 128-byte maps a workgroup, and 128 bytes to align its start
     assert hopper.maps_words(gemm, s) == grid_size(gemm, s) * 3 * 16 + 16
@@ -194,7 +209,9 @@ def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
     hopper.check_ptx(ptx["staged"], gemm, staged)
     body = hopper.ptx_kernel(ptx["tma"], "gemm")
     copies = re.findall(r"@p cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", body)
-    assert len(copies) == tma.m_blocks * 2 * tma.block_n // 32 and "st.global.v4.b32" not in body
+    # a copy per 32-column block of each fragment row, or of both a warp's rows with 16-row boxes
+    assert len(copies) * (hopper.STORE_BOX[1] // 8) == tma.m_blocks * 2 * tma.block_n // 32
+    assert "st.global.v4.b32" not in body
     assert "st.global.b32" in body  # the edge tiles' pairs
     assert body.count("tensormap.replace.tile.global_address") == 3
     with pytest.raises(hopper.HopperError, match="C's type"):  # one block's copy gone
@@ -271,12 +288,12 @@ def test_in_heads_each_block_goes_where_the_head_layout_puts_it(gemm, schedule):
     assert len(set(starts)) == len(starts) == (gemm.batch or 1) * gemm.m * gemm.n // 256
 
 
-def test_the_head_maps_are_three_dimensional_over_cs_memory():
+def test_the_head_maps_are_three_dimensional_over_cs_memory(box_rows):
     (split_gemm, split), (join_gemm, join) = HEADS[0], HEADS[2]
     *_, c = tensor_maps(split_gemm, replace(split, tma_store=True))
-    assert (c["dims"], c["strides"], c["box"]) == ([128, 512, 8], [256, 512 * 128 * 2], [32, 8, 1])
+    assert (c["dims"], c["strides"], c["box"]) == ([128, 512, 8], [256, 512 * 128 * 2], [32, box_rows, 1])
     *_, c = tensor_maps(join_gemm, replace(join, tma_store=True))
-    assert (c["dims"], c["strides"], c["box"]) == ([128, 4, 256], [256, 4 * 128 * 2], [32, 1, 8])
+    assert (c["dims"], c["strides"], c["box"]) == ([128, 4, 256], [256, 4 * 128 * 2], [32, 1, box_rows])
     assert hopper.c_shape(split_gemm, replace(split, tma_store=True)) == [8 * 512, 128]
     assert hopper.c_shape(join_gemm, replace(join, tma_store=True)) == [256, 4 * 128]
 
@@ -368,7 +385,7 @@ def test_each_copy_stores_the_accumulator_elements_the_wgmma_layout_puts_in_its_
     boxes = [r["box"] for r in sorted(stores(gemm, s, range(1), range(1)), key=lambda r: r["n"])
              if r["tile"] == 0 and r["warp"] == 0]
     structs = []
-    for site, (x, y) in zip(sites, boxes):
+    for (site, _), (x, y) in zip(sites, boxes):
         g, (r, h) = (x - boxes[0][0]) // 32, divmod((y - boxes[0][1]) // 8, 8)
         for i, word in enumerate(site[2:6]):
             packed = re.match(r'llvm\.inline_asm asm_dialect = att "cvt\.rn\.(?:b?f16)x2\.f32 \$0, \$1, \$2;", '
@@ -405,7 +422,7 @@ def test_each_workgroup_builds_its_three_maps_in_its_own_slot_and_stores_through
         maps = map_addresses(built, v)
         assert set(maps) == {POINTERS["a"], POINTERS["b"], POINTERS["cc"]}
         c_map = maps[POINTERS["cc"]]
-        assert v[acquire] == c_map and all(v[site[6]] == c_map for site in sites)
+        assert v[acquire] == c_map and all(v[site[6]] == c_map for site, _ in sites)
         assert all(at % 128 == 0 for at in maps.values())  # tensor maps on 64 bytes at least (CUDA's CUtensorMap)
         slots += sorted(maps.values())
     # every workgroup's 128-byte maps apart from every other's, inside the scratch the dispatch allocates
@@ -456,8 +473,8 @@ def test_an_area_is_written_again_only_once_the_copy_that_read_it_is_done(gemm, 
                             r"(\d+); \} bar\.warp\.sync -1;", m.group(1))
         if wait:
             events.append(("wait", int(wait.group(1))))
-        elif COPY.search(m.group(1)):
-            events.append(("group", len(COPY.findall(m.group(1)))))
+        elif COPY.search(m.group(1)):  # a group of copies, each reading an area a half
+            events.append(("group", len(COPY.findall(m.group(1))) * (hopper.STORE_BOX[1] // 8)))
     assert events and events[0][0] == "wait"
     tile_events = events * 2
     assert sum(c for kind, c in tile_events if kind == "group") == len(areas)
