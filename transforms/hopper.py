@@ -160,6 +160,10 @@ class HopperSchedule:
     # other (H×M×N/H: "split"), or a batch of H products' C stored side by side, product h's columns at h·N of M rows
     # of H·N ("join").
     store_heads: int = 0
+    # With C stored by TMA, a whole tile's C packed into registers at the end of its K loop and stored only after the
+    # next tile's first wgmma group is issued, so that the stores run under that group (cooperative kernels; the
+    # workgroup's last tile stored after its loop). Built and checked on the CPU, not yet measured on a GPU.
+    defer_stores: bool = False
 
     @property
     def name(self) -> str:
@@ -174,6 +178,8 @@ class HopperSchedule:
         store = ", C stored by TMA" if self.tma_store else ""
         if self.store_heads:
             store += f" in {self.store_heads} heads"
+        if self.defer_stores:
+            store += ", deferred under the next tile's first MMAs"
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -219,6 +225,9 @@ class HopperSchedule:
                 raise HopperError(f"slices summed in the cluster put the {self.block_m}x{self.block_n} f32 partial "
                                   f"product ({self.sum_bytes()} bytes) over the stages, which hold only "
                                   f"{self.stages * sum(self.stage_bytes())}.")
+        if self.defer_stores and (not self.tma_store or self.kind != "cooperative" or self.sums_in_cluster):
+            raise HopperError("deferred stores need C stored by TMA in a cooperative kernel (ping-pong consumers "
+                              "already store under the other's MMAs).")
         if self.shared_bytes() > SHARED_BYTES:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
 
@@ -397,6 +406,9 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
         raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
     if schedule is not None and schedule.store_heads:
         _check_heads(problem, schedule)
+    if schedule is not None and schedule.defer_stores and not stores_by_tma(problem, schedule):
+        raise HopperError(f"{problem.shape_name}: deferred stores need C stored by TMA (a 16-bit C the kernel "
+                          "stages: epilogue truncf, N a multiple of 8).")
     if problem.batched and schedule is not None and schedule.split_k > 1:
         raise HopperError(f"{problem.shape_name}: a batch of GEMMs is not split along K (its products are the "
                           "units of work).")
@@ -651,6 +663,13 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     return _ceil(units, rounds) * s.cluster_m
 
 
+def most_tiles(problem: Gemm, s: HopperSchedule) -> int:
+    """The most units of work (tiles) one workgroup takes: its cluster's share of them all."""
+    columns, rows = unit_grid(problem, s)
+    work = columns * rows * (1 if s.sums_in_cluster else s.split_k * (problem.batch or 1))
+    return _ceil(work, grid_size(problem, s) // s.cluster_size)
+
+
 def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
     """(shape, element type) of A (M×K), B (N×K, or K×N for nn), C (M×N, f32 or the input type) and the maps
     scratch (`maps_words`), the dispatch's operands and results in binding order."""
@@ -860,6 +879,25 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     g = b.arith("subi", wg, i32(1), "i32")
     g_i = b.op(f"arith.index_cast {g} : i32 to index", "g")
     acc_ty = _acc_type(s.block_n)
+    # deferred stores (`defer_stores`, checked against the problem in check_problem): every word of a tile's C
+    n_words = s.m_blocks * 2 * (s.block_n // 8)
+    defer = s.defer_stores and c_map is not None
+    carried_types = ", ".join(["i32"] * n_words + ["i1"])
+    area = None
+    if defer or staged:  # this warp's staging area (consumer warps from 0), as a 32-bit shared address
+        warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
+        start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
+        area = b.arith("addi", start, b.arith("muli", warp, i32(s.staging_bytes()), "i32"), "i32")
+
+    def deferred(tile: str, words: list[str]) -> None:
+        """The stores of loop tile `tile` (index) from its packed `words` (`_fragment_words`' order, flattened)."""
+        dcol, drow, dpiece = tile_of(tile)
+        slab, lane = _store_slab(b, s, tid32, rows_base, drow, i32)
+        nested = [[words[(2 * r + half) * (s.block_n // 8):(2 * r + half + 1) * (s.block_n // 8)]
+                   for half in range(2)] for r in range(s.m_blocks)]
+        slice_rows = b.arith("muli", dpiece, i32(problem.m), "i32") if pieces > 1 else None
+        assert c_map is not None and area is not None, "deferred stores go out by TMA through the staging areas"
+        _tma_stores(b, s, c_map, area, slab, lane, dcol, i32, nested, slice_rows, dpiece, problem)
     leader = b.op(f"arith.cmpi eq, {b.arith('remui', tid32, i32(WARPGROUP), 'i32')}, {i32(0)} : i32", "leader")
 
     def release(barrier: str) -> None:
@@ -888,8 +926,15 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         wait(bar(2, g64), parity_of(b.arith("subi", turn, b.arith("subi", i64(1), g64, "i64"), "i64")))
         b.op("}")
     else:
-        b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
         rows_base = b.arith("muli", g, i32(s.rows_per_consumer), "i32")
+        if defer:  # the previous tile's packed words and whether they wait to be stored, carried over
+            undef32, none = b.op("llvm.mlir.undef : i32", "u"), b.const(0, "i1")
+            carried = ", ".join([f"%dw{k} = {undef32}" for k in range(n_words)] + [f"%dpend = {none}"])
+            tiles_out = b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} iter_args({carried}) -> ({carried_types}) {{",
+                             "tl")
+            b.lines[-1] = b.lines[-1].replace(f"{tiles_out} =", f"{tiles_out}:{n_words + 1} =", 1)
+        else:
+            b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
     col, row, piece = tile_of("%ci")
     nn = problem.layout == "nn"
     # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
@@ -929,6 +974,10 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
 
     undefined = b.op(f"llvm.mlir.undef : {acc_ty}", "undef")
     firsts, _ = mma_step(c0, [undefined] * s.m_blocks, first=True)
+    if defer:  # the previous tile's C, stored while this tile's first wgmma group runs
+        b.op("scf.if %dpend {")
+        deferred(b.arith("subi", "%ci", c1, "index"), [f"%dw{k}" for k in range(n_words)])
+        b.op("}")
     accs = [f"%acc{r}" for r in range(s.m_blocks)]
     inits = ", ".join(f"{a} = {v}" for a, v in zip(accs, firsts))
     types = ", ".join([acc_ty] * s.m_blocks)
@@ -948,17 +997,34 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
-    area = None
-    if staged:  # this warp's staging area (consumer warps from 0), as a 32-bit shared address
-        warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
-        start = b.op(f"llvm.ptrtoint {shared(i64(s.staging_offset()))} : !llvm.ptr<3> to i32", "st")
-        area = b.arith("addi", start, b.arith("muli", warp, i32(s.staging_bytes()), "i32"), "i32")
+    slice_rows = b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None
     if s.sums_in_cluster:
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
+    elif defer:  # a whole tile's C packed and carried to the next tile; a tile at the problem's edge stored now
+        end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
+        end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
+        inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {i32(problem.m)} : i32", "in"),
+                         b.op(f"arith.cmpi ule, {end_n}, {i32(problem.n)} : i32", "in"), "i1")
+        kept = b.op(f"scf.if {inside} -> ({carried_types}) {{", "kp")
+        b.lines[-1] = b.lines[-1].replace(f"{kept} =", f"{kept}:{n_words + 1} =", 1)
+        words = _fragment_words(b, s, results, acc_ty, lambda v: _pack_pair(b, problem.out_dtype, tail, v, i32))
+        flat = [w for r in words for half in r for w in half]
+        b.op(f"scf.yield {', '.join(flat + [b.const(1, 'i1')])} : {carried_types}")
+        b.op("} else {")
+        _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, None,
+                  slice_rows, None, piece)
+        undef32 = b.op("llvm.mlir.undef : i32", "u")
+        b.op(f"scf.yield {', '.join([undef32] * n_words + [b.const(0, 'i1')])} : {carried_types}")
+        b.op("}")
+        b.op(f"scf.yield {', '.join(f'{kept}#{k}' for k in range(n_words + 1))} : {carried_types}")
     else:
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
-                  b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None, c_map, piece)
+                  slice_rows, c_map, piece)
     b.op("}")  # tiles
+    if defer:  # the workgroup's last tile, stored after the loop
+        b.op(f"scf.if {tiles_out}#{n_words} {{")
+        deferred(b.arith("subi", mine_i, c1, "index"), [f"{tiles_out}#{k}" for k in range(n_words)])
+        b.op("}")
     if c_map is not None:  # the warp's last bulk stores done before the workgroup (and its shared memory) ends
         _asm(b, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p cp.async.bulk.wait_group 0; }", "r", [(lane_, "i32")])
     b.op("}")  # consumers
@@ -1087,6 +1153,32 @@ def _cvt_one(b: _Body, out: str, value: str) -> str:
     return b.op(f"llvm.bitcast {bits} : i16 to {out}", "h")
 
 
+def _pack_pair(b: _Body, out: str, tail: Elementwise | None, values: list[str], i32) -> str:
+    """Two neighbouring columns rounded to the 16-bit type `out` (through the tail), in one i32: the lower column in
+    the lower half (the lower address)."""
+    if tail is not None:  # each element rounded, through the tail, then the pair packed
+        bits = [b.op(f"llvm.bitcast {tail.emit(b, _cvt_one(b, out, v), out)} : {out} to i16", "h") for v in values]
+        halves = [b.op(f"arith.extui {h} : i16 to i32", "h") for h in bits]
+        return b.arith("ori", b.arith("shli", halves[1], i32(16), "i32"), halves[0], "i32")
+    return _cvt_pair(b, out, values[0], values[1])
+
+
+def _fragment_words(b: _Body, s: HopperSchedule, results: list[str], acc_ty: str, pack) -> list:
+    """The thread's accumulator fragments packed in pairs: words[r][half][j] holds elements 4 j + 2 half + (0, 1)
+    of m64 block r's struct (the fragment row `half`, columns 8 j + 2 (lane % 4) + (0, 1))."""
+    return [[[pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
+                    for e in range(2)]) for j in range(s.block_n // 8)] for half in range(2)]
+            for r in range(s.m_blocks)]
+
+
+def _store_slab(b: _Body, s: HopperSchedule, tid32: str, rows_base: str, row: str, i32) -> tuple[str, str]:
+    """(the warp's first row of C in block row `row`: its 16 rows of the tile, the lane), i32."""
+    lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
+    warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
+    slab = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), rows_base, "i32")
+    return b.arith("addi", slab, b.arith("muli", row, i32(s.block_m), "i32"), "i32"), lane
+
+
 def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, results: list[str], acc_ty: str,
               tid32: str, rows_base: str, col: str, row: str, i32, i64, tail: Elementwise | None = None,
               area: str | None = None, slice_rows: str | None = None, c_map: str | None = None,
@@ -1099,10 +1191,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     (stmatrix: lane l gives the address of row l % 8 of matrix l / 8), then each lane's row read back and stored
     at row l % 8, columns 8 (4 g + l / 8) of the warp's 8-row slab. With `slice_rows` (split-K: slice × M, i32),
     the rows are stored that many rows on (the slice's partial product), guarded against M as ever."""
-    lt = b.arith("remui", tid32, i32(WARPGROUP), "i32")
-    warp, lane = b.arith("divui", lt, i32(32), "i32"), b.arith("remui", lt, i32(32), "i32")
-    slab = b.arith("addi", b.arith("muli", warp, i32(16), "i32"), rows_base, "i32")  # the warp's first row
-    slab = b.arith("addi", slab, b.arith("muli", row, i32(s.block_m), "i32"), "i32")
+    slab, lane = _store_slab(b, s, tid32, rows_base, row, i32)  # the warp's first row
     row0 = b.arith("addi", slab, b.arith("divui", lane, i32(4), "i32"), "i32")  # the lane's fragment row
     col0 = b.arith("muli", b.arith("remui", lane, i32(4), "i32"), i32(2), "i32")
     col0 = b.arith("addi", col0, b.arith("muli", col, i32(s.block_n), "i32"), "i32")
@@ -1116,13 +1205,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
         pc = b.arith("addi", pc, b.arith("muli", shift, i64(problem.n * size), "i64"), "i64")
 
     def pack(values: list[str]) -> str:
-        """Two neighbouring columns rounded to the 16-bit type (through the tail), in one i32: the lower column in
-        the lower half (the lower address)."""
-        if tail is not None:  # each element rounded, through the tail, then the pair packed
-            halves = [b.op(f"arith.extui {b.op(f'llvm.bitcast {tail.emit(b, rounded(v), out)} : {out} to i16', 'h')}"
-                           f" : i16 to i32", "h") for v in values]
-            return b.arith("ori", b.arith("shli", halves[1], i32(16), "i32"), halves[0], "i32")
-        return _cvt_pair(b, out, values[0], values[1])
+        return _pack_pair(b, out, tail, values, i32)
 
     def store_pair(address: str, offset: int | None, values: list[str]) -> None:
         """Two neighbouring columns in one store at `address` (+ `offset` bytes, an immediate): 8 bytes of f32, or
@@ -1137,7 +1220,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
     def rounded(value: str) -> str:
         return _cvt_one(b, out, value)
     if c_map is not None and area is not None and s.store_heads:  # every tile whole (`_check_heads`): TMA only
-        _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, None, piece, problem)
+        _tma_stores(b, s, c_map, area, slab, lane, col, i32, _fragment_words(b, s, results, acc_ty, pack), None,
+                    piece, problem)
         return
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
         end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
@@ -1146,7 +1230,8 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                          b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
         b.op(f"scf.if {inside} {{")
         if c_map is not None and area is not None:
-            _tma_stores(b, s, c_map, area, slab, lane, col, i32, results, acc_ty, pack, slice_rows, piece, problem)
+            _tma_stores(b, s, c_map, area, slab, lane, col, i32, _fragment_words(b, s, results, acc_ty, pack),
+                        slice_rows, piece, problem)
         elif area is not None:
             _staged_stores(b, problem, s, pc, area, slab, lane, col, i32, i64, results, acc_ty, pack)
         else:
@@ -1217,8 +1302,7 @@ def _staged_stores(b: _Body, problem: Gemm, s: HopperSchedule, pc: str, area: st
 
 
 def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, lane: str, col: str, i32,
-                results: list[str], acc_ty: str, pack, slice_rows: str | None, piece: str | None,
-                problem: Gemm) -> None:
+                words: list, slice_rows: str | None, piece: str | None, problem: Gemm) -> None:
     """A tile inside the problem, out by TMA (`HopperSchedule.tma_store`): per four 8-column blocks of each fragment
     row (the warp's 8 rows x 32 columns of C), the warp's packed pairs written as four 8x8 matrices into the next
     area of its ring (stmatrix: lane l gives the address of row l % 8 of matrix l / 8, in the 64-byte swizzle of
@@ -1238,8 +1322,6 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
     boxes = []  # (the box's packed words, four per 8-row half, and its coordinates), in store order
     halves = STORE_BOX[1] // 8  # 8-row halves of a box: one, or both of the warp's fragment rows
     for r in range(s.m_blocks):
-        words = [[pack([b.op(f"llvm.extractvalue {results[r]}[{4 * j + 2 * half + e}] : {acc_ty}", "v")
-                        for e in range(2)]) for j in range(s.block_n // 8)] for half in range(2)]
         for first_half in range(0, 2, halves):
             y = b.arith("addi", y0, i32(64 * r + 8 * first_half), "i32")
             for g in range(s.block_n // 32):
@@ -1251,7 +1333,7 @@ def _tma_stores(b: _Body, s: HopperSchedule, c_map: str, area: str, slab: str, l
                     coords = [x, piece, y]
                 else:
                     coords = [x, y]
-                four = [w for half in range(first_half, first_half + halves) for w in words[half][4 * g:4 * g + 4]]
+                four = [w for half in range(first_half, first_half + halves) for w in words[r][half][4 * g:4 * g + 4]]
                 boxes.append((four, coords))
     _tma_store_batches(b, c_map, area, lane, offset, i32, boxes)
 
@@ -1550,6 +1632,8 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         "slices summed in the cluster": _sums_in_cluster(gemm, schedule),
     }
     found["C's type"] = _stores_c_as(gemm, problem, schedule)
+    if schedule.defer_stores and most_tiles(problem, schedule) > 1:  # with one tile a workgroup nothing to defer
+        found["stores deferred under the next tile's first MMAs"] = _defers_stores(gemm)
     # the sum's f32 additions per group of 4 columns (LLVM drops those of columns it can prove past N, when N < 4)
     sums = min(problem.n, 4) * (schedule.split_k - 1) if schedule.sums_in_cluster else 0
     found["fused consumer"] = _applies_tail(gemm, problem, tail, sums)
@@ -1629,6 +1713,15 @@ def _builds_maps(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
             == len(specs) + (1 if stores_by_tma(problem, schedule) else 0))
 
 
+def _defers_stores(gemm: str) -> bool:
+    """The first write of C into a staging area (stmatrix, in the text) follows a wgmma group's commit and its
+    wait for the group before (wait_group 1), not a tile's drain (wait_group 0): the deferred stores of the previous
+    tile, under the next tile's first wgmma group."""
+    first = gemm.find("stmatrix.sync.aligned")
+    waits = re.findall(r"wgmma\.(commit_group|wait_group)\.sync\.aligned\s*(\d*);", gemm[:first]) if first > 0 else []
+    return len(waits) >= 2 and waits[-2] == ("commit_group", "") and waits[-1] == ("wait_group", "1")
+
+
 def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
     """C stored in its type: pairs of f32 in 8 bytes, or pairs rounded to nearest (cvt.rn) and packed in 4 bytes,
     when N is even; one element a store when it is odd (4 bytes of f32, or 2 rounded); nothing rounded for f32.
@@ -1647,7 +1740,9 @@ def _stores_c_as(gemm: str, problem: Gemm, schedule: HopperSchedule) -> bool:
         return False  # a bulk store of another rank than C's map
     expected = schedule.m_blocks * 2 * (schedule.block_n // 32)  # staged blocks a tile: stmatrix, then stored
     some_tile_whole = problem.m >= schedule.block_m and problem.n >= schedule.block_n  # else LLVM drops the path
-    counts = (expected,) if some_tile_whole else (0, expected)
+    counts: tuple[int, ...] = (expected,) if some_tile_whole else (0, expected)
+    if schedule.defer_stores:  # a tile's stores under the next one's first MMAs and the last's after the loop: two
+        counts += (2 * expected,)  # sites, which LLVM may merge into one
     edges_whole = problem.m % schedule.block_m == 0 and problem.n % schedule.block_n == 0
     if stores_by_tma(problem, schedule):  # each staged block stored by one bulk copy; none read back by the lanes
         whole = stmatrix == bulk * (STORE_BOX[1] // 8) and stmatrix in counts and rows16 == 0

@@ -1406,6 +1406,8 @@ CASES = {
                                4),
     "truncf-pairs": (Gemm(130, 260, 64, "f16", "nt", epilogue=TRUNCF), S(128, 128, 64, 2), None),
     "truncf-odd-n": (Gemm(100, 777, 64, "bf16", "nt", epilogue=TRUNCF), S(256, 128, 64, 2), None),
+    # a tile of 48 columns: not whole groups of four 8-column blocks, so no staged rows (pairs throughout)
+    "truncf-block-n-48": (Gemm(256, 96, 64, "f16", "nt", epilogue=TRUNCF), S(128, 48, 64, 2), None),
     # split_k: each slice's f32 partial product at rows slice × M on (skinny M, K in slices; with a cluster and
     # a persistent grid looping over more units than workgroups; odd N's single stores)
     "split-k-skinny": (Gemm(32, 520, 512, "bf16", "nt", epilogue=TRUNCF), S(128, 128, 64, 3, persistent=True,

@@ -351,6 +351,10 @@ def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, s
     assert want in fields.values()
     with pytest.raises(hopper.HopperError):  # the same PTX is not the plain TMA store's
         hopper.check_ptx(ptx, gemm, replace(s, store_heads=0))
+    # a heads kernel stores C by its copies alone: one plain store of C slipped in is found
+    stray = ptx.replace("cp.async.bulk.commit_group;", "cp.async.bulk.commit_group; st.global.b32 [%rd1], 0;", 1)
+    with pytest.raises(hopper.HopperError, match="C's type"):
+        hopper.check_ptx(stray, gemm, s)
     if shutil.which("ptxas"):
         done = subprocess.run(["ptxas", "-arch=sm_90a", str(next((tmp_path / "dump").glob("*.ptx"))), "-o",
                                str(tmp_path / "k.cubin")], capture_output=True, text=True)
@@ -534,3 +538,174 @@ def test_tune_models_products_and_fused_tails_follow_the_store_rule(m, n, k, lay
     assert replace(product, tma_store=False) == (SMALL_K_SCHEDULE if k <= 1024 else hopper.DEFAULT)
     assert tail_schedule_for(gemm) == replace(TAIL_SCHEDULE, tma_store=tma)
     assert product_schedule(gemm.with_(epilogue=Epilogue("none"))).tma_store is False  # f32 C
+
+
+# Deferred stores (`HopperSchedule.defer_stores`): every tile whole here, so each tile but a workgroup's last is
+# stored in the next iteration, under that tile's first wgmma group, and the last after the loop.
+DEFERRED = [(Gemm(2048, 2304, 256, "f16", "nt", epilogue=TRUNCF), hopper.DEFAULT),  # 2 tiles a workgroup
+            (Gemm(256, 512, 128, "bf16", "nn", batch=6, epilogue=TRUNCF), hopper.DEFAULT),  # 6 products, 1 each
+            (Gemm(1024, 1024, 512, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, store_heads=4))]
+
+
+def deferred_blocks(gemm: Gemm, s: HopperSchedule) -> list[tuple]:
+    """Lane 0's 32x8 blocks of every consumer warp of every workgroup, as (workgroup, warp, tile, block): the copies
+    in the loop evaluated at each iteration i >= 1 (they store tile i - 1, pending only after a whole tile, as every
+    tile is here), the copies after the loop once (the workgroup's last tile, pending when it has tiles)."""
+    text = kernel(gemm, s)
+    after = re.search(r"^\s*scf\.if %tl\d+#\d+ \{$", text, re.M).start()
+    ops = compiled(text)
+    loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
+    inside, last = copy_sites(text[:after]), copy_sites(text[after:])
+    y_at = 2 if hopper.head_store(gemm, s) == "join" else 1
+    found = []
+    for bid in range(grid_size(gemm, s)):
+        for g in range(s.consumers):
+            for warp in range(4):
+                tid = hopper.WARPGROUP * (1 + g) + 32 * warp
+                mine = evaluate(ops, {"bid": bid, "tid": tid})[loop]
+                runs = [(i, inside, {"%ci": i}) for i in range(1, mine)] + ([(mine, last, {})] if mine else [])
+                for i, sites, known in runs:
+                    v = evaluate(ops, {"bid": bid, "tid": tid, **known})
+                    for site, half in sites:
+                        coords = [v[o] for o in site[7:-1]]
+                        coords[y_at] += 8 * half
+                        found.append((bid, 4 * g + warp, i - 1, tuple(coords)))
+    return found
+
+
+@pytest.mark.parametrize("gemm, schedule", DEFERRED)
+def test_deferred_stores_write_every_block_of_c_once_from_the_tile_they_belong_to(gemm, schedule):
+    s = replace(schedule, tma_store=True, defer_stores=True)
+    hopper.check_problem(gemm, s)
+    got = deferred_blocks(gemm, s)
+    plain = stores(gemm, replace(s, defer_stores=False))  # the same kernel storing each tile at once
+    want = sorted((r["bid"], r["warp"], r["tile"], r["box"]) for r in plain if r["lane"] == 0)
+    assert sorted(got) == want
+
+
+@pytest.mark.parametrize("gemm, schedule", DEFERRED[:1])
+def test_deferred_words_are_the_tiles_packed_fragments_in_store_order(gemm, schedule):
+    """The words a tile carries to the next are its accumulator elements packed in pairs (upper element 4 j + 2 h +
+    1, lower 4 j + 2 h of m64 block r, word (2 r + h) · block_n / 8 + j), and the deferred copies write them where
+    the tile's own stores would: word 4 g + i of fragment row (r, h) as matrix i of block g."""
+    s = replace(schedule, tma_store=True, defer_stores=True)
+    text = kernel(gemm, s)
+    defs = _defs(text)
+    per_row = s.block_n // 8
+    carried = re.search(r"^\s*scf\.yield ((?:%\w+, )+)%c\w+ : i32", text, re.M).group(1).rstrip(", ").split(", ")
+    assert len(carried) == s.m_blocks * 2 * per_row
+    for k, word in enumerate(carried):
+        (r, h), j = divmod(k // per_row, 2), k % per_row
+        packed = re.match(r'llvm\.inline_asm asm_dialect = att "cvt\.rn\.(?:b?f16)x2\.f32 \$0, \$1, \$2;", '
+                          r'"=r,f,f" (%\w+), (%\w+)', defs[word])
+        (upper_struct, upper), (lower_struct, lower) = (_fragment(defs, v) for v in packed.groups())
+        assert (upper, lower) == (4 * j + 2 * h + 1, 4 * j + 2 * h) and upper_struct == lower_struct
+    after = re.search(r"^\s*scf\.if %tl\d+#\d+ \{$", text, re.M).start()
+    halves = hopper.STORE_BOX[1] // 8
+    for sites, name in ((copy_sites(text[:after]), r"%dw(\d+)"), (copy_sites(text[after:]), r"%tl\d+#(\d+)")):
+        for n, (site, half) in enumerate(sites):
+            box, g = divmod(n // halves, per_row // 4)  # the box's place: fragment rows (r, h0) and block g
+            r, first = divmod(box * halves, 2)
+            row = 2 * r + first + half
+            assert [int(re.fullmatch(name, w).group(1)) for w in site[2:6]] == \
+                [row * per_row + 4 * g + i for i in range(4)]
+
+
+def test_deferral_is_refused_where_it_cannot_apply_and_found_in_the_ptx(tmp_path):
+    s = replace(hopper.DEFAULT, tma_store=True, defer_stores=True)
+    with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA in a cooperative"):
+        replace(s, tma_store=False).check()
+    with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA in a cooperative"):
+        replace(hopper.named_schedule("hopper-pingpong"), tma_store=True, defer_stores=True).check()
+    with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA"):  # an f32 C: no staging
+        hopper.check_problem(Gemm(512, 512, 128, "f16", "nt"), s)
+    assert "deferred under the next tile's first MMAs" in s.describe()
+
+
+@pytest.mark.slow  # two compiles for sm_90a
+def test_the_deferred_kernel_compiles_and_check_ptx_finds_the_deferral(tmp_path):
+    from pipelines.compiler import iree_compile_path, run_patiently
+
+    # edge tiles (M and N past the last whole tile: stored at once, by the guarded path), two tiles a workgroup
+    gemm = Gemm(3000, 2600, 256, "bf16", "nt", epilogue=TRUNCF)
+    plain = replace(hopper.DEFAULT, tma_store=True)
+    deferred = replace(plain, defer_stores=True)
+    assert hopper.most_tiles(gemm, deferred) == 2
+    ptx = {}
+    for name, s in (("deferred", deferred), ("plain", plain)):
+        (tmp_path / f"{name}.mlir").write_text(program(gemm, s))
+        done = run_patiently([iree_compile_path(), str(tmp_path / f"{name}.mlir"), "--iree-hal-target-device=cuda",
+                              f"--iree-hal-dump-executable-files-to={tmp_path / name}", "-o",
+                              str(tmp_path / f"{name}.vmfb")], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        ptx[name] = next((tmp_path / name).glob("*.ptx")).read_text()
+    hopper.check_ptx(ptx["deferred"], gemm, deferred)
+    hopper.check_ptx(ptx["plain"], gemm, plain)
+    body = hopper.ptx_kernel(ptx["deferred"], "gemm")
+    assert "st.global.b32" in body  # the edge tiles' pairs, stored at once
+    with pytest.raises(hopper.HopperError, match="stores deferred"):  # the plain kernel does not defer
+        hopper.check_ptx(ptx["plain"], gemm, deferred)
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(3000, 2600, 256, "bf16", "nt", epilogue=TRUNCF), hopper.DEFAULT),
+    (Gemm(1000, 776, 448, "bf16", "nt", epilogue=TRUNCF), hopper.DEFAULT),
+    (Gemm(256, 512, 128, "bf16", "nn", batch=6, epilogue=TRUNCF), hopper.DEFAULT),
+    (Gemm(64, 4096, 4096, "bf16", "nn"), HopperSchedule(block_m=64, block_n=128, consumers=1, group_m=1, stages=4,
+                                                         split_k=4, split_sum="cluster"))])
+def test_most_tiles_is_the_longest_loop_the_kernel_runs(gemm, schedule):
+    """`most_tiles` (whether check_ptx looks for deferred stores) against the emitted kernel's own trip count,
+    evaluated for every workgroup."""
+    text = kernel(gemm, schedule)
+    ops = compiled(text)
+    loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
+    trips = [evaluate(ops, {"bid": bid, "tid": hopper.WARPGROUP})[loop] for bid in range(grid_size(gemm, schedule))]
+    assert max(trips) == hopper.most_tiles(gemm, schedule)
+
+
+@pytest.mark.parametrize("gemm, schedule", [CASES[0], CASES[1], (Gemm(512, 1024, 256, "f16", "nn", epilogue=TRUNCF),
+                                                                 replace(hopper.DEFAULT, store_heads=8))])
+def test_each_batch_waits_then_writes_then_fences_then_lane_0_copies_and_commits_once(gemm, schedule):
+    """The order a batch's areas need, asm by asm: lane 0's wait for the group that last read them, the warp's
+    writes (stmatrix), one proxy fence, then one asm in which lane 0 (the same lane value the wait tests) issues the
+    batch's copies and, after the last of them, commits them as one bulk group; nothing else in between."""
+    s = replace(schedule, tma_store=True)
+    text = kernel(gemm, s)
+    asms = [(m.group(1), [v.strip() for v in m.group(2).split(",") if v.strip()]) for m in ASM.finditer(text)]
+    store_asms = [(body, ops) for body, ops in asms if ("wait_group.read" in body and "bar.warp.sync" in body)
+                  or body.startswith("stmatrix")
+                  or body.startswith("fence.proxy.async") or COPY.search(body)]
+    per_box = hopper.STORE_BOX[1] // 8
+    batches, lane_names = 0, set()
+    at = 0
+    while at < len(store_asms):
+        body, ops = store_asms[at]
+        assert re.fullmatch(r"\{ \.reg \.pred p; setp\.eq\.u32 p, \$0, 0; @p cp\.async\.bulk\.wait_group\.read \d+; "
+                            r"\} bar\.warp\.sync -1;", body), body
+        lane_names.add(ops[0])
+        writes = 0
+        at += 1
+        while store_asms[at][0].startswith("stmatrix"):
+            writes, at = writes + 1, at + 1
+        assert store_asms[at][0] == "fence.proxy.async.shared::cta; bar.warp.sync -1;"
+        body, ops = store_asms[at + 1]
+        copies = COPY.findall(body)
+        assert body.startswith("{ .reg .pred p; setp.eq.u32 p, $0, 0; ") and body.endswith(
+            "; @p cp.async.bulk.commit_group; }") and body.count("commit_group") == 1
+        assert len(copies) * per_box == writes > 0
+        lane_names.add(ops[0])
+        batches, at = batches + 1, at + 2
+    assert batches and len(lane_names) == 1  # the waits and the copies test the same lane value
+    lane, = lane_names
+    ops = compiled(text)
+    for tid in (hopper.WARPGROUP, hopper.WARPGROUP + 37, hopper.WARPGROUP + 127):
+        assert evaluate(ops, {"bid": 0, "tid": tid})[lane] == tid % 32
+
+
+@pytest.mark.parametrize("block_n, staged", [(32, True), (48, False), (64, True), (80, False), (96, True)])
+def test_only_tiles_of_whole_32_column_groups_stage_their_stores(block_n, staged):
+    """The staged and TMA stores write a fragment row's columns 32 at a time (four 8x8 matrices a stmatrix): a tile
+    whose width is not a multiple of 32 would lose its last columns there, so it keeps the per-lane pairs."""
+    gemm = Gemm(256, 960, 64, "f16", "nt", epilogue=TRUNCF)
+    s = HopperSchedule(block_m=128, block_n=block_n, stages=2, tma_store=True)
+    assert hopper.stages_stores(gemm, s) is staged and hopper.stores_by_tma(gemm, s) is staged
