@@ -11,12 +11,15 @@ them on the GPU. RING and BATCH build the kernels with that many TMA store areas
 (`transforms.hopper.STORE_RING`) and blocks a proxy fence (`STORE_BATCH`); left out, 4 and 1, the stores as they
 were when run1 was measured (a fence and a bulk group per block).
 
-    python results/h200/prologue/gen.py FOLDER [RING BATCH]
+    python results/h200/prologue/gen.py FOLDER [RING BATCH [defer]]
+
+With `defer` the kernels defer each tile's stores under the next tile's first MMAs (`defer_stores`).
 """
 import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -94,7 +97,7 @@ def instrument(text: str, grid: int, words: int) -> str:
                 before.append(stamp(4, "%probe_lane"))
             elif line.strip() == "nvvm.wgmma.wait.group.sync.aligned 0":
                 after.append(stamp(5, "%probe_lane"))
-            elif re.match(r"\s*scf\.for %ci = ", line):
+            elif re.search(r"scf\.for %ci = ", line):  # the consumers' tile loop (it may carry values)
                 after.append(stamp(6, "%probe_lane"))
             elif "@p cp.async.bulk.wait_group 0; }" in line:
                 before.append(stamp(7, "%probe_lane"))
@@ -117,6 +120,8 @@ iree = Path(sys.executable).parent / "iree-compile"
 manifest = {"events": EVENTS, "cases": []}
 for name, gemm in SHAPES.items():
     s = fitted(gemm)
+    if sys.argv[4:] == ["defer"]:
+        s = replace(s, defer_stores=True)
     grid, words = hopper.grid_size(gemm, s), hopper.maps_words(gemm, s)
     text = instrument(hopper.program(gemm, s, maps_result=True), grid, words)
     (folder / f"{name}.mlir").write_text(text)
