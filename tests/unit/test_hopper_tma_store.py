@@ -543,6 +543,9 @@ def test_tune_models_products_and_fused_tails_follow_the_store_rule(m, n, k, lay
 # Deferred stores (`HopperSchedule.defer_stores`): every tile whole here, so each tile but a workgroup's last is
 # stored in the next iteration, under that tile's first wgmma group, and the last after the loop.
 DEFERRED = [(Gemm(2048, 2304, 256, "f16", "nt", epilogue=TRUNCF), hopper.DEFAULT),  # 2 tiles a workgroup
+            # two m64 blocks a consumer (256-row tiles), 2 tiles a workgroup
+            (Gemm(4096, 2048, 128, "f16", "nt", epilogue=TRUNCF), replace(hopper.DEFAULT, block_m=256, block_n=128,
+                                                                         stages=3)),
             (Gemm(256, 512, 128, "bf16", "nn", batch=6, epilogue=TRUNCF), hopper.DEFAULT),  # 6 products, 1 each
             (Gemm(1024, 1024, 512, "f16", "nn", epilogue=TRUNCF), replace(hopper.DEFAULT, store_heads=4))]
 
@@ -583,7 +586,7 @@ def test_deferred_stores_write_every_block_of_c_once_from_the_tile_they_belong_t
     assert sorted(got) == want
 
 
-@pytest.mark.parametrize("gemm, schedule", DEFERRED[:1])
+@pytest.mark.parametrize("gemm, schedule", DEFERRED[:2])
 def test_deferred_words_are_the_tiles_packed_fragments_in_store_order(gemm, schedule):
     """The words a tile carries to the next are its accumulator elements packed in pairs (upper element 4 j + 2 h +
     1, lower 4 j + 2 h of m64 block r, word (2 r + h) · block_n / 8 + j), and the deferred copies write them where
@@ -617,6 +620,8 @@ def test_deferral_is_refused_where_it_cannot_apply_and_found_in_the_ptx(tmp_path
         replace(s, tma_store=False).check()
     with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA in a cooperative"):
         replace(hopper.named_schedule("hopper-pingpong"), tma_store=True, defer_stores=True).check()
+    with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA in a cooperative"):
+        replace(s, split_k=2, split_sum="cluster", cluster_m=1, persistent=False).check()  # sums, not stores
     with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA"):  # an f32 C: no staging
         hopper.check_problem(Gemm(512, 512, 128, "f16", "nt"), s)
     assert "deferred under the next tile's first MMAs" in s.describe()
@@ -651,6 +656,8 @@ def test_the_deferred_kernel_compiles_and_check_ptx_finds_the_deferral(tmp_path)
     (Gemm(3000, 2600, 256, "bf16", "nt", epilogue=TRUNCF), hopper.DEFAULT),
     (Gemm(1000, 776, 448, "bf16", "nt", epilogue=TRUNCF), hopper.DEFAULT),
     (Gemm(256, 512, 128, "bf16", "nn", batch=6, epilogue=TRUNCF), hopper.DEFAULT),
+    (Gemm(256, 512, 128, "bf16", "nn", batch=40, epilogue=TRUNCF), hopper.DEFAULT),  # 80 units, 2 a cluster
+    (Gemm(128 * 19, 256 * 14, 128, "f16", "nt", epilogue=TRUNCF), hopper.DEFAULT),  # 140 units on 47 clusters
     (Gemm(64, 4096, 4096, "bf16", "nn"), HopperSchedule(block_m=64, block_n=128, consumers=1, group_m=1, stages=4,
                                                          split_k=4, split_sum="cluster"))])
 def test_most_tiles_is_the_longest_loop_the_kernel_runs(gemm, schedule):
@@ -709,3 +716,51 @@ def test_only_tiles_of_whole_32_column_groups_stage_their_stores(block_n, staged
     gemm = Gemm(256, 960, 64, "f16", "nt", epilogue=TRUNCF)
     s = HopperSchedule(block_m=128, block_n=block_n, stages=2, tma_store=True)
     assert hopper.stages_stores(gemm, s) is staged and hopper.stores_by_tma(gemm, s) is staged
+
+
+def _consts(text: str) -> dict:
+    found = re.finditer(r"^\s*(%c\d+) = arith\.constant (-?\d+) : i1$", text, re.M)
+    return {m.group(1): int(m.group(2)) for m in found}
+
+
+@pytest.mark.parametrize("gemm", [Gemm(3000, 2600, 256, "bf16", "nt", epilogue=TRUNCF),  # edge tiles in M and N
+                                  Gemm(2048, 2304, 256, "f16", "nt", epilogue=TRUNCF)])  # whole tiles, M, N exact
+def test_only_a_whole_tile_carries_its_words_and_nothing_is_pending_at_the_start(gemm):
+    """The pending flag: false before the first tile; after each tile, true exactly when the tile lies inside the
+    problem (its last row and column within M and N: the words carried), else false (stored at once). The
+    condition is evaluated from the kernel's own arithmetic for every tile of the first workgroups."""
+    s = replace(hopper.DEFAULT, tma_store=True, defer_stores=True)
+    text = kernel(gemm, s)
+    consts = _consts(text)
+    assert consts[re.search(r"scf\.for %ci = [^\n]*%dpend = (%\w+)", text).group(1)] == 0
+    branch = re.search(r"(%kp\d+):\d+ = scf\.if (%\w+) -> ", text)
+    yields = re.findall(r"scf\.yield [^\n]*, (%c\d+) : (?:i32, )+i1$", text, re.M)
+    assert [consts[y] for y in yields] == [1, 0]  # the inside branch's flag, then the edge branch's
+    cond = re.search(re.escape(branch.group(2)) + r" = arith\.andi (%\w+), (%\w+) : i1", text)
+    compares = [re.search(re.escape(c) + r" = arith\.cmpi (\w+), (%\w+), (%\w+) : i32", text) for c in cond.groups()]
+    assert all(m.group(1) == "ule" for m in compares)
+    ops = compiled(text)
+    loop = re.search(r"scf\.for %ci = %\w+ to (%\w+) step", text).group(1)
+    want_tiles = {(x, y) for x in range(-(-gemm.n // 256)) for y in range(-(-gemm.m // 128))}
+    seen = set()
+    for bid in range(grid_size(gemm, s)):
+        for i in range(evaluate(ops, {"bid": bid, "tid": hopper.WARPGROUP})[loop]):
+            v = evaluate(ops, {"bid": bid, "tid": hopper.WARPGROUP, "%ci": i})
+            inside = all(v[m.group(2)] <= v[m.group(3)] for m in compares)
+            col, row = (v[m.group(2)] for m in compares[::-1])  # (col + 1)·block_n, (row + 1)·block_m
+            tile = (col // 256 - 1, row // 128 - 1)
+            seen.add(tile)
+            assert inside == (row <= gemm.m and col <= gemm.n)
+    assert seen == want_tiles
+
+
+def test_defers_stores_reads_the_wait_before_the_first_write():
+    """`_defers_stores` on hand-written PTX: the first write after a group's commit and its wait for the group
+    before (deferred), after a drain (not), and after a wait that no commit precedes (not)."""
+    assert hopper._defers_stores("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;\n"
+                                 "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r2, %r3, %r4, %r5};")
+    assert not hopper._defers_stores("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
+                                     "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r2, %r3, %r4, %r5};")
+    assert not hopper._defers_stores("wgmma.wait_group.sync.aligned 1;\nwgmma.wait_group.sync.aligned 1;\n"
+                                     "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r2, %r3, %r4, %r5};")
+    assert not hopper._defers_stores("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;\n")
