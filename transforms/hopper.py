@@ -663,11 +663,21 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     return _ceil(units, rounds) * s.cluster_m
 
 
+def pieces(problem: Gemm, s: HopperSchedule) -> int:
+    """What a cluster tile is cut into as units of work: a batch's products, or K's slices (each over its own K)."""
+    return problem.batch if problem.batch is not None else s.split_k
+
+
+def work_units(problem: Gemm, s: HopperSchedule) -> int:
+    """The units of work the clusters share: a cluster tile and a piece (piece-major); with the slices summed in the
+    cluster, a tile (the cluster's workgroups take its slices, rank r slice r)."""
+    columns, rows = unit_grid(problem, s)
+    return columns * rows * (1 if s.sums_in_cluster else pieces(problem, s))
+
+
 def most_tiles(problem: Gemm, s: HopperSchedule) -> int:
     """The most units of work (tiles) one workgroup takes: its cluster's share of them all."""
-    columns, rows = unit_grid(problem, s)
-    work = columns * rows * (1 if s.sums_in_cluster else s.split_k * (problem.batch or 1))
-    return _ceil(work, grid_size(problem, s) // s.cluster_size)
+    return _ceil(work_units(problem, s), grid_size(problem, s) // s.cluster_size)
 
 
 def _operands(problem: Gemm, s: HopperSchedule) -> list[tuple[list[int], str]]:
@@ -773,11 +783,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     # `cluster_m` block rows of one column, block row `cluster_m * unit row + rank` this workgroup's.
     columns, rows = unit_grid(problem, s)
     tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_size
-    # units of work: a cluster tile and a slice of K (slice-major); with the slices summed in the cluster, a tile
-    # (the cluster's workgroups take its slices, rank r slice r)
-    # a batch's products are pieces as K's slices are (piece: the product), each over all of K
-    pieces = problem.batch if problem.batch is not None else s.split_k
-    work = tiles if s.sums_in_cluster else tiles * pieces
+    split, work = pieces(problem, s), work_units(problem, s)
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     rank = b.arith("remui", bid, i32(s.cluster_size), "i32")  # the cluster's workgroups are consecutive in x
     unit = b.arith("divui", bid, i32(s.cluster_size), "i32")
@@ -791,7 +797,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         u = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
         if s.sums_in_cluster:
             piece, linear = rank, u
-        elif pieces > 1:
+        elif split > 1:
             piece, linear = b.arith("divui", u, i32(tiles), "i32"), b.arith("remui", u, i32(tiles), "i32")
         else:
             piece, linear = i32(0), u
@@ -883,6 +889,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     n_words = s.m_blocks * 2 * (s.block_n // 8)
     defer = s.defer_stores and c_map is not None
     carried_types = ", ".join(["i32"] * n_words + ["i1"])
+    undef32 = b.op("llvm.mlir.undef : i32", "u") if defer else ""  # a word carried before any was packed
     area = None
     if defer or staged:  # this warp's staging area (consumer warps from 0), as a 32-bit shared address
         warp = b.arith("subi", b.arith("divui", tid32, i32(32), "i32"), i32(WARPGROUP // 32), "i32")
@@ -895,7 +902,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         slab, lane = _store_slab(b, s, tid32, rows_base, drow, i32)
         nested = [[words[(2 * r + half) * (s.block_n // 8):(2 * r + half + 1) * (s.block_n // 8)]
                    for half in range(2)] for r in range(s.m_blocks)]
-        slice_rows = b.arith("muli", dpiece, i32(problem.m), "i32") if pieces > 1 else None
+        slice_rows = b.arith("muli", dpiece, i32(problem.m), "i32") if split > 1 else None
         assert c_map is not None and area is not None, "deferred stores go out by TMA through the staging areas"
         _tma_stores(b, s, c_map, area, slab, lane, dcol, i32, nested, slice_rows, dpiece, problem)
     leader = b.op(f"arith.cmpi eq, {b.arith('remui', tid32, i32(WARPGROUP), 'i32')}, {i32(0)} : i32", "leader")
@@ -928,7 +935,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     else:
         rows_base = b.arith("muli", g, i32(s.rows_per_consumer), "i32")
         if defer:  # the previous tile's packed words and whether they wait to be stored, carried over
-            undef32, none = b.op("llvm.mlir.undef : i32", "u"), b.const(0, "i1")
+            none = b.const(0, "i1")
             carried = ", ".join([f"%dw{k} = {undef32}" for k in range(n_words)] + [f"%dpend = {none}"])
             tiles_out = b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} iter_args({carried}) -> ({carried_types}) {{",
                              "tl")
@@ -997,15 +1004,11 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
-    slice_rows = b.arith("muli", piece, i32(problem.m), "i32") if pieces > 1 else None
+    slice_rows = b.arith("muli", piece, i32(problem.m), "i32") if split > 1 else None
     if s.sums_in_cluster:
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
     elif defer:  # a whole tile's C packed and carried to the next tile; a tile at the problem's edge stored now
-        end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
-        end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
-        inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {i32(problem.m)} : i32", "in"),
-                         b.op(f"arith.cmpi ule, {end_n}, {i32(problem.n)} : i32", "in"), "i1")
-        kept = b.op(f"scf.if {inside} -> ({carried_types}) {{", "kp")
+        kept = b.op(f"scf.if {_tile_inside(b, problem, s, row, col, i32)} -> ({carried_types}) {{", "kp")
         b.lines[-1] = b.lines[-1].replace(f"{kept} =", f"{kept}:{n_words + 1} =", 1)
         words = _fragment_words(b, s, results, acc_ty, lambda v: _pack_pair(b, problem.out_dtype, tail, v, i32))
         flat = [w for r in words for half in r for w in half]
@@ -1013,7 +1016,6 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         b.op("} else {")
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, None,
                   slice_rows, None, piece)
-        undef32 = b.op("llvm.mlir.undef : i32", "u")
         b.op(f"scf.yield {', '.join([undef32] * n_words + [b.const(0, 'i1')])} : {carried_types}")
         b.op("}")
         b.op(f"scf.yield {', '.join(f'{kept}#{k}' for k in range(n_words + 1))} : {carried_types}")
@@ -1153,6 +1155,14 @@ def _cvt_one(b: _Body, out: str, value: str) -> str:
     return b.op(f"llvm.bitcast {bits} : i16 to {out}", "h")
 
 
+def _tile_inside(b: _Body, problem: Gemm, s: HopperSchedule, row: str, col: str, i32) -> str:
+    """Whether block tile (`row`, `col`) (i32) lies inside the problem: its last row and column within M and N (i1)."""
+    end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
+    end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
+    return b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {i32(problem.m)} : i32", "in"),
+                   b.op(f"arith.cmpi ule, {end_n}, {i32(problem.n)} : i32", "in"), "i1")
+
+
 def _pack_pair(b: _Body, out: str, tail: Elementwise | None, values: list[str], i32) -> str:
     """Two neighbouring columns rounded to the 16-bit type `out` (through the tail), in one i32: the lower column in
     the lower half (the lower address)."""
@@ -1224,11 +1234,7 @@ def _epilogue(b: _Body, problem: Gemm, s: HopperSchedule, c: str, tc: str, resul
                     piece, problem)
         return
     if pairs:  # a tile inside the problem: no guard, one base address per row and immediate offsets
-        end_m = b.arith("muli", b.arith("addi", row, i32(1), "i32"), i32(s.block_m), "i32")
-        end_n = b.arith("muli", b.arith("addi", col, i32(1), "i32"), i32(s.block_n), "i32")
-        inside = b.arith("andi", b.op(f"arith.cmpi ule, {end_m}, {m_} : i32", "in"),
-                         b.op(f"arith.cmpi ule, {end_n}, {n_} : i32", "in"), "i1")
-        b.op(f"scf.if {inside} {{")
+        b.op(f"scf.if {_tile_inside(b, problem, s, row, col, i32)} {{")
         if c_map is not None and area is not None:
             _tma_stores(b, s, c_map, area, slab, lane, col, i32, _fragment_words(b, s, results, acc_ty, pack),
                         slice_rows, piece, problem)

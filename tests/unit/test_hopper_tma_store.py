@@ -13,7 +13,10 @@ Oracles, from first principles rather than from the kernel generator:
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -189,22 +192,32 @@ def test_the_store_rule_turns_tma_on_from_one_tile_per_sm(m, n, batch, tma):
     assert store_rule(gemm.with_(epilogue=Epilogue("none")), hopper.DEFAULT).tma_store is False  # f32 C
 
 
-def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
-    import shutil
-    import subprocess
-
+def _ptx_file(folder: Path, text: str) -> Path:
+    """The PTX iree-compile writes for the program `text`, compiled in `folder` (made here)."""
     from pipelines.compiler import iree_compile_path, run_patiently
 
+    folder.mkdir()
+    (folder / "p.mlir").write_text(text)
+    done = run_patiently([iree_compile_path(), str(folder / "p.mlir"), "--iree-hal-target-device=cuda",
+                          f"--iree-hal-dump-executable-files-to={folder / 'dump'}", "-o", str(folder / "p.vmfb")],
+                         capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return next((folder / "dump").glob("*.ptx"))
+
+
+def _assembles(ptx_file: Path) -> None:
+    """ptxas takes the kernel for sm_90a, where this machine has it (the GPU machines load the PTX)."""
+    if shutil.which("ptxas"):
+        done = subprocess.run(["ptxas", "-arch=sm_90a", str(ptx_file), "-o", str(ptx_file.with_suffix(".cubin"))],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
     gemm = Gemm(1000, 776, 448, "bf16", "nt", epilogue=TRUNCF)  # edge tiles: their guarded stores stay
     tma, staged = replace(hopper.DEFAULT, tma_store=True), hopper.DEFAULT
-    ptx = {}
-    for name, s in (("tma", tma), ("staged", staged)):
-        (tmp_path / f"{name}.mlir").write_text(program(gemm, s))
-        done = run_patiently([iree_compile_path(), str(tmp_path / f"{name}.mlir"), "--iree-hal-target-device=cuda",
-                              f"--iree-hal-dump-executable-files-to={tmp_path / name}", "-o",
-                              str(tmp_path / f"{name}.vmfb")], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
-        ptx[name] = next((tmp_path / name).glob("*.ptx")).read_text()
+    files = {name: _ptx_file(tmp_path / name, program(gemm, s)) for name, s in (("tma", tma), ("staged", staged))}
+    ptx = {name: f.read_text() for name, f in files.items()}
     hopper.check_ptx(ptx["tma"], gemm, tma)
     hopper.check_ptx(ptx["staged"], gemm, staged)
     body = hopper.ptx_kernel(ptx["tma"], "gemm")
@@ -233,11 +246,7 @@ def test_the_ptx_shows_the_bulk_stores_and_check_ptx_reads_them(tmp_path):
     assert body.count(acquire) == 1
     with pytest.raises(hopper.HopperError, match="tensor maps"):
         hopper.check_ptx(ptx["tma"].replace(acquire, "mov.u32 %r0, %r0;", 1), gemm, tma)
-    if shutil.which("ptxas"):  # the assembler takes the kernel (this machine has it; the GPU machines load it)
-        source = next((tmp_path / "tma").glob("*.ptx"))
-        done = subprocess.run(["ptxas", "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.cubin")],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
+    _assembles(files["tma"])
 
 
 # ---- C stored in attention's head layout (`store_heads`): split (one product's N as H heads, H×M×w) and join (a
@@ -318,22 +327,12 @@ def test_what_cannot_be_stored_in_heads_is_one_sentence(gemm, schedule, why):
 
 @pytest.mark.parametrize("gemm, schedule", [HEADS[0], HEADS[2]])
 def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, schedule):
-    import shutil
-    import subprocess
-
-    from pipelines.compiler import iree_compile_path, run_patiently
-
     s = replace(schedule, tma_store=True)
-    source = tmp_path / "h.mlir"
     text = program(gemm, s)
-    source.write_text(text)
     # the program gives C back as the problem has it: the heads moved back by one transpose after the dispatch
     assert text.count("linalg.transpose") == 1 and "permutation = [1, 0, 2]" in text
-    done = run_patiently([iree_compile_path(), str(source), "--iree-hal-target-device=cuda",
-                          f"--iree-hal-dump-executable-files-to={tmp_path / 'dump'}", "-o", str(tmp_path / "h.vmfb")],
-                         capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    ptx = next((tmp_path / "dump").glob("*.ptx")).read_text()
+    ptx_file = _ptx_file(tmp_path / "heads", text)
+    ptx = ptx_file.read_text()
     hopper.check_ptx(ptx, gemm, s)
     body = hopper.ptx_kernel(ptx, "gemm")
     assert "cp.async.bulk.tensor.2d.global" not in body and not re.search(r"st\.global\.", body)
@@ -355,10 +354,7 @@ def test_the_head_stores_compile_and_their_ptx_shows_only_them(tmp_path, gemm, s
     stray = ptx.replace("cp.async.bulk.commit_group;", "cp.async.bulk.commit_group; st.global.b32 [%rd1], 0;", 1)
     with pytest.raises(hopper.HopperError, match="C's type"):
         hopper.check_ptx(stray, gemm, s)
-    if shutil.which("ptxas"):
-        done = subprocess.run(["ptxas", "-arch=sm_90a", str(next((tmp_path / "dump").glob("*.ptx"))), "-o",
-                               str(tmp_path / "k.cubin")], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
+    _assembles(ptx_file)
 
 
 # ---- which accumulator values each copy stores, the maps each workgroup builds and uses, the ring's waits (blind
@@ -629,21 +625,13 @@ def test_deferral_is_refused_where_it_cannot_apply_and_found_in_the_ptx(tmp_path
 
 @pytest.mark.slow  # two compiles for sm_90a
 def test_the_deferred_kernel_compiles_and_check_ptx_finds_the_deferral(tmp_path):
-    from pipelines.compiler import iree_compile_path, run_patiently
-
     # edge tiles (M and N past the last whole tile: stored at once, by the guarded path), two tiles a workgroup
     gemm = Gemm(3000, 2600, 256, "bf16", "nt", epilogue=TRUNCF)
     plain = replace(hopper.DEFAULT, tma_store=True)
     deferred = replace(plain, defer_stores=True)
     assert hopper.most_tiles(gemm, deferred) == 2
-    ptx = {}
-    for name, s in (("deferred", deferred), ("plain", plain)):
-        (tmp_path / f"{name}.mlir").write_text(program(gemm, s))
-        done = run_patiently([iree_compile_path(), str(tmp_path / f"{name}.mlir"), "--iree-hal-target-device=cuda",
-                              f"--iree-hal-dump-executable-files-to={tmp_path / name}", "-o",
-                              str(tmp_path / f"{name}.vmfb")], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
-        ptx[name] = next((tmp_path / name).glob("*.ptx")).read_text()
+    ptx = {name: _ptx_file(tmp_path / name, program(gemm, s)).read_text()
+           for name, s in (("deferred", deferred), ("plain", plain))}
     hopper.check_ptx(ptx["deferred"], gemm, deferred)
     hopper.check_ptx(ptx["plain"], gemm, plain)
     body = hopper.ptx_kernel(ptx["deferred"], "gemm")
