@@ -65,6 +65,9 @@ NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 SPLIT_SUMS = ("dispatch", "cluster")  # where K's slices are summed (HopperSchedule.split_sum)
 # The largest portable thread-block cluster (CUDA C++ Programming Guide, "Thread Block Clusters": 8 thread blocks)
 MAX_CLUSTER = 8
+# The most stages a workgroup rings through: narrow skinny tiles (64x32: 12 KiB a stage) keep more of B's bytes in
+# flight with more of them; shared memory bounds every schedule before this does for tiles of 64 columns or more.
+MAX_STAGES = 16
 SUM_PAD = 8  # f32 elements after each row of a partial product in shared memory (32 bytes: another bank group)
 
 
@@ -162,7 +165,7 @@ class HopperSchedule:
     store_heads: int = 0
     # With C stored by TMA, a whole tile's C packed into registers at the end of its K loop and stored only after the
     # next tile's first wgmma group is issued, so that the stores run under that group (cooperative kernels; the
-    # workgroup's last tile stored after its loop). Built and checked on the CPU, not yet measured on a GPU.
+    # workgroup's last tile stored after its loop). Measured with `STORE_BOX`; `store_rule` turns it on.
     defer_stores: bool = False
 
     @property
@@ -207,8 +210,8 @@ class HopperSchedule:
         if self.group_m > 1 and self.group_m % self.cluster_m:
             raise HopperError("group_m must be a multiple of cluster_m (a cluster takes cluster_m block rows at "
                               "once), or 1 for row order.")
-        if not 2 <= self.stages <= 7:
-            raise HopperError("stages must be 2 to 7.")
+        if not 2 <= self.stages <= MAX_STAGES:
+            raise HopperError(f"stages must be 2 to {MAX_STAGES}.")
         if not 1 <= self.split_k <= 64:
             raise HopperError("split_k must be 1 to 64.")
         if self.split_sum not in SPLIT_SUMS:
@@ -379,8 +382,11 @@ STORE_RING = 4
 STORE_BATCH = 2  # areas (8-row halves of a box) a fence and a bulk group
 # C's box: 32 columns by 8 rows (a fragment row's block), or by 16 (both of a warp's fragment rows, two 8x8 halves
 # in two neighbouring areas: the 64-byte swizzle repeats every 8 rows, so each half keeps its 512-byte pattern) for
-# half as many copies; 16 is built and checked on the CPU, not yet measured on a GPU.
-STORE_BOX = (32, 8)
+# half as many copies. 16 rows with the stores deferred (`HopperSchedule.defer_stores`), measured on an H200 against
+# 8 rows stored at once (results/h200/square8192/defer1 and rows1, float64-checked, two rounds each): the multi-head
+# block's Q·Kᵀ (16x4096x4096x128) 208.5 -> 196.4 µs (16 rows alone 206.7, deferred alone 202.8), block a's ·W1
+# 227.9 -> 223.7, its projection 59.3 -> 58.7, ·W2 and 8192³ within the rounds' spread.
+STORE_BOX = (32, 16)
 STORE_SWIZZLE = 64
 
 

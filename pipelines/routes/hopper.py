@@ -88,13 +88,22 @@ class ClusterSum:
     block_m: int
     block_n: int
     slices: int
+    most_stages: int = 7  # the tile takes the most stages its shared memory holds, up to this many
+    max_k: int = 1 << 62  # K at most this long (longer K: the slices summed after pay for themselves)
 
 
 # Measured on an H200 (results/h200/skinny-hopper/cluster, 25 problems, against the rule before it: IREE's reduction
 # dispatch summing the slices): for 17-64 rows 64x256 tiles in 4 slices or 64x128 in 2, whichever has more
 # workgroups in one round (first on a tie); for 65-128 rows 128x128 in 2. Below 17 rows the two ways measured
-# within a few per cent of each other either way round, and the rule before stays.
-CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2), ClusterSum(65, 128, 128, 128, 2))
+# within a few per cent of each other either way round, and the rule before stays. For 65-128 rows, 128x64 tiles in
+# 2 slices with 9 stages where their workgroups run in one round (N at most 4096; results/h200/skinny-hopper/deep/
+# run1: 128x4096x4096 nn 17.1 -> 15.9 µs, nt 16.9 -> 16.0 against 128x128 in 2; with 7 stages 17.3 and 16.5).
+# For 65-128 rows only up to K = 8192: at 128x4096x14336 the slices summed after (64x256 tiles in clusters of two
+# sharing B, 4 slices) took 44.1 µs against 46.1 for 128x128 in 2 summed in the cluster (cluster/run1) and 47.1-48.0
+# for 128x64 (suite5, 0.79x cuBLAS nn); at 128x8192x8192 the cluster sum won (44.9 against 50.2).
+CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2),
+                ClusterSum(65, 128, 128, 128, 2, max_k=8192),
+                ClusterSum(65, 128, 128, 64, 2, most_stages=hopper.MAX_STAGES, max_k=8192))
 # Workgroups (one per SM: each takes most of its shared memory) in clusters of each size that ran as one round on
 # that H200, judged by time (residency was not queried): up to 128 in clusters of 2 (none more was measured); in
 # clusters of 4, 64 did and 128 did not (the same sweep: 64x128 tiles in 4 slices took 1.5x the time of 64x256 in
@@ -110,21 +119,28 @@ CLUSTER_ROUND = {2: 128, 4: 64}
 # 300x520x256, 2048x1032x1024, two small batches) 0.3-0.7 µs slower (their third tensor map written before the
 # workgroup's first barrier).
 STORE_TILES = hopper.SM_COUNT
+# With C stored by TMA, a cooperative kernel's tile stored under the next tile's first wgmma group: with 16-row
+# boxes (`transforms.hopper.STORE_BOX`), measured on an H200 (results/h200/square8192/defer1, two rounds each way,
+# float64-checked): the multi-head block's Q·Kᵀ 208.5 -> 196.4 µs, block a's ·W1 227.9 -> 223.7, no product slower
+# beyond the rounds' spread.
+DEFER_STORES = True
 
 
 def store_rule(gemm: Gemm, schedule: hopper.HopperSchedule) -> hopper.HopperSchedule:
     """`schedule` storing C by TMA where STORE_TILES says so (the kernel stages the problem's C and it has at least
-    STORE_TILES block tiles, a batch's products' together), else as it is."""
+    STORE_TILES block tiles, a batch's products' together), else as it is; a cooperative kernel's stores deferred
+    under the next tile's first MMAs (`DEFER_STORES`)."""
     columns, rows = hopper.tile_grid(gemm, schedule)
     tiles = columns * rows * (gemm.batch or 1)
     if tiles >= STORE_TILES and hopper.stages_stores(gemm, replace(schedule, tma_store=True)):
-        return replace(schedule, tma_store=True)
+        defer = DEFER_STORES and schedule.kind == "cooperative" and not schedule.sums_in_cluster
+        return replace(schedule, tma_store=True, defer_stores=defer)
     return schedule
 
 
-def most_stages(block_m: int, block_n: int, consumers: int) -> int:
-    """The most stages (up to 7) a tile's shared memory holds; 0 where not even two fit."""
-    return max((s for s in range(2, 8) if hopper.HopperSchedule(
+def most_stages(block_m: int, block_n: int, consumers: int, most: int = 7) -> int:
+    """The most stages (up to `most`) a tile's shared memory holds; 0 where not even two fit."""
+    return max((s for s in range(2, most + 1) if hopper.HopperSchedule(
         block_m=block_m, block_n=block_n, stages=s, consumers=consumers).shared_bytes() <= hopper.SHARED_BYTES),
         default=0)
 
@@ -162,12 +178,13 @@ def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
     return replace(schedule, split_k=split)
 
 
-def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int) -> hopper.HopperSchedule | None:
+def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int,
+                      most: int = 7) -> hopper.HopperSchedule | None:
     """The one-tile-per-workgroup schedule of a block_m x block_n tile (64 rows a consumer warp group), the most
-    stages, K in `slices` slices summed in the cluster; None where the kernels refuse it for `gemm`."""
+    stages (up to `most`), K in `slices` slices summed in the cluster; None where the kernels refuse it for `gemm`."""
     consumers = block_m // 64
     schedule = hopper.HopperSchedule(block_m=block_m, block_n=block_n, consumers=consumers, group_m=1,
-                                     stages=most_stages(block_m, block_n, consumers), split_k=slices,
+                                     stages=most_stages(block_m, block_n, consumers, most), split_k=slices,
                                      split_sum="cluster")
     try:
         schedule.check()
@@ -178,14 +195,14 @@ def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int) -> ho
 
 
 def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
-    """The schedule of CLUSTER_SUMS for `gemm` (K of at least SLICING.min_k): of the entries for its rows whose
-    slices divide K's tiles and whose workgroups run in one round (CLUSTER_ROUND), the one with the most workgroups
-    (the first on a tie); None where there is none."""
+    """The schedule of CLUSTER_SUMS for `gemm`: of the entries for its rows and K (SLICING.min_k to the entry's
+    max_k) whose slices divide K's tiles and whose workgroups run in one round (CLUSTER_ROUND), the one with the most
+    workgroups (the first on a tie); None where there is none."""
     found = []
     for entry in CLUSTER_SUMS:
-        if not entry.min_m <= gemm.m <= entry.max_m or gemm.k < SLICING.min_k:
+        if not entry.min_m <= gemm.m <= entry.max_m or not SLICING.min_k <= gemm.k <= entry.max_k:
             continue
-        schedule = summed_in_cluster(gemm, entry.block_m, entry.block_n, entry.slices)
+        schedule = summed_in_cluster(gemm, entry.block_m, entry.block_n, entry.slices, entry.most_stages)
         if schedule is None:
             continue
         workgroups = hopper.grid_size(gemm, schedule)

@@ -27,7 +27,7 @@ def test_cooperative_consumers_share_every_step(capsys):
     assert len(rows) == 3 and all("wgmma x8" in c0 and "wgmma x8" in c1 for _, _, c0, c1 in rows)
 
 
-@pytest.mark.parametrize("extra, words", [(["--tile", "128x128x32"], "block_k"), (["--stages", "9"], "stages"),
+@pytest.mark.parametrize("extra, words", [(["--tile", "128x128x32"], "block_k"), (["--stages", "17"], "stages"),
                                           (["--stages", "0"], "stages"),
                                           (["--target", "gfx942"], "Hopper"), (["-o", "t.svg"], "PNG")])
 def test_bad_requests_are_one_sentence(capsys, extra, words):

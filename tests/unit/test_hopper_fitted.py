@@ -6,6 +6,8 @@ SMs of their own)."""
 
 import itertools
 import math
+import re
+from dataclasses import replace
 
 import pytest
 
@@ -26,7 +28,8 @@ C = "cluster"  # K's slices summed in the cluster (one tile per workgroup); else
     (1, 4096, 4096, (64, 256, 1, 8, "")), (16, 4096, 4096, (64, 256, 1, 8, "")), (1, 8192, 8192, (64, 256, 1, 4, "")),
     (1, 14336, 4096, (64, 256, 1, 2, "")), (32, 8192, 8192, (64, 128, 1, 2, C)), (32, 14336, 4096, (64, 128, 1, 1, "")),
     (48, 4096, 4096, (64, 256, 1, 4, C)), (48, 14336, 4096, (64, 128, 1, 1, "")), (64, 4096, 4096, (64, 256, 1, 4, C)),
-    (64, 4096, 14336, (64, 256, 1, 4, C)), (128, 4096, 14336, (128, 128, 1, 2, C)),
+    (64, 4096, 14336, (64, 256, 1, 4, C)), (128, 4096, 14336, (64, 256, 2, 4, "")),
+    (128, 4096, 4096, (128, 64, 1, 2, C)),
     (128, 8192, 8192, (128, 128, 1, 2, C)), (128, 14336, 4096, (64, 256, 2, 1, "")),
     (1024, 1024, 65536, (128, 256, 2, 4, "")),
 ])
@@ -77,9 +80,11 @@ def test_slices_fill_the_sms_and_no_more(m, n, k):
             or sms_busy(m, n, k, s) * 2 > 132)
 
 
-# The tiles and slices summed in the cluster the sweep measured (results/h200/skinny-hopper/cluster) by rows, and
-# the workgroups in clusters of 2 and 4 that ran in one round of the H200's SMs.
-SUMMED = {range(17, 65): ((64, 256, 4), (64, 128, 2)), range(65, 129): ((128, 128, 2),)}
+# The tiles and slices summed in the cluster the sweeps measured (results/h200/skinny-hopper/cluster and deep) by
+# rows, as (block_m, block_n, slices, longest K, stages: those of 227 KiB less 1 KiB of alignment and the barriers,
+# at most 7 or, for 128x64, 16), and the workgroups in clusters of 2 and 4 that ran in one round of the H200's SMs.
+SUMMED = {range(17, 65): ((64, 256, 4, math.inf, 5), (64, 128, 2, math.inf, 7)),
+          range(65, 129): ((128, 128, 2, 8192, 7), (128, 64, 2, 8192, 9))}
 ONE_ROUND = {2: 128, 4: 64}
 
 
@@ -87,19 +92,21 @@ ONE_ROUND = {2: 128, 4: 64}
                                                            (256, 4096, 8192, 8448, 14336, 16896),
                                                            (1024, 4096, 4104, 8192, 65536))))
 def test_slices_summed_in_the_cluster_take_the_most_workgroups(m, n, k):
-    """From 17 to 128 rows with K of at least 4096, the tile and slices of SUMMED (slices dividing K's tiles) with
-    the most workgroups within one round (the first on a tie), counted here from the problem; where none fits,
-    the rule before (slices summed after, or K whole)."""
+    """From 17 to 128 rows with K of at least 4096 (and at most the entry's longest), the tile and slices of SUMMED
+    (slices dividing K's tiles) with the most workgroups within one round (the first on a tie), counted here from
+    the problem; where none fits, the rule before (slices summed after, or K whole)."""
     s = fitted(Gemm(m, n, k))
     tiles = math.ceil(k / 64)
     rows = next((choices for span, choices in SUMMED.items() if m in span), ())
-    counts = [(math.ceil(m / bm) * math.ceil(n / bn) * sl, (bm, bn, sl)) for bm, bn, sl in rows
-              if k >= 4096 and tiles % sl == 0 and math.ceil(m / bm) * math.ceil(n / bn) * sl <= ONE_ROUND[sl]]
+    counts = [(math.ceil(m / bm) * math.ceil(n / bn) * sl, (bm, bn, sl, stages)) for bm, bn, sl, longest, stages in rows
+              if 4096 <= k <= longest and tiles % sl == 0
+              and math.ceil(m / bm) * math.ceil(n / bn) * sl <= ONE_ROUND[sl]]
     if not counts:
         assert not s.sums_in_cluster
         return
     most = max(count for count, _ in counts)
-    assert s.sums_in_cluster and (s.block_m, s.block_n, s.split_k) == next(c for n_, c in counts if n_ == most)
+    assert s.sums_in_cluster
+    assert (s.block_m, s.block_n, s.split_k, s.stages) == next(c for n_, c in counts if n_ == most)
     assert hopper.grid_size(Gemm(m, n, k), s) == most and s.cluster_size == s.split_k and not s.persistent
     s.check()
     hopper.check_problem(Gemm(m, n, k), s)
@@ -173,3 +180,21 @@ def test_the_hopper_pipeline_runs_the_fitted_schedule():
     gemm = Gemm(32, 8192, 8192, "bf16", "nt")
     assert plan_for("hopper", gemm, get_target(SM90)) == fitted(gemm)
     assert plan_for("hopper", gemm, get_target(SM90)).split_k == 2
+
+
+def test_a_pipeline_deeper_than_seven_stages_compiles_and_its_barriers_are_counted(tmp_path):
+    """128x4096x4096's rule: 128x64 tiles in 9 stages (24 KiB each: 216 KiB). Its PTX initialises two mbarriers a
+    stage (full and empty), 18, which check_ptx counts against the schedule; ptxas takes it where this machine has
+    it. One stage fewer in the schedule, and the same PTX is refused."""
+    from test_hopper_tma_store import _assembles, _ptx_file
+
+    gemm = Gemm(128, 4096, 4096, "bf16", "nn")
+    s = fitted(gemm)
+    assert s.stages == 9 and s.stages * (128 * 64 * 2 + 64 * 64 * 2) + 1024 <= 227 * 1024
+    ptx_file = _ptx_file(tmp_path / "deep", hopper.program(gemm, s))
+    ptx = ptx_file.read_text()
+    assert len(re.findall(r"mbarrier\.init\.shared(?:::cta)?\.b64", ptx)) == 18
+    hopper.check_ptx(ptx, gemm, s)
+    with pytest.raises(hopper.HopperError):
+        hopper.check_ptx(ptx, gemm, replace(s, stages=8))
+    _assembles(ptx_file)

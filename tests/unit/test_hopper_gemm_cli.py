@@ -95,7 +95,7 @@ BAD_INPUTS = [
     (["build", "--shape", "256x256x256", "--dtype", "f32", "-o", "out"],
      "invalid choice: 'f32' (choose from 'f16', 'bf16')"),
     (["build", "--shape", "256x256x256", "--dtype", "f8e4m3fn", "-o", "out"], "invalid choice: 'f8e4m3fn'"),
-    (["build", "--shape", "256x256x256", "--schedule", "pingpong:128x128x9x8", "-o", "out"], "stages must be 2 to 7"),
+    (["build", "--shape", "256x256x256", "--schedule", "pingpong:128x128x17x8", "-o", "out"], "stages must be 2 to 16"),
     (["build", "--shape", "256x256x256", "--schedule", "split:1x2", "-o", "out"], "KIND"),
     (["build", "--shape", "256x256x256", "--schedule", "cooperative:128x128x4x8x3", "-o", "out"],
      "cluster_m must be 1 or 2"),

@@ -215,7 +215,10 @@ def test_a_heads_kernel_stores_c_by_tma_alone(gemm, schedule):
     text = hopper.program(gemm, schedule)
     kernel = text[text.index("func.func @gemm()"):text.index("func.func @main")]
     assert "st.global" not in kernel and "memref.store" not in kernel
-    assert kernel.count("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == 2 * (schedule.block_n // 32)
+    # a warp's 16 fragment rows of the tile go out in boxes of STORE_BOX: (16 / rows) x (block_n / columns) copies
+    rows, columns = hopper.STORE_BOX[1], hopper.STORE_BOX[0]
+    assert kernel.count("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == \
+        16 // rows * (schedule.block_n // columns)
 
 
 MATMUL_HEADS = """func.func @f(%a: tensor<256x512xf16>, %b: tensor<512x512xf16>) -> {result} {{

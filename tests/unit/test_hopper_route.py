@@ -105,7 +105,7 @@ def maps_in_ptx(gemm: str) -> list[dict]:
     (["--target", "sm_80", "--pipeline", "hopper"], "pipeline 'hopper' does not run on sm_80"),
     (["--target", "gfx942", "--schedule", "hopper-cooperative"], "gfx942 has no route for the Hopper kernels"),
     (["--target", SM90, "--schedule", "hopper-pingpong:1x2"], "is not hopper-pingpong:BLOCK_M"),
-    (["--target", SM90, "--schedule", "hopper-cooperative:128x256x9x8"], "stages must be 2 to 7"),
+    (["--target", SM90, "--schedule", "hopper-cooperative:128x256x17x8"], "stages must be 2 to 16"),
     (["--target", SM90, "--pipeline", "hopper", "--layout", "tn"], "layout nt or nn"),
     (["--target", SM90, "--pipeline", "hopper", "--epilogue", "bias-relu"], "epilogue bias-relu is not built"),
     (["--target", SM90, "--pipeline", "hopper", "--dtype", "f8e4m3fn"], "sm_90a"),
@@ -133,8 +133,8 @@ def test_auto_takes_the_hopper_kernel_where_it_has_a_whole_tile(m, n, layout, ta
     assert isinstance(plan, hopper.HopperSchedule) is takes
     if takes and m == 8192:
         assert plan == hopper.DEFAULT  # tiles enough for every SM: the shipped schedule as it is
-    if takes and m == 128:  # one block row of two 128x128 block columns, K in 2 slices summed in the cluster
-        assert (plan.block_m, plan.block_n, plan.cluster_m, plan.consumers, plan.split_k) == (128, 128, 1, 2, 2)
+    if takes and m == 128:  # one block row of four 128x64 block columns, K in 2 slices summed in the cluster
+        assert (plan.block_m, plan.block_n, plan.cluster_m, plan.consumers, plan.split_k) == (128, 64, 1, 2, 2)
         assert plan.sums_in_cluster and plan.cluster_size == 2
 
 

@@ -508,9 +508,23 @@ def test_every_tune_candidate_of_a_big_16_bit_problem_stores_by_tma_where_its_ri
 
     found = HopperRoute().candidates(BIG, get_target("sm_90a"))
     assert found[0] == fitted(BIG) and fitted(BIG).tma_store
-    assert hopper.DEFAULT not in found and replace(hopper.DEFAULT, tma_store=True) in found
+    assert hopper.DEFAULT not in found and replace(hopper.DEFAULT, tma_store=True, defer_stores=True) in found
     for s in found:
         assert s.tma_store == hopper.stages_stores(BIG, replace(s, tma_store=True)), s
+        assert s.defer_stores == (s.tma_store and s.kind == "cooperative"), s
+
+
+@pytest.mark.parametrize("schedule, defer", [
+    (hopper.DEFAULT, True),                                                       # cooperative, persistent
+    (HopperSchedule(block_m=128, block_n=128, kind="pingpong", persistent=True), False),  # stores under the other's
+    (HopperSchedule(block_m=128, block_n=128, stages=4), True),                   # cooperative, a tile a workgroup
+])
+def test_the_store_rule_defers_a_cooperative_kernels_tma_stores_only(schedule, defer):
+    ruled = store_rule(BIG, schedule)
+    assert ruled.tma_store and ruled.defer_stores is defer
+    assert replace(ruled, tma_store=False, defer_stores=False) == schedule
+    ruled.check()
+    assert store_rule(BIG.with_(epilogue=Epilogue("none")), schedule) == schedule  # f32 C: neither
 
 
 def test_store_rule_keeps_the_staged_stores_where_the_ring_does_not_fit():
@@ -531,8 +545,10 @@ def test_tune_models_products_and_fused_tails_follow_the_store_rule(m, n, k, lay
     gemm = Gemm(m, n, k, "f16", layout, epilogue=TRUNCF)
     product = product_schedule(gemm)
     assert product.tma_store is tma
-    assert replace(product, tma_store=False) == (SMALL_K_SCHEDULE if k <= 1024 else hopper.DEFAULT)
-    assert tail_schedule_for(gemm) == replace(TAIL_SCHEDULE, tma_store=tma)
+    assert product.defer_stores is (tma and product.kind == "cooperative")
+    assert replace(product, tma_store=False, defer_stores=False) == (SMALL_K_SCHEDULE if k <= 1024 else hopper.DEFAULT)
+    tail = tail_schedule_for(gemm)
+    assert tail == replace(TAIL_SCHEDULE, tma_store=tma, defer_stores=tma and TAIL_SCHEDULE.kind == "cooperative")
     assert product_schedule(gemm.with_(epilogue=Epilogue("none"))).tma_store is False  # f32 C
 
 
