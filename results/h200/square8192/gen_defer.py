@@ -1,4 +1,4 @@
-"""Build the plan of the deferred-stores probe (an exploration script kept as the record; NOT RUN YET): the
+"""Build the plan of the deferred-stores probe (an exploration script kept as the record; run: defer1/): the
 products whose C goes out by TMA as shipped beside the same kernels storing each tile under the next tile's first
 wgmma group (`HopperSchedule.defer_stores`), with 8- and 16-row boxes: block a's projection, ·W2 and ·W1 (without
 its Gelu), bf16 8192³ NN and NT, the multi-head block's Q·Kᵀ. One plan per variant, under PLAN/.

@@ -1,4 +1,4 @@
-# NEXT (not run: written when this session's device time was spent). The deferred-stores probe (gen_defer.py): the
+# Run on 2026-11-28 (defer1/). The deferred-stores probe (gen_defer.py): the
 # runner on each variant in turn, two rounds, cuBLAS beside each problem; then the workgroup timelines of the
 # shipped and the deferred stores (`python results/h200/prologue/gen.py .plans/pro42 4 2` and `... .plans/prod 4 2
 # defer`). On the GPU machine, from the repository root, with .plans/defer (`python

@@ -1,4 +1,4 @@
-# NEXT (not run: written when this session's device time was spent). The store-box probe (gen_rows.py): the
+# Run on 2026-11-28 (rows1/). The store-box probe (gen_rows.py): the
 # runner on each variant in turn, two rounds (cuBLAS timed by the runner beside each problem). On the GPU machine,
 # from the repository root, with .plans/rows (`python results/h200/square8192/gen_rows.py .plans/rows`) and .whl/
 # carried:
