@@ -77,6 +77,11 @@ SKINNY_AUTO = SkinnyAuto()
 BATCH_AUTO = 128
 
 
+# The most stages the skinny sweeps and `tune`'s candidates take unless a table says more (the kernels took at most 7
+# before `transforms.hopper.MAX_STAGES`; the sweeps that chose SKINNY_TILES and CLUSTER_SUMS ran with 7 at most).
+SWEPT_STAGES = 7
+
+
 @dataclass(frozen=True)
 class ClusterSum:
     """A tile `fitted` gives problems of `min_m` to `max_m` rows with K in `slices` slices summed in the kernel's
@@ -88,7 +93,7 @@ class ClusterSum:
     block_m: int
     block_n: int
     slices: int
-    most_stages: int = 7  # the tile takes the most stages its shared memory holds, up to this many
+    most_stages: int = SWEPT_STAGES  # the tile takes the most stages its shared memory holds, up to this many
     max_k: int = 1 << 62  # K at most this long (longer K: the slices summed after pay for themselves)
 
 
@@ -138,7 +143,7 @@ def store_rule(gemm: Gemm, schedule: hopper.HopperSchedule) -> hopper.HopperSche
     return schedule
 
 
-def most_stages(block_m: int, block_n: int, consumers: int, most: int = 7) -> int:
+def most_stages(block_m: int, block_n: int, consumers: int, most: int = SWEPT_STAGES) -> int:
     """The most stages (up to `most`) a tile's shared memory holds; 0 where not even two fit."""
     return max((s for s in range(2, most + 1) if hopper.HopperSchedule(
         block_m=block_m, block_n=block_n, stages=s, consumers=consumers).shared_bytes() <= hopper.SHARED_BYTES),
@@ -179,7 +184,7 @@ def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
 
 
 def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int,
-                      most: int = 7) -> hopper.HopperSchedule | None:
+                      most: int = SWEPT_STAGES) -> hopper.HopperSchedule | None:
     """The one-tile-per-workgroup schedule of a block_m x block_n tile (64 rows a consumer warp group), the most
     stages (up to `most`), K in `slices` slices summed in the cluster; None where the kernels refuse it for `gemm`."""
     consumers = block_m // 64
