@@ -15,7 +15,7 @@ from pipelines.named import plan_for
 from pipelines.routes.hopper import fitted
 from pipelines.targets import get_target
 from transforms import hopper
-from transforms.problem import Gemm
+from transforms.problem import Epilogue, Gemm
 
 SM90 = "sm_90a"
 
@@ -89,7 +89,7 @@ ONE_ROUND = {2: 128, 4: 64}
 
 
 @pytest.mark.parametrize("m, n, k", list(itertools.product((1, 16, 17, 64, 65, 128, 129),
-                                                           (256, 4096, 8192, 8448, 14336, 16896),
+                                                           (64, 256, 4096, 8192, 8448, 14336, 16896),
                                                            (1024, 4096, 4104, 8192, 65536))))
 def test_slices_summed_in_the_cluster_take_the_most_workgroups(m, n, k):
     """From 17 to 128 rows with K of at least 4096 (and at most the entry's longest), the tile and slices of SUMMED
@@ -198,3 +198,23 @@ def test_a_pipeline_deeper_than_seven_stages_compiles_and_its_barriers_are_count
     with pytest.raises(hopper.HopperError):
         hopper.check_ptx(ptx, gemm, replace(s, stages=8))
     _assembles(ptx_file)
+
+
+def test_sixteen_stages_are_taken_and_seventeen_refused():
+    """MAX_STAGES, 16: a 64x32 tile of 16 stages (12 KiB each) fits shared memory and passes; 17 is refused for the
+    count, not for shared memory (17 x 12 KiB + 1 KiB also fits)."""
+    narrow = hopper.HopperSchedule(block_m=64, block_n=32, consumers=1, group_m=1, stages=16)
+    narrow.check()
+    assert replace(narrow, stages=17).shared_bytes() <= 227 * 1024
+    with pytest.raises(hopper.HopperError, match="stages must be 2 to 16"):
+        replace(narrow, stages=17).check()
+
+
+def test_the_shipped_stores_go_out_in_boxes_of_32_columns_by_16_rows():
+    """The measured choice (results/h200/square8192/defer1): a big 16-bit problem's fitted kernel stores C by TMA,
+    deferred, through a map of 32x16 boxes."""
+    gemm = Gemm(8192, 8192, 8192, "bf16", "nn", epilogue=Epilogue("truncf"))
+    s = fitted(gemm)
+    assert s.tma_store and s.defer_stores
+    c = next(spec for spec in hopper.tensor_maps(gemm, s) if spec["operand"] == "C")
+    assert c["box"] == [32, 16]

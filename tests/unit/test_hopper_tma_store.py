@@ -654,6 +654,11 @@ def test_the_deferred_kernel_compiles_and_check_ptx_finds_the_deferral(tmp_path)
     assert "st.global.b32" in body  # the edge tiles' pairs, stored at once
     with pytest.raises(hopper.HopperError, match="stores deferred"):  # the plain kernel does not defer
         hopper.check_ptx(ptx["plain"], gemm, deferred)
+    # one tile a workgroup (four 128x256 tiles, four workgroups): nothing to defer under, the tile stored after the
+    # loop; check_ptx takes the kernel without looking for a deferral
+    single = Gemm(256, 512, 256, "bf16", "nt", epilogue=TRUNCF)
+    assert hopper.most_tiles(single, deferred) == 1
+    hopper.check_ptx(_ptx_file(tmp_path / "single", program(single, deferred)).read_text(), single, deferred)
 
 
 @pytest.mark.parametrize("gemm, schedule", [
