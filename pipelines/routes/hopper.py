@@ -265,7 +265,8 @@ class HopperRoute(KernelRoute):
         one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
         SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k), and for M up to 128
         one-tile-per-workgroup ones with 2, 4 or 8 slices summed in the cluster, at most SM_COUNT workgroups (the
-        search measures what the rule's CLUSTER_ROUND only judged); those the kernels refuse for the problem are left
+        search measures what the rule's CLUSTER_ROUND only judged), at the most stages up to SWEPT_STAGES and up to
+        MAX_STAGES; those the kernels refuse for the problem are left
         out. The `hopper` pipeline's schedule for the
         problem (`fitted`: the shipped one where tiles fill the SMs) comes first, then the others by how many of its
         choices they change (so --limit keeps its neighbours)."""
@@ -311,13 +312,16 @@ class HopperRoute(KernelRoute):
                 if sliced not in found:  # `fitted`'s own slicing is there already
                     found.append(sliced)
         # Skinny problems: K in 2, 4 or 8 slices summed in the cluster, one tile per workgroup, on the skinny tiles
-        # (64 rows of one consumer warp group) and 128-row tiles of two, at most SM_COUNT workgroups
+        # (64 rows of one consumer warp group) and 128-row tiles of two, at most SM_COUNT workgroups; with the most
+        # stages up to SWEPT_STAGES and, where more fit, up to MAX_STAGES (CLUSTER_SUMS' 128x64 takes 9)
         if gemm.m <= SKINNY_TILES[-1].max_m:
-            for block_m, block_n in ((64, 256), (64, 128), (128, 256), (128, 128)):
+            for block_m, block_n in ((64, 256), (64, 128), (128, 256), (128, 128), (128, 64)):
                 for split_k in (2, 4, 8):
-                    summed = summed_in_cluster(gemm, block_m, block_n, split_k)
-                    if summed is not None and hopper.grid_size(gemm, summed) <= hopper.SM_COUNT and summed not in found:
-                        found.append(summed)
+                    for most in (SWEPT_STAGES, hopper.MAX_STAGES):
+                        summed = summed_in_cluster(gemm, block_m, block_n, split_k, most)
+                        if (summed is not None and hopper.grid_size(gemm, summed) <= hopper.SM_COUNT
+                                and summed not in found):
+                            found.append(summed)
         return sorted(found, key=lambda c: sum(value != start.__dict__[key] for key, value in c.__dict__.items()))
 
     def prepare(self, job: Job) -> Prepared:

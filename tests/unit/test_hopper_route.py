@@ -257,6 +257,22 @@ def test_the_search_starts_at_the_shipped_schedule_and_moves_away():
         hopper.HopperSchedule(block_m=128, block_n=128, stages=8).shared_bytes()
 
 
+def test_skinny_tune_candidates_take_the_deep_cluster_sums_the_rule_ships():
+    """For M <= 128, `tune`'s cluster-sum candidates come at the most stages up to 7 and, where more fit, up to 16:
+    128x4096x4096's rule (128x64 in 2 slices, 9 stages: 9 x 24 KiB fit 227 KiB, 10 do not) is among them beside its
+    7-stage twin, and no candidate of more than 7 stages is anything but a cluster sum at all shared memory holds."""
+    gemm = Gemm(128, 4096, 4096, "bf16", "nn")
+    found = ROUTES[get_target(SM90).kernel_route].candidates(gemm, get_target(SM90))
+    deep = [c for c in found if c.stages > 7]
+    sums = {(c.block_m, c.block_n, c.split_k, c.stages) for c in found if c.sums_in_cluster}
+    assert found[0] == fitted(gemm) and {(128, 64, 2, 9), (128, 64, 2, 7), (64, 128, 2, 9)} <= sums
+    for c in deep:
+        stage = (c.block_m + c.block_n) * 64 * 2
+        assert c.sums_in_cluster and c.stages * stage + 1024 <= 227 * 1024 < (c.stages + 1) * stage + 1024, c
+    assert not [c for c in ROUTES[get_target(SM90).kernel_route].candidates(
+        Gemm(8192, 8192, 8192, "bf16", "nt"), get_target(SM90)) if c.stages > 7]  # big problems: as before
+
+
 @pytest.mark.parametrize("text", ["hopper-cooperative:128xabc", "hopper-pingpong:128x128x6x", "hopper-pingpong:"])
 def test_a_schedule_string_that_is_not_numbers_is_one_sentence(text, tmp_path, capsys):
     out = tmp_path / "o"
