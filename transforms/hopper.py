@@ -412,9 +412,10 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
         raise HopperError(f"the Hopper route takes layout {' or '.join(LAYOUTS)} so far, not {problem.layout}.")
     if schedule is not None and schedule.store_heads:
         _check_heads(problem, schedule)
-    if schedule is not None and schedule.defer_stores and not stores_by_tma(problem, schedule):
+    if schedule is not None and schedule.defer_stores and not stores_by_tma(kernel_problem(problem, schedule),
+                                                                             schedule):
         raise HopperError(f"{problem.shape_name}: deferred stores need C stored by TMA (a 16-bit C the kernel "
-                          "stages: epilogue truncf, N a multiple of 8).")
+                          "stages: epilogue truncf, N a multiple of 8, K whole or its slices summed in the kernel).")
     if problem.batched and schedule is not None and schedule.split_k > 1:
         raise HopperError(f"{problem.shape_name}: a batch of GEMMs is not split along K (its products are the "
                           "units of work).")

@@ -102,9 +102,11 @@ class ClusterSum:
 # workgroups in one round (first on a tie); for 65-128 rows 128x128 in 2. Below 17 rows the two ways measured
 # within a few per cent of each other either way round, and the rule before stays. For 65-128 rows, 128x64 tiles in
 # 2 slices with 9 stages where their workgroups run in one round (N at most 4096; results/h200/skinny-hopper/deep/
-# run1: 128x4096x4096 nn 17.1 -> 15.9 µs, nt 16.9 -> 16.0 against 128x128 in 2; with 7 stages 17.3 and 16.5).
+# run1: 128x4096x4096 nn 17.1 -> 15.9 µs, nt 16.9 -> 16.0 against 128x128 in 2; with 7 stages 17.3 and 16.5; the
+# one problem measured: other N up to 4096 and K up to 8192 take it by the same count of workgroups, unmeasured;
+# at N <= 64 both tiles have as many workgroups and the 128x128 entry, first, is taken).
 # For 65-128 rows only up to K = 8192: at 128x4096x14336 the slices summed after (64x256 tiles in clusters of two
-# sharing B, 4 slices) took 44.1 µs against 46.1 for 128x128 in 2 summed in the cluster (cluster/run1) and 47.1-48.0
+# sharing B, 4 slices) took 44.1 µs against 46.1 for 128x128 in 2 summed in the cluster (cluster/run1) and 47.1-48.4
 # for 128x64 (suite5, 0.79x cuBLAS nn); at 128x8192x8192 the cluster sum won (44.9 against 50.2).
 CLUSTER_SUMS = (ClusterSum(17, 64, 64, 256, 4), ClusterSum(17, 64, 64, 128, 2),
                 ClusterSum(65, 128, 128, 128, 2, max_k=8192),
@@ -133,12 +135,13 @@ DEFER_STORES = True
 
 def store_rule(gemm: Gemm, schedule: hopper.HopperSchedule) -> hopper.HopperSchedule:
     """`schedule` storing C by TMA where STORE_TILES says so (the kernel stages the problem's C and it has at least
-    STORE_TILES block tiles, a batch's products' together), else as it is; a cooperative kernel's stores deferred
-    under the next tile's first MMAs (`DEFER_STORES`)."""
+    STORE_TILES block tiles, a batch's products' together), else as it is; a persistent cooperative kernel's stores
+    deferred under the next tile's first MMAs (`DEFER_STORES`: it loops over tiles; K whole, so the kernel's C is the
+    problem's)."""
     columns, rows = hopper.tile_grid(gemm, schedule)
     tiles = columns * rows * (gemm.batch or 1)
     if tiles >= STORE_TILES and hopper.stages_stores(gemm, replace(schedule, tma_store=True)):
-        defer = DEFER_STORES and schedule.kind == "cooperative" and not schedule.sums_in_cluster
+        defer = DEFER_STORES and schedule.kind == "cooperative" and schedule.persistent and schedule.split_k == 1
         return replace(schedule, tma_store=True, defer_stores=defer)
     return schedule
 
@@ -261,13 +264,13 @@ class HopperRoute(KernelRoute):
 
     def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
-        most stages shared memory holds and one fewer, tile groups of 8 and 16 block rows, without a cluster and with
-        one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a problem's tiles leave
-        SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k), and for M up to 128
+        most stages shared memory holds (up to SWEPT_STAGES) and one fewer, tile groups of 8 and 16 block rows,
+        without a cluster and with one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a
+        problem's tiles leave SMs idle, the persistent cooperative ones with K in 2, 4 or 8 slices too (split_k, their
+        stores not deferred: the kernel's C is the f32 partial products), and for M up to 128
         one-tile-per-workgroup ones with 2, 4 or 8 slices summed in the cluster, at most SM_COUNT workgroups (the
         search measures what the rule's CLUSTER_ROUND only judged), at the most stages up to SWEPT_STAGES and up to
-        MAX_STAGES; those the kernels refuse for the problem are left
-        out. The `hopper` pipeline's schedule for the
+        MAX_STAGES; those the kernels refuse for the problem are left out. The `hopper` pipeline's schedule for the
         problem (`fitted`: the shipped one where tiles fill the SMs) comes first, then the others by how many of its
         choices they change (so --limit keeps its neighbours)."""
         # one sentence where the kernels do not take the problem at all; else the `hopper` pipeline's schedule, the
@@ -304,7 +307,7 @@ class HopperRoute(KernelRoute):
             for split_k in (2, 4, 8):
                 if units * split_k > 2 * hopper.SM_COUNT // schedule.cluster_m:
                     break
-                sliced = replace(schedule, split_k=split_k)
+                sliced = replace(schedule, split_k=split_k, defer_stores=False)  # the kernel's C: f32 partials
                 try:
                     hopper.check_problem(gemm, sliced)
                 except hopper.HopperError:

@@ -195,7 +195,7 @@ def test_a_pipeline_deeper_than_seven_stages_compiles_and_its_barriers_are_count
     ptx = ptx_file.read_text()
     assert len(re.findall(r"mbarrier\.init\.shared(?:::cta)?\.b64", ptx)) == 18
     hopper.check_ptx(ptx, gemm, s)
-    with pytest.raises(hopper.HopperError):
+    with pytest.raises(hopper.HopperError, match="does not show its stages"):
         hopper.check_ptx(ptx, gemm, replace(s, stages=8))
     _assembles(ptx_file)
 

@@ -511,13 +511,32 @@ def test_every_tune_candidate_of_a_big_16_bit_problem_stores_by_tma_where_its_ri
     assert hopper.DEFAULT not in found and replace(hopper.DEFAULT, tma_store=True, defer_stores=True) in found
     for s in found:
         assert s.tma_store == hopper.stages_stores(BIG, replace(s, tma_store=True)), s
-        assert s.defer_stores == (s.tma_store and s.kind == "cooperative"), s
+        hopper.check_problem(BIG, s)
+
+
+def test_tune_candidates_with_k_in_slices_summed_after_do_not_defer_and_are_taken():
+    """132 tiles of a 16-bit C: the persistent candidates store by TMA and defer, and their copies with K in slices
+    summed after (whose kernel writes f32 partial products: nothing staged, nothing deferred) are taken by
+    check_problem, which judges the kernel's own C."""
+    from pipelines.routes.hopper import HopperRoute
+    from pipelines.targets import get_target
+
+    gemm = Gemm(1536, 2816, 4096, "f16", "nn", epilogue=TRUNCF)  # 12 x 11 tiles of 128x256
+    found = HopperRoute().candidates(gemm, get_target("sm_90a"))
+    sliced = [s for s in found if s.sums_after]
+    assert sliced and any(s.defer_stores for s in found)
+    for s in found:
+        hopper.check_problem(gemm, s)
+        assert not (s.defer_stores and s.sums_after), s
+    with pytest.raises(hopper.HopperError, match="deferred stores need C stored by TMA"):
+        hopper.check_problem(gemm, replace(sliced[0], defer_stores=True))
 
 
 @pytest.mark.parametrize("schedule, defer", [
     (hopper.DEFAULT, True),                                                       # cooperative, persistent
     (HopperSchedule(block_m=128, block_n=128, kind="pingpong", persistent=True), False),  # stores under the other's
-    (HopperSchedule(block_m=128, block_n=128, stages=4), True),                   # cooperative, a tile a workgroup
+    (HopperSchedule(block_m=128, block_n=128, stages=4), False),                  # a tile a workgroup: no next tile
+    (HopperSchedule(block_m=128, block_n=128, stages=4, persistent=True, split_k=2), False),  # C: f32 partials
 ])
 def test_the_store_rule_defers_a_cooperative_kernels_tma_stores_only(schedule, defer):
     ruled = store_rule(BIG, schedule)
