@@ -36,7 +36,8 @@ NEEDS = (
     ("setup", r"^bash tools/(setup_and_compile|test)\.sh\b|^\.venv/bin/pip install |^python3 -m venv "),
     # Triton's own environment (a ~1 GB wheel, no dependency of the package) and what reads its output folder
     ("triton", r"^\.venv-triton/|^pipelines \S+ out/t(\s|$)"),
-    ("gpu", r"--device (cuda|hip)\b|--gpus |hopper_gemm\.py run |^dask |\bdask worker\b|--scheduler tcp://"),
+    ("gpu", r"--device (cuda|hip)\b|--gpus |hopper_gemm\.py run |^dask |\bdask worker\b|--scheduler tcp://"
+            r"|^pipelines inspect --jit "),  # --jit: the CUDA driver JIT-compiles the PTX
     # clang 22 with a stand-in ROCm tree and the HipKittens snapshot (root for apt-get, 430 MB of downloads)
     ("toolchain", r"tools/hipkittens_(toolchain\.sh|kernels\.py)\b"),
 )
