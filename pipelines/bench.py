@@ -23,7 +23,7 @@ from typing import Any
 
 
 from transforms.errors import UserError
-from transforms.hopper import HopperSchedule
+from transforms.stream import KERNEL_PLANS, KernelPlan
 from transforms.kernels import Kernel, kernel_label
 from transforms.problem import Epilogue, Gemm, input_shapes, parse_shape
 from transforms.schedule import Schedule, ScheduleError
@@ -62,7 +62,7 @@ class Refused:
 
 
 # what a case compiles: a plan, IREE's default or a refusal
-CasePlan = Schedule | SplitK | Kernel | HopperSchedule | Refused | None
+CasePlan = Schedule | SplitK | Kernel | KernelPlan | Refused | None
 
 
 def load_suite(name: str) -> list[dict]:
@@ -111,7 +111,7 @@ def case_id(target: Target, gemm: Gemm, pipeline: str, schedule: CasePlan,
 def _describe(plan: CasePlan) -> str:
     if plan is None:
         return "IREE default heuristic"
-    if isinstance(plan, (Schedule, SplitK, HopperSchedule, Refused)):
+    if isinstance(plan, (Schedule, SplitK, Refused) + KERNEL_PLANS):
         return plan.describe()
     return f"{kernel_label(plan)} (generated warp-group kernel)"
 

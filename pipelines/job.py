@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from transforms import schedule as sched
 from transforms.problem import Gemm
-from transforms.hopper import HopperSchedule
+from transforms.stream import KernelPlan
 from transforms.split_k import SplitK
 from transforms.warpgroups import DoubleBuffered, PingPong8, ProducerConsumer
 
@@ -32,7 +32,7 @@ class Option:
     """One thing a pipeline that chooses by the timing model may run (`pipelines.pick`)."""
 
     name: str  # "default", the rule's name ("tile ladder", "split-K rule", "tuned schedule") or a kernel's
-    plan: sched.Schedule | SplitK | PingPong8 | DoubleBuffered | ProducerConsumer | HopperSchedule | None
+    plan: sched.Schedule | SplitK | PingPong8 | DoubleBuffered | ProducerConsumer | KernelPlan | None
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Job:
     # plan (model-codegen), a Hopper schedule (the Hopper kernels). "": the target's schedule route, whose plans
     # are `schedules`, one per GEMM.
     route: str = ""
-    plan: PingPong8 | DoubleBuffered | ProducerConsumer | SplitK | ModelPlan | HopperSchedule | None = None
+    plan: PingPong8 | DoubleBuffered | ProducerConsumer | SplitK | ModelPlan | KernelPlan | None = None
     split_reason: str = ""  # a split-K plan's reason, where a pipeline's rule chose it
     compute_units: ComputeUnits | None = None  # the compute units the split rule filled; None: the target's
     # Options of the schedule route: IREE's own ROCm tensor ukernels enabled (every GEMM must be taken by one), and

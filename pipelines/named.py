@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
-from transforms.hopper import HopperSchedule
+from transforms.stream import KERNEL_PLANS, KernelPlan
 from transforms.problem import Gemm
 from transforms.schedule import DEFAULT_RASTER_ROWS, Schedule, Staging, Swizzle, Tile, aligned, k_contiguous, \
     mma_shape, schedule_from_dict, workgroup_grid, worth_trying
@@ -484,7 +484,7 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (
 )}
 
 
-def kernel_plan(name: str, gemm: Gemm, target: Target) -> HopperSchedule | None:
+def kernel_plan(name: str, gemm: Gemm, target: Target) -> KernelPlan | None:
     """The target's own kernel where pipeline `name` takes it (`Pipeline.kernel`, `Pipeline.prefers_kernel`), else
     None; a `kernel` pipeline's problem the kernels do not take is one sentence (TargetError)."""
     pipeline, route = get_pipeline(name), kernel_route(target)
@@ -494,7 +494,7 @@ def kernel_plan(name: str, gemm: Gemm, target: Target) -> HopperSchedule | None:
 
 
 def rule_plan(name: str, gemm: Gemm, target: Target,
-              units: ComputeUnits | None = None) -> Schedule | SplitK | HopperSchedule | None:
+              units: ComputeUnits | None = None) -> Schedule | SplitK | KernelPlan | None:
     """What pipeline `name`'s own rule does with `gemm`, before any choice by the timing model: a split-K plan where
     its rule splits (for `units`, the device's compute units where known, else the target's), else its schedule (or
     None)."""
@@ -509,7 +509,7 @@ def rule_plan(name: str, gemm: Gemm, target: Target,
     return pipeline.choose(gemm, target)
 
 
-def _rule_name(name: str, plan: Schedule | SplitK | HopperSchedule | None) -> str:
+def _rule_name(name: str, plan: Schedule | SplitK | KernelPlan | None) -> str:
     if isinstance(plan, SplitK):
         return "split-K rule"
     return "tuned schedule" if name == "tuned" else "tile ladder"
@@ -537,7 +537,7 @@ def model_choice(name: str, gemm: Gemm, target: Target, units: ComputeUnits | No
 
 
 def plan_for(name: str, gemm: Gemm, target: Target,
-             units: ComputeUnits | None = None) -> Schedule | SplitK | Kernel | HopperSchedule | None:
+             units: ComputeUnits | None = None) -> Schedule | SplitK | Kernel | KernelPlan | None:
     """What pipeline `name` does with `gemm`: the timing model's choice where the pipeline chooses by it on `target`
     (`model_choice`), else its own rule (`rule_plan`)."""
     choice = model_choice(name, gemm, target, units)
@@ -554,12 +554,12 @@ def schedule_for(name: str, gemm: Gemm, target: Target) -> Schedule | None:
     return choice.chosen.plan
 
 
-def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | Kernel | HopperSchedule | None,
+def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK | Kernel | KernelPlan | None,
              units: ComputeUnits | None = None) -> Job:
     """The compile job of one GEMM under `pipeline` with what `plan_for` (or a search) gave it; a split-K plan of a
     pipeline's rule carries the rule's reason for `units` (None: the target's compute units)."""
     route = kernel_route(target)
-    if isinstance(plan, HopperSchedule):
+    if isinstance(plan, KERNEL_PLANS):
         if route is None or not route.takes(plan):
             raise TargetError(f"{target.name} has no route for the Hopper kernels.")
         return Job(target, pipeline, (gemm,), (None,), route=route.name, plan=plan)

@@ -11,6 +11,9 @@ from pathlib import Path
 from transforms.hopper import NAMES as HOPPER_NAMES
 from transforms.hopper import HopperError
 from transforms.hopper import parse_schedule as parse_hopper
+from transforms.stream import NAME as STREAM_NAME
+from transforms.stream import StreamError
+from transforms.stream import parse_schedule as parse_stream
 from transforms.kernels import kernel_schedule
 from transforms.problem import DTYPE_ALIASES, Epilogue, Gemm, parse_shape
 from transforms.schedule import (
@@ -245,6 +248,11 @@ def _scheduled_job(request: Request) -> flow.Job:
             try:
                 return plan_job(target, request.schedule, gemm, parse_hopper(request.schedule))
             except HopperError as err:
+                raise UsageError(str(err)) from None
+        if request.schedule.partition(":")[0] == STREAM_NAME:
+            try:
+                return plan_job(target, request.schedule, gemm, parse_stream(request.schedule))
+            except StreamError as err:
                 raise UsageError(str(err)) from None
         check_kernel_target(request.schedule, target)
         kernel = kernel_schedule(request.schedule, gemm.dtype, target)

@@ -133,6 +133,9 @@ def bytes_moved(p: dict) -> int:
 
 
 def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) -> str:
+    """One line per problem (shape, layout, epilogue) with a correct row of ours: the fastest against IREE's default
+    (left out where IREE's default ran and failed; "–" where the file has no default row) and cuBLAS (the vendor
+    time a row of the problem carries; "–" where none does)."""
     gbps = statistics.median(json.loads(line)["gbps_read_plus_write"] for line in copy.read_text().splitlines()
                              if line.strip())
     problems: dict[tuple, dict] = {}
@@ -141,7 +144,10 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
             continue
         row = json.loads(line)
         p = row["problem"]
-        entry = problems.setdefault((p["m"], p["n"], p["k"]), {"problem": p, "ours": []})
+        key = (p["m"], p["n"], p["k"], p.get("layout", "nn"), (p.get("epilogue") or {}).get("kind", "none"))
+        entry = problems.setdefault(key, {"problem": p, "ours": []})
+        if (row.get("vendor") or {}).get("median_ms") and "vendor" not in entry:
+            entry["vendor"] = row["vendor"]["median_ms"]
         if row["pipeline"] == "default":
             entry["default"] = row
         elif row.get("status") == "ok" and row.get("correct"):
@@ -150,18 +156,20 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
              "| M×N×K (bf16) | bytes moved | IREE default µs | best ours µs (pipeline) | ours / default | cuBLAS µs | "
              "ours / cuBLAS | % of copy bandwidth | % of roofline | max rel. error |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for (m, n, k), entry in problems.items():
+    for (m, n, k, layout, _), entry in problems.items():
         p, default = entry["problem"], entry.get("default")
-        if default is None or not entry["ours"] or not default.get("median_ms"):
-            continue  # nothing to compare with: no correct row of ours, or IREE's default did not run
+        if not entry["ours"] or (default is not None and not default.get("median_ms")):
+            continue  # nothing to compare with: no correct row of ours, or IREE's default ran and failed
         best = min(entry["ours"], key=lambda r: r["median_ms"])
         us = best["median_ms"] * 1e3
-        default_us = default["median_ms"] * 1e3
-        cublas = ((default.get("vendor") or {}).get("median_ms") or 0) * 1e3  # 0: not measured
+        default_us = default["median_ms"] * 1e3 if default is not None else 0.0  # 0: not in the file
+        cublas = (entry.get("vendor") or 0) * 1e3  # 0: not measured
         moved = bytes_moved(p)
         roofline_us = max(moved / (gbps * 1e3), 2 * m * n * k / (peak_tflops * 1e6))
-        lines.append(f"| {m}×{n}×{k} | {moved / 1e6:.1f} MB | {default_us:.1f} | {us:.1f} ({best['pipeline']}) | "
-                     f"{default_us / us:.2f}× | {f'{cublas:.1f}' if cublas else '–'} | "
+        shape = f"{m}×{n}×{k}" + (f" {layout.upper()}" if layout != "nn" else "")
+        lines.append(f"| {shape} | {moved / 1e6:.1f} MB | {f'{default_us:.1f}' if default_us else '–'} | "
+                     f"{us:.1f} ({best['pipeline']}) | {f'{default_us / us:.2f}×' if default_us else '–'} | "
+                     f"{f'{cublas:.1f}' if cublas else '–'} | "
                      f"{f'{cublas / us:.2f}×' if cublas else '–'} | {moved / (us * 1e3) / gbps:.0%} | "
                      f"{roofline_us / us:.0%} | {best['max_rel_error']:.1e} |")
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from transforms.errors import UserError
 from transforms.hopper import HopperSchedule
+from transforms.stream import KernelPlan, StreamSchedule
 from transforms.problem import Gemm
 from transforms.schedule import Schedule, schedule_from_dict
 from transforms.split_k import SplitK, split_from_dict
@@ -34,7 +35,7 @@ from .routes import codegen_route, kernel_route, schedule_route
 from .targets import ComputeUnits, Target
 from .tune_cache import MODEL, Search, TuneError, cache_key, device_kind, read_cache
 
-TunePlan = Schedule | SplitK | HopperSchedule
+TunePlan = Schedule | SplitK | KernelPlan
 
 
 def candidates(gemm: Gemm, target: Target) -> list[Schedule]:
@@ -50,7 +51,7 @@ def codegen_candidates(gemm: Gemm, target: Target) -> list[Schedule]:
     return route.candidates(gemm, target)
 
 
-def kernel_candidates(gemm: Gemm, target: Target) -> list[HopperSchedule]:
+def kernel_candidates(gemm: Gemm, target: Target) -> list[KernelPlan]:
     """The schedules of the target's own kernels (`Target.kernel_route`) that take `gemm`."""
     route = kernel_route(target)
     if route is None:
@@ -80,7 +81,7 @@ SEARCHES = {s.option: s for s in (
     Searched("codegen", "codegen", CODEGEN_CANDIDATE, lambda g, t, u: codegen_candidates(g, t), schedule_from_dict),
     Searched("split", "split-k", SPLIT_CANDIDATE, split_candidates, split_from_dict),
     Searched("hopper", "hopper", HOPPER_CANDIDATE, lambda g, t, u: kernel_candidates(g, t),
-             lambda fields: HopperSchedule(**fields)),
+             lambda fields: StreamSchedule(**fields) if "columns" in fields else HopperSchedule(**fields)),
 )}
 BY_NAME = {s.name: s for s in SEARCHES.values()}
 BY_LABEL = {s.label: s for s in SEARCHES.values()}

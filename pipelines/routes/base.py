@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transforms.errors import UserError
-from transforms.hopper import HopperSchedule
+from transforms.stream import KERNEL_PLANS, KernelPlan
 from transforms.problem import Gemm
 from transforms.kernels import Kernel
 from transforms.schedule import Schedule
@@ -48,7 +48,7 @@ def job_schedule(job: Job) -> Schedule:
 
 def job_kernel(job: Job) -> Kernel:
     """The generated kernel of a ukernel job."""
-    if job.plan is None or isinstance(job.plan, (SplitK, ModelPlan, HopperSchedule)):
+    if job.plan is None or isinstance(job.plan, (SplitK, ModelPlan) + KERNEL_PLANS):
         raise RouteError(f"pipeline {job.pipeline} names no generated kernel.")
     return job.plan
 
@@ -122,7 +122,7 @@ class KernelRoute(Route):
 
     schedules: tuple[str, ...] = ()  # the names `--schedule` takes for them
 
-    def default_plan(self, gemm: Gemm, target: Target) -> HopperSchedule:
+    def default_plan(self, gemm: Gemm, target: Target) -> KernelPlan:
         """The shipped plan for `gemm`, or one sentence (TargetError) why the kernels do not take it."""
         raise NotImplementedError
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from transforms import hopper
+from transforms import hopper, stream
 from transforms.hopper_protocol import ProtocolHazard, check as check_protocol
 from transforms.problem import Gemm
 
@@ -27,6 +27,8 @@ from .base import KernelRoute, RouteError
 
 FUNCTION = "gemm"  # the program's function, as on every other route (the runner calls a case's `function`)
 DISPATCH = "module_hopper"  # the executable's dispatch in the dump
+STREAM_DISPATCH = "module_stream"  # the stream kernel's (`transforms.stream`)
+KernelPlan = hopper.HopperSchedule | stream.StreamSchedule  # the route's plans: the Hopper kernels' or the stream's
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,63 @@ def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
     return replace(schedule, split_k=split)
 
 
+# The stream kernel's schedules `tune --route hopper` measures for problems of at most 16 rows (transforms.stream)
+STREAM_CANDIDATES = (stream.StreamSchedule(32, 16, 1, 1, transpose=True), stream.StreamSchedule(32, 8, 1, 1),
+                     stream.StreamSchedule(32, 8, 2, 1, "L2::256B", transpose=True),
+                     stream.StreamSchedule(32, 16, 2, 0, transpose=True), stream.StreamSchedule(32, 16, 4),
+                     stream.StreamSchedule(32, 8, 2, 1), stream.StreamSchedule(32, 8, 2, 1, "L2::256B"),
+                     stream.StreamSchedule(32, 8, 2, 2))
+
+
+@dataclass(frozen=True)
+class StreamRule:
+    """The stream kernel (`transforms.stream`) for problems of at most `max_m` rows, N and K from `min_nk` to
+    `max_nk` and B of at most `max_b_bytes`: `nn`'s schedule for layout nn, `nt`'s for nt."""
+
+    max_b_bytes: int
+    nn: stream.StreamSchedule
+    nt: stream.StreamSchedule
+    max_m: int = stream.MAX_M
+    min_nk: int = 4096
+    max_nk: int = 8192
+
+
+# Measured on H200s (results/h200/stream, runs 2-6, every row float64-checked; the Hopper kernels' rule in the same
+# runs): at 16x4096x4096 (B 32 MiB, which stays in the 50 MB L2 across the runner's repeats) NN 10.9 µs with B's rows
+# transposed by movmatrix, 16 warps (Hopper kernels 13.5), NT 10.3-11.5 µs with 16 warps, 4 chunks a step (13.2-13.7);
+# at 16x8192x8192 (B 128 MiB, from DRAM) NN 38.8 µs with 8 warps, 2 chunks a step, loads a step ahead and the
+# L2::256B hint (40.4), NT 39.6-40.5 (41.3-43.1). With N or K of 14336 (16x14336x4096, 16x4096x14336) the Hopper
+# kernels stay faster (36-37 µs against 37.4-42.7 at best); below N, K = 4096 not measured.
+STREAM_RULES = (
+    StreamRule(32 << 20, nn=stream.StreamSchedule(32, 16, 1, 1, transpose=True), nt=stream.StreamSchedule(32, 16, 4)),
+    StreamRule(128 << 20, nn=stream.StreamSchedule(32, 8, 2, 1, "L2::256B", transpose=True),
+               nt=stream.StreamSchedule(32, 8, 2, 1, "L2::256B")),
+)
+
+
+def stream_rule(gemm: Gemm) -> stream.StreamSchedule | None:
+    """The stream kernel's schedule where the `hopper` pipeline takes it for `gemm` (the first of STREAM_RULES whose
+    bounds hold and whose schedule the kernel takes for the problem), else None."""
+    if gemm.batched or gemm.layout not in ("nn", "nt"):
+        return None
+    b_bytes = gemm.n * gemm.k * 2
+    for rule in STREAM_RULES:
+        if gemm.m <= rule.max_m and rule.min_nk <= min(gemm.n, gemm.k) and max(gemm.n, gemm.k) <= rule.max_nk \
+                and b_bytes <= rule.max_b_bytes:
+            schedule = rule.nn if gemm.layout == "nn" else rule.nt
+            try:
+                stream.check_problem(gemm, schedule)
+            except stream.StreamError:
+                return None
+            return schedule
+    return None
+
+
+def kernel_rule(gemm: Gemm) -> KernelPlan:
+    """The `hopper` pipeline's plan: the stream kernel's where `stream_rule` gives one, else `fitted`'s."""
+    return stream_rule(gemm) or fitted(gemm)
+
+
 def summed_in_cluster(gemm: Gemm, block_m: int, block_n: int, slices: int,
                       most: int = SWEPT_STAGES) -> hopper.HopperSchedule | None:
     """The one-tile-per-workgroup schedule of a block_m x block_n tile (64 rows a consumer warp group), the most
@@ -219,8 +278,8 @@ def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
     return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
-def job_hopper(job: Job) -> hopper.HopperSchedule:
-    if not isinstance(job.plan, hopper.HopperSchedule):
+def job_plan(job: Job) -> KernelPlan:
+    if not isinstance(job.plan, (hopper.HopperSchedule, stream.StreamSchedule)):
         raise RouteError(f"pipeline {job.pipeline} names no Hopper schedule.")
     return job.plan
 
@@ -232,19 +291,22 @@ class HopperRoute(KernelRoute):
 
     def takes(self, plan: object) -> bool:
         """Whether `plan` is a plan of this route (`pipelines.named.plan_job`)."""
-        return isinstance(plan, hopper.HopperSchedule)
+        return isinstance(plan, (hopper.HopperSchedule, stream.StreamSchedule))
 
-    def default_plan(self, gemm: Gemm, target: Target) -> hopper.HopperSchedule:
-        """The `hopper` pipeline's schedule for `gemm` (`fitted`), or one sentence why the kernels do not take it."""
+    def default_plan(self, gemm: Gemm, target: Target) -> KernelPlan:
+        """The `hopper` pipeline's plan for `gemm` (`kernel_rule`), or one sentence why the kernels do not take it."""
         check_problem(target, gemm)
         try:
             hopper.check_problem(gemm, hopper.DEFAULT)  # the kernels take the problem at all
-            schedule = fitted(gemm)
-            schedule.check()
-            hopper.check_problem(gemm, schedule)  # and the schedule fitted to it
-        except hopper.HopperError as err:  # a refusal before compiling, as a named pipeline's (TargetError)
+            plan = kernel_rule(gemm)
+            plan.check()
+            if isinstance(plan, stream.StreamSchedule):
+                stream.check_problem(gemm, plan)
+            else:
+                hopper.check_problem(gemm, plan)  # and the schedule fitted to it
+        except (hopper.HopperError, stream.StreamError) as err:  # a refusal before compiling (TargetError)
             raise TargetError(str(err)) from None
-        return schedule
+        return plan
 
     def fills(self, gemm: Gemm, target: Target) -> bool:
         """Whether `auto` takes the kernels' schedule (`fitted`) for `gemm`: the kernels take it, and it has a
@@ -262,7 +324,7 @@ class HopperRoute(KernelRoute):
         whole = gemm.m >= hopper.DEFAULT.block_m and gemm.n >= hopper.DEFAULT.block_n
         return whole or (gemm.m >= SKINNY_AUTO.m and gemm.n >= SKINNY_AUTO.n and gemm.k >= SKINNY_AUTO.k)
 
-    def candidates(self, gemm: Gemm, target: Target) -> list[hopper.HopperSchedule]:  # type: ignore[override]
+    def candidates(self, gemm: Gemm, target: Target) -> list[KernelPlan]:  # type: ignore[override]
         """The schedules `tune --route hopper` measures for `gemm`: each kind at each block shape it takes, with the
         most stages shared memory holds (up to SWEPT_STAGES) and one fewer, tile groups of 8 and 16 block rows,
         without a cluster and with one of two; for M up to 128 also 64-row tiles of one consumer warp group; where a
@@ -281,7 +343,10 @@ class HopperRoute(KernelRoute):
         if gemm.m <= SKINNY_TILES[-1].max_m:  # skinny: one consumer warp group on 64-row tiles (a 128-row tile
             shapes["cooperative"] += ((64, 256, 1), (64, 128, 1))  # would be half empty, or a cluster shares B)
         shipped = store_rule(gemm, hopper.DEFAULT)
-        found = [start, shipped] if start != shipped else [start]
+        found: list[KernelPlan] = [start]
+        for plan in (fitted(gemm), shipped):  # the Hopper kernels' rule, where the stream kernel's is `start`
+            if plan not in found:
+                found.append(plan)
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:
                 most = most_stages(block_m, block_n, consumers)
@@ -301,7 +366,8 @@ class HopperRoute(KernelRoute):
         # Skinny or long-K problems whose units of work leave SMs idle: K in slices too (each of the persistent
         # cooperative candidates with 2, 4 or 8 slices that divide K's tiles, while the slices' units stay within
         # two rounds of the SMs)
-        for schedule in [c for c in found if c.kind == "cooperative" and c.persistent and c.split_k == 1]:
+        for schedule in [c for c in found if isinstance(c, hopper.HopperSchedule) and c.kind == "cooperative"
+                         and c.persistent and c.split_k == 1]:
             columns, cluster_rows = hopper.unit_grid(gemm, schedule)
             units = columns * cluster_rows  # a cluster's tiles at once, before any slicing
             for split_k in (2, 4, 8):
@@ -325,14 +391,33 @@ class HopperRoute(KernelRoute):
                         if (summed is not None and hopper.grid_size(gemm, summed) <= hopper.SM_COUNT
                                 and summed not in found):
                             found.append(summed)
-        return sorted(found, key=lambda c: sum(value != start.__dict__[key] for key, value in c.__dict__.items()))
+        # Problems of at most 16 rows: the stream kernel's STREAM_CANDIDATES too
+        if gemm.m <= stream.MAX_M:
+            for streamed in STREAM_CANDIDATES:
+                try:
+                    stream.check_problem(gemm, streamed)
+                except stream.StreamError:
+                    continue
+                if streamed not in found:
+                    found.append(streamed)
+
+        def changes(c: KernelPlan) -> int:  # choices that differ from `start`'s (all of them for the other kernel)
+            if type(c) is not type(start):
+                return len(c.__dict__)
+            return sum(value != start.__dict__[key] for key, value in c.__dict__.items())
+        return sorted(found, key=changes)
 
     def prepare(self, job: Job) -> Prepared:
-        schedule = job_hopper(job)
+        schedule = job_plan(job)
         if job.user_source is not None or len(job.gemms) != 1:
             raise RouteError("the Hopper kernels compile one GEMM given with --shape, not an input file.")
         gemm, = job.gemms
         check_problem(job.target, gemm)
+        if isinstance(schedule, stream.StreamSchedule):
+            try:
+                return Prepared(job, stream.program(gemm, schedule, function=FUNCTION), None, (None,))
+            except stream.StreamError as err:
+                raise RouteError(str(err)) from None
         try:
             hopper.check_problem(gemm, schedule)
             check_protocol(schedule)  # the stage hand-off under random interleavings (schedule.check first)
@@ -355,14 +440,26 @@ class HopperRoute(KernelRoute):
         return compiled, stats
 
     def inspect(self, dump: Path, target: Target) -> list[KernelStats]:
-        """The GEMM kernel's statistics from its PTX."""
+        """The GEMM kernel's statistics from its PTX (the Hopper kernels' executable, or the stream kernel's)."""
         ptx = [p for p in sorted(dump.glob("*.ptx")) if ".entry gemm(" in p.read_text()]
-        return [ptx_stats(DISPATCH, ptx[0], hopper.ptx_kernel(ptx[0].read_text(), "gemm"), 2)] if ptx else []
+        if not ptx:
+            return []
+        name = STREAM_DISPATCH if ptx[0].name.startswith(STREAM_DISPATCH) else DISPATCH
+        return [ptx_stats(name, ptx[0], hopper.ptx_kernel(ptx[0].read_text(), "gemm"), 2)]
 
     def verify(self, prepared: Prepared, dump: Path, stats: list[KernelStats]) -> None:
         job = prepared.job
         ptx = (dump / stats[0].isa_file).read_text()
-        schedule, gemm = job_hopper(job), job.gemms[0]
+        plan, gemm = job_plan(job), job.gemms[0]
+        if isinstance(plan, stream.StreamSchedule):
+            if stats[0].dispatch != STREAM_DISPATCH:
+                raise FallbackError(f"{STREAM_DISPATCH}: the dump holds no PTX of the stream kernel gemm.")
+            try:
+                stream.check_ptx(hopper.ptx_kernel(ptx, "gemm"), gemm, plan)
+            except stream.StreamError as err:
+                raise FallbackError(f"{STREAM_DISPATCH}: {err}") from None
+            return
+        schedule = plan
         try:
             hopper.check_ptx(ptx, gemm, schedule)
         except hopper.HopperError as err:
@@ -382,7 +479,9 @@ class HopperRoute(KernelRoute):
         return True
 
     def summary(self, job: Job) -> list[str]:
-        return [job_hopper(job).describe()]
+        return [job_plan(job).describe()]
 
     def report_extra(self, job: Job) -> dict:
-        return {"route": self.name, "hopper_schedule": job_hopper(job).__dict__}
+        plan = job_plan(job)
+        return {"route": self.name, ("stream_schedule" if isinstance(plan, stream.StreamSchedule)
+                                     else "hopper_schedule"): plan.__dict__}

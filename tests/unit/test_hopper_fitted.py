@@ -12,10 +12,11 @@ from dataclasses import replace
 import pytest
 
 from pipelines.named import plan_for
-from pipelines.routes.hopper import fitted
+from pipelines.routes.hopper import fitted, kernel_rule
 from pipelines.targets import get_target
 from transforms import hopper
 from transforms.problem import Epilogue, Gemm
+from transforms.stream import StreamSchedule
 
 SM90 = "sm_90a"
 
@@ -167,13 +168,15 @@ def test_medium_problems_keep_k_whole_below_a_long_k():
     (64, 4096, 4088, False), (127, 8192, 8192, True), (32, 14336, 4096, True),
 ])
 def test_auto_takes_skinny_problems_of_the_sweeps_class(m, n, k, takes):
-    """From 16 rows with N and K of at least 4096 `auto` runs the Hopper kernels' fitted schedule; below 16 rows the
-    split-k pipeline (its streaming kernel), and the sweep's class only (smaller N or K keep `auto`'s own rule)."""
+    """From 16 rows with N and K of at least 4096 `auto` runs the kernel route's rule (the Hopper kernels' fitted
+    schedule, or at 16 rows and N, K up to 8192 the stream kernel's); below 16 rows the split-k pipeline (its
+    streaming kernel), and the sweep's class only (smaller N or K keep `auto`'s own rule)."""
     gemm = Gemm(m, n, k, "bf16", "nn")
     plan = plan_for("auto", gemm, get_target(SM90))
-    assert isinstance(plan, hopper.HopperSchedule) is takes
+    assert isinstance(plan, (hopper.HopperSchedule, StreamSchedule)) is takes
     if takes:
-        assert plan == fitted(gemm)
+        assert plan == kernel_rule(gemm)
+        assert isinstance(plan, StreamSchedule) is (m <= 16 and max(n, k) <= 8192)
 
 
 def test_the_hopper_pipeline_runs_the_fitted_schedule():

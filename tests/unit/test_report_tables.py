@@ -212,3 +212,22 @@ def test_jit_on_a_report_without_mma_counts_is_one_sentence(tmp_path):
                                                       "dispatches": [{"isa_file": "a.ptx"}]}))
     with pytest.raises(jit_resources.CudaError, match="is no folder `pipelines compile` wrote for a CUDA target"):
         jit_resources.jit_resources(tmp_path)
+
+
+def test_a_file_without_default_rows_still_lists_its_problems(tmp_path, capsys):
+    """A bench of `auto` alone (no IREE default rows): each problem's best row with "–" for the default columns,
+    cuBLAS from the row that carries it, and NN and NT of one shape apart."""
+    results, copy = _results(tmp_path)
+    rows = [json.loads(line) for line in results.read_text().splitlines() if json.loads(line)["pipeline"] != "default"]
+    rows[0]["vendor"] = {"median_ms": 0.04}
+    rows.append(dict(rows[0], id="t", problem=dict(PROBLEMS[0], layout="nt"), median_ms=0.08, vendor=None))
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli.main(["report", "--table", "skinny", str(results), str(copy)]) == 0
+    text = capsys.readouterr().out
+    cells = [c.strip() for c in next(line for line in text.splitlines()
+                                     if line.startswith("| 16×4096×4096 |")).strip("|").split("|")]
+    assert cells[2:7] == ["–", "50.0 (split-k)", "–", "40.0", "0.80×"]
+    nt = [c.strip() for c in next(line for line in text.splitlines()
+                                  if line.startswith("| 16×4096×4096 NT |")).strip("|").split("|")]
+    assert nt[3] == "80.0 (split-k)" and nt[5] == "–"
+    assert "| 64×8192×8192 |" in text
