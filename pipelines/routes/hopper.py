@@ -28,7 +28,7 @@ from .base import KernelRoute, RouteError
 FUNCTION = "gemm"  # the program's function, as on every other route (the runner calls a case's `function`)
 DISPATCH = "module_hopper"  # the executable's dispatch in the dump
 STREAM_DISPATCH = "module_stream"  # the stream kernel's (`transforms.stream`)
-KernelPlan = hopper.HopperSchedule | stream.StreamSchedule  # the route's plans: the Hopper kernels' or the stream's
+KernelPlan = stream.KernelPlan  # the route's plans: the Hopper kernels' schedules or the stream kernel's
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,9 @@ class StreamRule:
 # transposed by movmatrix, 16 warps (Hopper kernels 13.5), NT 10.3-11.5 µs with 16 warps, 4 chunks a step (13.2-13.7);
 # at 16x8192x8192 (B 128 MiB, from DRAM) NN 38.8 µs with 8 warps, 2 chunks a step, loads a step ahead and the
 # L2::256B hint (40.4), NT 39.6-40.5 (41.3-43.1). With N or K of 14336 (16x14336x4096, 16x4096x14336) the Hopper
-# kernels stay faster (36-37 µs against 37.4-42.7 at best); below N, K = 4096 not measured.
+# kernels stay faster (36-37 µs against 37.4-42.7 at best); below N, K = 4096 not measured. Problems between the two
+# measured (e.g. 16x8192x4096) take the entry their B's size falls in, unmeasured. The skinny suite with `auto` as
+# a user runs it at this rule: results/h200/stream/run7.
 STREAM_RULES = (
     StreamRule(32 << 20, nn=stream.StreamSchedule(32, 16, 1, 1, transpose=True), nt=stream.StreamSchedule(32, 16, 4)),
     StreamRule(128 << 20, nn=stream.StreamSchedule(32, 8, 2, 1, "L2::256B", transpose=True),
@@ -279,7 +281,7 @@ def cluster_sum(gemm: Gemm) -> hopper.HopperSchedule | None:
 
 
 def job_plan(job: Job) -> KernelPlan:
-    if not isinstance(job.plan, (hopper.HopperSchedule, stream.StreamSchedule)):
+    if not isinstance(job.plan, stream.KERNEL_PLANS):
         raise RouteError(f"pipeline {job.pipeline} names no Hopper schedule.")
     return job.plan
 
@@ -291,7 +293,7 @@ class HopperRoute(KernelRoute):
 
     def takes(self, plan: object) -> bool:
         """Whether `plan` is a plan of this route (`pipelines.named.plan_job`)."""
-        return isinstance(plan, (hopper.HopperSchedule, stream.StreamSchedule))
+        return isinstance(plan, stream.KERNEL_PLANS)
 
     def default_plan(self, gemm: Gemm, target: Target) -> KernelPlan:
         """The `hopper` pipeline's plan for `gemm` (`kernel_rule`), or one sentence why the kernels do not take it."""
@@ -309,7 +311,7 @@ class HopperRoute(KernelRoute):
         return plan
 
     def fills(self, gemm: Gemm, target: Target) -> bool:
-        """Whether `auto` takes the kernels' schedule (`fitted`) for `gemm`: the kernels take it, and it has a
+        """Whether `auto` takes the kernels' plan (`kernel_rule`) for `gemm`: the kernels take it, and it has a
         whole 128x256 tile, or it is of the skinny sweep's class (SKINNY_AUTO: M from 16 up, N and K at least
         4096; results/h200/skinny-hopper). Other problems keep `auto`'s own rule (below M = 16 for NN the split-k
         pipeline's streaming kernel, within 4 % of the Hopper kernels at M = 1 in that sweep and 1.3x faster on

@@ -4,10 +4,11 @@ in ../line1) (run2); with --second, run3's sweep: loads a step ahead and the L2 
 groups for NN, on those rows and 1x4096x4096, 16x14336x4096 and 16x4096x14336 NN; with --third, run4's: K split
 between the workgroups of a cluster (slices); with --fourth, run5's: loads up to 4 steps ahead, more rows (NT
 14336 and the M = 1 rows); with --fifth, run6's: nn's B rows loaded 16 bytes at once and transposed by movmatrix.
-With --sixth, run7's: 64-column workgroups (one per SM at N = 8192) at 16x8192x8192. Each program is compiled with the dispatch repeated as `pipelines bench` repeats it, into a plan the
+With --sixth, run7's: 64-column workgroups (one per SM at N = 8192) at 16x8192x8192; with --seventh, run8's:
+neighbours of the shipped large-B schedules on the decode row. Each program is compiled with the dispatch repeated as `pipelines bench` repeats it, into a plan the
 runner takes (`python3 -m pipelines.runner PLAN --device cuda`).
 
-    python3 results/h200/stream/gen.py PLAN [--second | --third | --fourth | --fifth | --sixth]
+    python3 results/h200/stream/gen.py PLAN [--second | ... | --seventh]
 """
 
 import hashlib
@@ -120,6 +121,15 @@ def sixth() -> list[tuple[Gemm, StreamSchedule]]:
         [(Gemm(16, 8192, 8192, "bf16", "nt", epilogue=t), StreamSchedule(64, w, 2, 1, l2)) for w in (8, 16)]
 
 
+def seventh() -> list[tuple[Gemm, StreamSchedule]]:
+    t, l2, l128 = Epilogue("truncf"), "L2::256B", "L2::128B"
+    nn = [(32, 8, 2, 1, l128), (32, 8, 4, 1, l2), (32, 12, 2, 1, l2), (32, 6, 2, 1, l2), (32, 8, 2, 0, l2)]
+    nt = [(32, 8, 4, 1, l2), (32, 12, 2, 1, l2), (32, 8, 2, 1, l128), (16, 8, 2, 1, l2), (32, 8, 2, 0, l2),
+          (24, 8, 2, 1, l2)]
+    return [(Gemm(16, 8192, 8192, "bf16", "nn", epilogue=t), StreamSchedule(*f, transpose=True)) for f in nn] + \
+        [(Gemm(16, 8192, 8192, "bf16", "nt", epilogue=t), StreamSchedule(*f)) for f in nt]
+
+
 def cases() -> list[tuple[Gemm, StreamSchedule]]:
     out = []
     probes = [(Gemm(1, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2)),
@@ -163,7 +173,7 @@ def main() -> None:
     if plan.exists():
         sys.exit(f"{plan} exists; name a new folder.")
     work_folder(plan, "bench")  # the plan's manifest: the runner adds its rows beside a plan of pipelines' own
-    chosen = {"--second": second, "--third": third, "--fourth": fourth, "--fifth": fifth, "--sixth": sixth}
+    chosen = {"--second": second, "--third": third, "--fourth": fourth, "--fifth": fifth, "--sixth": sixth, "--seventh": seventh}
     todo = next((f for flag, f in chosen.items() if flag in sys.argv[2:]), cases)()
     seen: set = set()
     flags = []
