@@ -75,7 +75,9 @@ _AMDGPU_COUNTS = {
     "conditional_barriers": r"^\s+s_cbranch_execz\s+\S+\n(?:\s+s_waitcnt\b.*\n)*\s+s_barrier\b",
 }
 _PTX_COUNTS = {
-    "global_loads": r"^\s+ld\.global\S*",
+    # at a line's start, or inside an inline-asm block after a statement and an optional predicate (the stream
+    # kernel's guarded loads: `{ ...; @p ld.global.nc.v4.u32 ... }` on one line)
+    "global_loads": r"(?:^\s+|;\s+(?:@!?%?\w+\s+)?)ld\.global\S*",
     "global_stores": r"^\s+st\.global\S*",
     "lds_reads": r"^\s+ld\.shared\S*",
     "lds_writes": r"^\s+st\.shared\S*",

@@ -561,7 +561,8 @@ def plan_job(target: Target, pipeline: str, gemm: Gemm, plan: Schedule | SplitK 
     route = kernel_route(target)
     if isinstance(plan, KERNEL_PLANS):
         if route is None or not route.takes(plan):
-            raise TargetError(f"{target.name} has no route for the Hopper kernels.")
+            raise TargetError(f"{target.name} has no route for the Hopper kernels or the stream kernel (sm_90a's "
+                              "own); use --target sm_90a.")
         return Job(target, pipeline, (gemm,), (None,), route=route.name, plan=plan)
     if plan is not None and not isinstance(plan, (Schedule, SplitK)):  # a generated warp-group kernel
         return Job(target, pipeline, (gemm,), (None,), route=UkernelRoute.name, plan=plan)

@@ -133,7 +133,8 @@ def bytes_moved(p: dict) -> int:
 
 
 def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) -> str:
-    """One line per problem (shape, layout, epilogue) with a correct row of ours: the fastest against IREE's default
+    """One line per problem (shape, layout, epilogue, type; the label says the last three where they are not nn,
+    none, bf16) with a correct row of ours: the fastest against IREE's default
     (left out where IREE's default ran and failed; "–" where the file has no default row) and cuBLAS (the vendor
     time a row of the problem carries; "–" where none does)."""
     gbps = statistics.median(json.loads(line)["gbps_read_plus_write"] for line in copy.read_text().splitlines()
@@ -144,7 +145,8 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
             continue
         row = json.loads(line)
         p = row["problem"]
-        key = (p["m"], p["n"], p["k"], p.get("layout", "nn"), (p.get("epilogue") or {}).get("kind", "none"))
+        key = (p["m"], p["n"], p["k"], p.get("layout", "nn"), (p.get("epilogue") or {}).get("kind", "none"),
+               p.get("dtype", "bf16"))
         entry = problems.setdefault(key, {"problem": p, "ours": []})
         if (row.get("vendor") or {}).get("median_ms") and "vendor" not in entry:
             entry["vendor"] = row["vendor"]["median_ms"]
@@ -156,7 +158,7 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
              "| M×N×K (bf16) | bytes moved | IREE default µs | best ours µs (pipeline) | ours / default | cuBLAS µs | "
              "ours / cuBLAS | % of copy bandwidth | % of roofline | max rel. error |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for (m, n, k, layout, _), entry in problems.items():
+    for (m, n, k, layout, epilogue, dtype), entry in problems.items():
         p, default = entry["problem"], entry.get("default")
         if not entry["ours"] or (default is not None and not default.get("median_ms")):
             continue  # nothing to compare with: no correct row of ours, or IREE's default ran and failed
@@ -166,7 +168,8 @@ def skinny_table(results: Path, copy: Path, peak_tflops: float = PEAK_TFLOPS) ->
         cublas = (entry.get("vendor") or 0) * 1e3  # 0: not measured
         moved = bytes_moved(p)
         roofline_us = max(moved / (gbps * 1e3), 2 * m * n * k / (peak_tflops * 1e6))
-        shape = f"{m}×{n}×{k}" + (f" {layout.upper()}" if layout != "nn" else "")
+        shape = (f"{m}×{n}×{k}" + (f" {layout.upper()}" if layout != "nn" else "") + (f" {dtype}" if dtype != "bf16"
+                 else "") + (f" ({epilogue})" if epilogue != "none" else ""))
         lines.append(f"| {shape} | {moved / 1e6:.1f} MB | {f'{default_us:.1f}' if default_us else '–'} | "
                      f"{us:.1f} ({best['pipeline']}) | {f'{default_us / us:.2f}×' if default_us else '–'} | "
                      f"{f'{cublas:.1f}' if cublas else '–'} | "

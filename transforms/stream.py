@@ -149,6 +149,11 @@ def k_per_warp(problem: Gemm, s: StreamSchedule) -> int:
     return _ceil(_ceil(problem.k, s.warps * s.slices), step) * step
 
 
+def ahead_steps(problem: Gemm, s: StreamSchedule) -> int:
+    """Steps a thread's loads run ahead of its MMAs: `ahead`, at most the warp's steps less one."""
+    return min(s.ahead, k_per_warp(problem, s) // (CHUNK * s.unroll) - 1)
+
+
 def grid_size(problem: Gemm, s: StreamSchedule) -> int:
     """Workgroups: a cluster of `slices` per `columns` columns of C, consecutive in x."""
     return _ceil(problem.n, s.columns) * s.slices
@@ -330,8 +335,8 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
 
     zero = b.op("arith.constant 0.0 : f32", "zero")
     # with `ahead`, the loads of steps 0 .. ahead - 1 before the loop (none past the warp's last step)
-    never = b.op("arith.constant false", "no")
-    first = [w for d in range(s.ahead) for w in loads(i32(d), None if d < steps else never)]
+    ahead = ahead_steps(problem, s)
+    first = [w for d in range(ahead) for w in loads(i32(d), None)]
     inits = [zero] * (4 * nb) + first
     types = ["f32"] * (4 * nb) + ["i32"] * len(first)
     it = f"%it{b.count}"
@@ -343,9 +348,9 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
          + ", ".join(f"{x} = {y}" for x, y in zip(names, inits)) + f") -> ({', '.join(types)}) {{")
     it32 = b.op(f"arith.index_cast {it} : index to i32", "it")
     acc = names[:4 * nb]
-    if s.ahead:  # step it + ahead's loads first (none past the warp's last step), then this step's MMAs on the
+    if ahead:  # step it + ahead's loads first (none past the warp's last step), then this step's MMAs on the
         # oldest carried loads
-        following = b.arith("addi", it32, i32(s.ahead), "i32")
+        following = b.arith("addi", it32, i32(ahead), "i32")
         fresh = loads(following, b.op(f"arith.cmpi ult, {following}, {i32(steps)} : i32", "ok"))
         per = len(fresh)
         acc = mmas(names[4 * nb:4 * nb + per], acc) + names[4 * nb + per:] + fresh
@@ -504,7 +509,10 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
     level = re.escape(f".{s.hint}") if s.hint else ""
     wide = len(re.findall(rf"ld\.global\.nc{level}\.v4\.u32\b", ptx))
     narrow = len(re.findall(rf"ld\.global\.nc{level}\.v2\.u32\b", ptx))
-    copies = mmas // per_step + s.ahead  # steps of loads: the loop's (unrolled) and those before it
+    steps = k_per_warp(problem, s) // (CHUNK * s.unroll)
+    # steps of loads: with the loop whole, each step's once (the loads past the last step, unused, are gone); else
+    # the loop body's (unrolled or not) and those issued before it
+    copies = steps if mmas == steps * per_step else mmas // per_step + ahead_steps(problem, s)
     rounds = _ceil(problem.m * s.columns, s.threads)  # of the warps' sum, each thread's outputs
     sums = s.warps * rounds
     rounded = problem.out_dtype != "f32"

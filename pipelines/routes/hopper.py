@@ -214,9 +214,9 @@ class StreamRule:
 # transposed by movmatrix, 16 warps (Hopper kernels 13.5), NT 10.3-11.5 µs with 16 warps, 4 chunks a step (13.2-13.7);
 # at 16x8192x8192 (B 128 MiB, from DRAM) NN 38.8 µs with 8 warps, 2 chunks a step, loads a step ahead and the
 # L2::256B hint (40.4), NT 39.6-40.5 (41.3-43.1). With N or K of 14336 (16x14336x4096, 16x4096x14336) the Hopper
-# kernels stay faster (36-37 µs against 37.4-42.7 at best); below N, K = 4096 not measured. Problems between the two
-# measured (e.g. 16x8192x4096) take the entry their B's size falls in, unmeasured. The skinny suite with `auto` as
-# a user runs it at this rule: results/h200/stream/run7.
+# kernels stay faster (NN 36.1-37.7 µs, NT 38.3-39.6, against the stream kernel's best 37.4-42.5); below N, K = 4096
+# not measured. Problems between the two measured (e.g. 16x8192x4096) take the entry their B's size falls in,
+# unmeasured. The skinny suite with `auto` as a user runs it at this rule: results/h200/stream/run7.
 STREAM_RULES = (
     StreamRule(32 << 20, nn=stream.StreamSchedule(32, 16, 1, 1, transpose=True), nt=stream.StreamSchedule(32, 16, 4)),
     StreamRule(128 << 20, nn=stream.StreamSchedule(32, 8, 2, 1, "L2::256B", transpose=True),
@@ -225,8 +225,8 @@ STREAM_RULES = (
 
 
 def stream_rule(gemm: Gemm) -> stream.StreamSchedule | None:
-    """The stream kernel's schedule where the `hopper` pipeline takes it for `gemm` (the first of STREAM_RULES whose
-    bounds hold and whose schedule the kernel takes for the problem), else None."""
+    """The stream kernel's schedule where the `hopper` pipeline takes it for `gemm`: the first of STREAM_RULES whose
+    bounds hold, where the kernel takes the problem with that entry's schedule; else None."""
     if gemm.batched or gemm.layout not in ("nn", "nt"):
         return None
     b_bytes = gemm.n * gemm.k * 2
@@ -349,6 +349,7 @@ class HopperRoute(KernelRoute):
         for plan in (fitted(gemm), shipped):  # the Hopper kernels' rule, where the stream kernel's is `start`
             if plan not in found:
                 found.append(plan)
+        rules = list(found)  # measured first, in this order, whatever --limit keeps
         for name, (kind, persistent) in hopper.NAMES.items():
             for block_m, block_n, consumers in shapes[kind]:
                 most = most_stages(block_m, block_n, consumers)
@@ -407,7 +408,7 @@ class HopperRoute(KernelRoute):
             if type(c) is not type(start):
                 return len(c.__dict__)
             return sum(value != start.__dict__[key] for key, value in c.__dict__.items())
-        return sorted(found, key=changes)
+        return rules + sorted((c for c in found if c not in rules), key=changes)
 
     def prepare(self, job: Job) -> Prepared:
         schedule = job_plan(job)

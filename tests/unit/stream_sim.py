@@ -79,18 +79,34 @@ def _movmatrix(words: np.ndarray, mask: np.ndarray) -> np.ndarray:
 class Machine:
     def __init__(self, buffers: dict[int, np.ndarray], shared_bytes: int, threads: int, cluster: int = 1):
         self.buffers = {k: v.view(np.uint8).reshape(-1) for k, v in buffers.items()}  # views: stores land in them
-        self.shared = np.zeros((cluster, shared_bytes), np.uint8)  # one per workgroup of the cluster
+        # one per workgroup of the cluster, NaN until written (a read of a word nobody wrote poisons the result)
+        self.shared = np.full((cluster, shared_bytes // 4), np.nan, np.float32).view(np.uint8).reshape(cluster, -1)
         self.threads = threads * cluster  # lanes: the cluster's workgroups' threads, rank-major
         self.per_group = threads
         self.rank = np.arange(self.threads) // threads
+        # Barriers: a word written by one warp and read by another needs a barrier between (a workgroup barrier
+        # within a workgroup, a cluster barrier across workgroups): each word keeps its writer and the barrier
+        # counts at the write; lockstep execution would otherwise hide a missing barrier
+        self.barriers = [0, 0]  # workgroup barriers, cluster barriers passed
+        words = shared_bytes // 4
+        self.writer = np.full((cluster, words), -1)
+        self.written = np.zeros((cluster, words, 2), int)
 
-    def shared_read(self, rank: int, address: int) -> np.float32:
+    def shared_read(self, rank: int, address: int, lane: int) -> np.float32:
         at = self.shared_at(address)
+        word, writer = at // 4, self.writer[rank, at // 4]
+        if writer >= 0 and writer != lane // 32:
+            across = rank != self.rank[lane]
+            if self.written[rank, word, 1 if across else 0] == self.barriers[1 if across else 0]:
+                raise SimError(f"lane {lane} reads shared word {word} of workgroup {rank}, written by warp {writer} "
+                               f"with no {'cluster' if across else 'workgroup'} barrier between")
         return self.shared[rank, at:at + 4].view(np.float32)[0]
 
-    def shared_write(self, rank: int, address: int, value) -> None:
+    def shared_write(self, rank: int, address: int, value, lane: int) -> None:
         at = self.shared_at(address)
         self.shared[rank, at:at + 4] = np.array([value], np.float32).view(np.uint8)
+        self.writer[rank, at // 4] = lane // 32
+        self.written[rank, at // 4] = self.barriers
 
     def _where(self, address: int, size: int) -> tuple[np.ndarray, int]:
         for binding, base in BASES.items():
@@ -197,6 +213,11 @@ def _block(lines, start, end, env, machine: Machine, mask, workgroup, dtype) -> 
         if line in ("gpu.barrier", "nvvm.cluster.arrive", "nvvm.cluster.wait"):
             if not mask.all():
                 raise SimError("a barrier under divergent lanes")
+            if line == "gpu.barrier":
+                machine.barriers[0] += 1
+            elif line == "nvvm.cluster.wait":  # every thread of the cluster: orders its workgroups' too
+                machine.barriers[0] += 1
+                machine.barriers[1] += 1
             i += 1
             continue
         m = re.match(r"(%\w+) = (.*)$", line)
@@ -205,7 +226,7 @@ def _block(lines, start, end, env, machine: Machine, mask, workgroup, dtype) -> 
                 v, p = re.match(r"llvm\.store (%\w+#?\d*), (%\w+) : f32, !llvm\.ptr<3>", line).groups()
                 values, pointers = val(v), val(p)
                 for lane in np.nonzero(mask)[0]:
-                    machine.shared_write(machine.rank[lane], int(pointers[lane]), values[lane])
+                    machine.shared_write(machine.rank[lane], int(pointers[lane]), values[lane], lane)
             elif line.startswith("llvm.inline_asm"):
                 _side_asm(line, val, machine, mask)
             else:
@@ -277,7 +298,7 @@ def _op(op: str, val, machine: Machine, mask, workgroup: int, n: int, dtype: str
         pointers = val(m.group(1))
         out = np.zeros(n, np.float32)
         for lane in np.nonzero(mask)[0]:
-            out[lane] = machine.shared_read(machine.rank[lane], int(pointers[lane]))
+            out[lane] = machine.shared_read(machine.rank[lane], int(pointers[lane]), lane)
         return out
     m = re.match(r"llvm\.bitcast (%\w+) : \w+ to \w+", op)
     if m:
@@ -317,7 +338,7 @@ def _value_asm(op: str, val, machine: Machine, mask, dtype: str):
         for lane in np.nonzero(mask)[0]:
             if not 0 <= int(rank[lane]) < machine.shared.shape[0]:
                 raise SimError(f"mapa to rank {int(rank[lane])} of a cluster of {machine.shared.shape[0]}")
-            out[lane] = machine.shared_read(int(rank[lane]), int(address[lane]))
+            out[lane] = machine.shared_read(int(rank[lane]), int(address[lane]), lane)
         return out
     if text == "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;":  # lane (g, t) gets M[2t][g], M[2t + 1][g]
         return _movmatrix(val(operands[0]), mask)

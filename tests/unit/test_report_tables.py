@@ -231,3 +231,15 @@ def test_a_file_without_default_rows_still_lists_its_problems(tmp_path, capsys):
                                   if line.startswith("| 16×4096×4096 NT |")).strip("|").split("|")]
     assert nt[3] == "80.0 (split-k)" and nt[5] == "–"
     assert "| 64×8192×8192 |" in text
+
+
+def test_rows_of_one_shape_with_other_epilogues_or_types_stay_apart(tmp_path, capsys):
+    results, copy = _results(tmp_path)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    extra = [dict(r, problem=dict(r["problem"], epilogue={"kind": "truncf"})) for r in rows[:3]]
+    extra += [dict(r, problem=dict(r["problem"], dtype="f16")) for r in rows[:3]]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows + extra))
+    assert cli.main(["report", "--table", "skinny", str(results), str(copy)]) == 0
+    labels = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()
+              if line.startswith("| 16×4096×4096")]
+    assert labels == ["16×4096×4096", "16×4096×4096 (truncf)", "16×4096×4096 f16"]
