@@ -42,9 +42,15 @@ SUITES = Path(__file__).parent / "suites"
 # Each dispatch is repeated so one invocation does about this much work (capped), see runner's docstring. Each call
 # of a program also allocates its output and launches its dispatches: on an H100 that cost about 0.45 ms a call (a
 # Hopper kernel at 8192^3 bf16 ran 580 TFLOP/s at 2 repeats a call, 2e12 FLOPs, and 662 at 19, 2e13;
-# results/h100/hopper-route/README.md), so a call does 2e13.
+# results/h100/hopper-route/README.md), so a call does 2e13 FLOPs, or, for a problem whose time is its bytes (M <= 16,
+# GEMV-like), moves 1e11 bytes (about 25 ms at 4 TB/s): on an H200 the decode row 16x8192x8192 (36 µs a dispatch on
+# the GPU's clock) took 38.1-38.5 µs a dispatch at 200 a call and 36.9 at 1000, cuBLAS 34.0 (its time is the GPU's
+# alone, device events around back-to-back calls); results/h200/stream/ncu/README.md. Whichever count gives the
+# shorter call (the problem's time is the longer of its FLOPs' and its bytes'), at most MAX_REPEAT (a vmfb grows by
+# about 85 B a repeat).
 REPEAT_FLOPS = 2e13
-MAX_REPEAT = 200
+REPEAT_BYTES = 1e11
+MAX_REPEAT = 2000
 
 
 class PlanError(UserError, ValueError):
@@ -85,11 +91,14 @@ def load_suite(name: str) -> list[dict]:
     return problems
 
 
-def repeat_count(gemm: Gemm, target: Target, flops_per_call: float = REPEAT_FLOPS) -> int:
-    """How many times each dispatch runs in one call, so that a call does about `flops_per_call` (capped)."""
+def repeat_count(gemm: Gemm, target: Target, flops_per_call: float = REPEAT_FLOPS,
+                 bytes_per_call: float = REPEAT_BYTES) -> int:
+    """How many times each dispatch runs in one call: so that a call does about `flops_per_call` or moves about
+    `bytes_per_call` (A, B and an f32 C), whichever takes fewer repeats, at most MAX_REPEAT."""
     if not target.gpu:
         return 1
-    return max(1, min(MAX_REPEAT, math.ceil(flops_per_call / gemm.flops)))
+    repeats = min(math.ceil(flops_per_call / gemm.flops), math.ceil(bytes_per_call / gemm.footprint_bytes))
+    return max(1, min(MAX_REPEAT, repeats))
 
 
 def git_commit() -> str | None:

@@ -290,6 +290,30 @@ def test_a_call_does_2e13_flops():
     assert repeat_count(Gemm(4096, 4096, 4096, "bf16", "nt"), get_target(SM90)) == 146
 
 
+@pytest.mark.parametrize("m, n, k, epilogue, want", [
+    # A and B bf16 and an f32 C: (16 + 8192) x 8192 x 2 + 16 x 8192 x 4 = 135,004,160 B -> 1e11 / that = 740.7
+    (16, 8192, 8192, "none", 741),
+    (16, 8192, 8192, "truncf", 741),  # counted with an f32 C whatever C's type
+    # (16 + 4096) x 14336 x 2 + 16 x 4096 x 4 = 118,161,408 B -> 846.3
+    (16, 4096, 14336, "none", 847),
+    # 2946 repeats by its bytes (33.9 MB), 37,253 by its FLOPs -> the cap
+    (16, 4096, 4096, "none", 2000),
+    (1, 1, 8, "none", 2000),
+    # 2725 by bytes (36.7 MB), 4657 by FLOPs -> the cap
+    (128, 4096, 4096, "none", 2000),
+    # 2e13 / 3.44e10 FLOPs = 582.1 by FLOPs, 1703 by bytes (58.7 MB) -> FLOPs decide
+    (1024, 4096, 4096, "none", 583),
+])
+def test_a_call_of_a_small_problem_moves_1e11_bytes(m, n, k, epilogue, want):
+    """Problems whose time is their bytes repeat to about 1e11 B a call (A, B, f32 C), at most 2000: at 200 a call
+    the decode row's per-call host cost was 1.5-2 µs of its 38 (results/h200/stream/ncu); the FLOP count still
+    decides where it gives fewer repeats."""
+    from pipelines.bench import repeat_count
+
+    epi = Epilogue(kind=epilogue)
+    assert repeat_count(Gemm(m, n, k, "bf16", "nn", None, epi), get_target(SM90)) == want
+
+
 def test_schedule_flags_on_auto_are_not_overridden_by_the_hopper_kernel(tmp_path):
     """auto with schedule flags is `auto+flags` on IREE's route, even where auto alone takes the Hopper kernel."""
     out = tmp_path / "f"
