@@ -58,7 +58,9 @@ class StreamSchedule:
     `ahead`: each step's loads issued this many steps early (carried in registers through the loop); `hint`: the
     loads' L2 prefetch size (`HINTS`); `transpose` (nn): B's rows loaded 16 bytes at once and transposed in registers
     by movmatrix; `slices`: the workgroups of a thread-block cluster that split K for the same
-    columns (each reads 1 / slices of A, not all of it), summed through distributed shared memory."""
+    columns (each reads 1 / slices of A, not all of it), summed through distributed shared memory; `bypass`: B's
+    loads leave the L1 cache alone (`.L1::no_allocate`: B is read once), so that it keeps A, which the workgroups of
+    an SM read alike."""
 
     columns: int = 32
     warps: int = 8
@@ -67,6 +69,7 @@ class StreamSchedule:
     hint: str = ""
     slices: int = 1  # K split between this many workgroups, one thread-block cluster, summed through its memory
     transpose: bool = False  # nn: B's rows loaded 8 columns at once and transposed in registers (movmatrix)
+    bypass: bool = False  # B's loads not allocated in L1 (ld.global.nc.L1::no_allocate)
 
     @property
     def name(self) -> str:
@@ -81,6 +84,7 @@ class StreamSchedule:
         hint = f", {self.hint} prefetch" if self.hint else ""
         sliced = f", K in {self.slices} slices summed in the cluster" if self.slices > 1 else ""
         moved = ", B transposed by movmatrix" if self.transpose else ""
+        moved += ", B's loads past L1" if self.bypass else ""
         chunks = f"{self.unroll} chunk{'s' if self.unroll > 1 else ''} of 32"
         return (f"stream {self.columns} columns per workgroup, {self.warps} warps splitting K, {chunks} "
                 f"per step{ahead}{hint}{sliced}{moved} (mma.sync m16n8k16 from global memory; summed in shared "
@@ -159,14 +163,14 @@ def grid_size(problem: Gemm, s: StreamSchedule) -> int:
     return _ceil(problem.n, s.columns) * s.slices
 
 
-def _load(b: _Body, address: str, inside: str, words: int, hint: str) -> list[str]:
-    """`words` (2 or 4) i32 words of a global load (ld.global.nc, the L2 prefetch `hint`), zeros where `inside` (i1)
-    is false."""
+def _load(b: _Body, address: str, inside: str, words: int, hint: str, bypass: bool = False) -> list[str]:
+    """`words` (2 or 4) i32 words of a global load (ld.global.nc, not allocated in L1 with `bypass`, the L2 prefetch
+    `hint`), zeros where `inside` (i1) is false."""
     pred = b.op(f"arith.extui {inside} : i1 to i32", "pr")
     ty = f"!llvm.struct<({', '.join(['i32'] * words)})>"
     outs = ", ".join(f"${e}" for e in range(words))
     zero = " ".join(f"mov.b32 ${e}, 0;" for e in range(words))
-    level = f".{hint}" if hint else ""
+    level = (".L1::no_allocate" if bypass else "") + (f".{hint}" if hint else "")
     loaded = b.op(f'llvm.inline_asm asm_dialect = att "{{ .reg .pred p; setp.ne.b32 p, ${words + 1}, 0; {zero} '
                   f'@p ld.global.nc{level}.v{words}.u32 {{{outs}}}, [${words}]; }}", '
                   f'"{",".join(["=r"] * words)},l,r" {address}, {pred} : (i64, i32) -> {ty}', "ld")
@@ -263,7 +267,7 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
                 for j in range(nb):
                     col = b.arith("addi", n0, b.arith("addi", g, i32(8 * j), "i32"), "i32")
                     inside = b.arith("andi", k_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
-                    words += _load(b, address(b_ptr, col, k, kk), inside, 4, s.hint)
+                    words += _load(b, address(b_ptr, col, k, kk), inside, 4, s.hint, s.bypass)
             elif s.transpose:  # 4 loads of 8 columns: row 8 (g / 2) + g % 2 + 2 i of the chunk, columns 8 t on
                 base = b.arith("subi", kk, b.arith("muli", t, i32(8), "i32"), "i32")  # the chunk's first k
                 group8 = b.arith("addi", base, b.arith("muli", b.arith("divui", g, i32(2), "i32"), i32(8), "i32"),
@@ -278,7 +282,7 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
                     inside = b.arith("andi", rows_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
                     for i in range(4):
                         words += _load(b, address(b_ptr, b.arith("addi", row0, i32(2 * i), "i32"), n, col), inside,
-                                       4, s.hint)
+                                       4, s.hint, s.bypass)
             else:
                 for q in range(s.columns // width):
                     col = b.arith("addi", n0, b.arith("addi", b.arith("muli", g, i32(vec), "i32"), i32(width * q),
@@ -286,7 +290,7 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
                     inside = b.arith("andi", k_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
                     for i in range(8):
                         words += _load(b, address(b_ptr, b.arith("addi", kk, i32(i), "i32"), n, col), inside,
-                                       vec // 2, s.hint)
+                                       vec // 2, s.hint, s.bypass)
         return words
 
     def mmas(words: list[str], acc: list[str]) -> list[str]:
@@ -498,7 +502,8 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
     """That the PTX of the stream kernel shows every choice of `s` for `problem`: the workgroup's threads, the MMAs of
     a loop step (2 per block of 8 columns per chunk, in the problem's type; a whole number of steps, as LLVM may
     unroll the loop) with as many steps of non-coherent loads of each width (`loads_per_step`; one step more, before
-    the loop, with `ahead`, that many), each with the L2 prefetch `hint`, each thread's partial product into shared
+    the loop, with `ahead`, that many), each with the L2 prefetch `hint` (B's past L1 with `bypass`, A's never),
+    each thread's partial product into shared
     memory (4 words per block), one barrier, the warps' partials read back (warps per output a thread sums); with
     slices a cluster of that many workgroups, each one's sum in its shared memory, two cluster barriers and every
     slice's sum read through distributed shared memory for the workgroup's share of the columns; C stored in its
@@ -507,8 +512,12 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
     mmas = len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{dt}\.{dt}\.f32\b", ptx))
     per_step = 2 * s.unroll * blocks(problem, s)
     level = re.escape(f".{s.hint}") if s.hint else ""
+    past = re.escape(".L1::no_allocate")
     wide = len(re.findall(rf"ld\.global\.nc{level}\.v4\.u32\b", ptx))
     narrow = len(re.findall(rf"ld\.global\.nc{level}\.v2\.u32\b", ptx))
+    wide_past = len(re.findall(rf"ld\.global\.nc{past}{level}\.v4\.u32\b", ptx))
+    narrow_past = len(re.findall(rf"ld\.global\.nc{past}{level}\.v2\.u32\b", ptx))
+    load_counts = loads_per_step(problem, s)
     steps = k_per_warp(problem, s) // (CHUNK * s.unroll)
     # steps of loads: with the loop whole, each step's once (the loads past the last step, unused, are gone); else
     # the loop body's (unrolled or not) and those issued before it
@@ -525,8 +534,10 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
         "MMAs": mmas > 0 and mmas % per_step == 0 and len(re.findall(r"mma\.sync", ptx)) == mmas,
         "transposes": len(re.findall(r"movmatrix\.sync\.aligned\.m8n8\.trans\.b16\b", ptx))
         == (2 * mmas if s.transpose else 0),
-        "global loads": (wide, narrow) == tuple(copies * x for x in loads_per_step(problem, s))
-        and len(re.findall(r"ld\.global", ptx)) == wide + narrow,
+        "global loads": (wide + wide_past, narrow + narrow_past) == tuple(copies * n for n in load_counts)
+        and len(re.findall(r"ld\.global", ptx)) == wide + narrow + wide_past + narrow_past
+        # with bypass only A's two 16-byte rows a chunk stay in L1; without, no load is past it
+        and ((wide, narrow) == (copies * 2 * s.unroll, 0) if s.bypass else wide_past + narrow_past == 0),
         "partial products in shared memory": len(re.findall(r"st\.shared\.(b32|f32)\b", ptx))
         == 4 * blocks(problem, s) + (rounds if clustered else 0)
         and len(re.findall(r"ld\.shared\.(b32|f32)\b", ptx)) == sums and len(re.findall(r"\bbar\.sync\b", ptx)) == 1,
@@ -548,15 +559,15 @@ NAME = "stream"
 
 
 def parse_schedule(text: str) -> StreamSchedule:
-    """A stream schedule from `stream:COLUMNSxWARPSxUNROLL[,aheadN][,l2=128|256][,sSLICES][,trans]` (e.g.
+    """A stream schedule from `stream:COLUMNSxWARPSxUNROLL[,aheadN][,l2=128|256][,sSLICES][,trans][,nol1]` (e.g.
     stream:64x8x1,ahead,s2), or one sentence what is wrong."""
     name, _, rest = text.partition(":")
     parts = rest.split(",")
     sizes = parts[0].split("x")
     if name != NAME or len(sizes) != 3 or not all(v.isdigit() for v in sizes):
-        raise StreamError(f"a stream schedule is {NAME}:COLUMNSxWARPSxUNROLL[,aheadN][,l2=128|256][,sSLICES][,trans] "
-                          f"(e.g. {NAME}:64x8x1,ahead,s2), not {text!r}.")
-    ahead, hint, slices, transpose = 0, "", 1, False
+        raise StreamError(f"a stream schedule is {NAME}:COLUMNSxWARPSxUNROLL[,aheadN][,l2=128|256][,sSLICES][,trans]"
+                          f"[,nol1] (e.g. {NAME}:64x8x1,ahead,s2), not {text!r}.")
+    ahead, hint, slices, transpose, bypass = 0, "", 1, False, False
     for flag in parts[1:]:
         if re.fullmatch(r"ahead\d*", flag):
             ahead = int(flag[5:] or 1)
@@ -564,13 +575,15 @@ def parse_schedule(text: str) -> StreamSchedule:
             hint = f"L2::{flag[3:]}B"
         elif flag == "trans":
             transpose = True
+        elif flag == "nol1":
+            bypass = True
         elif re.fullmatch(r"s\d+", flag):
             slices = int(flag[1:])
         else:
             raise StreamError(f"unknown stream schedule option {flag!r}; the options are ahead (or aheadN), l2=128, "
-                              "l2=256, sSLICES and trans.")
+                              "l2=256, sSLICES, trans and nol1.")
     schedule = StreamSchedule(columns=int(sizes[0]), warps=int(sizes[1]), unroll=int(sizes[2]), ahead=ahead, hint=hint,
-                              slices=slices, transpose=transpose)
+                              slices=slices, transpose=transpose, bypass=bypass)
     schedule.check()
     return schedule
 
@@ -579,5 +592,5 @@ def schedule_text(s: StreamSchedule) -> str:
     """`s` as `parse_schedule` reads it."""
     flags = ([",ahead" + (str(s.ahead) if s.ahead > 1 else "")] if s.ahead else []) \
         + ([f",l2={s.hint[4:-1]}"] if s.hint else []) + ([f",s{s.slices}"] if s.slices > 1 else []) \
-        + ([",trans"] if s.transpose else [])
+        + ([",trans"] if s.transpose else []) + ([",nol1"] if s.bypass else [])
     return f"{NAME}:{s.columns}x{s.warps}x{s.unroll}" + "".join(flags)

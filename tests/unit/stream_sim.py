@@ -316,10 +316,10 @@ def _asm_parts(op: str) -> tuple[str, list[str]]:
 
 def _value_asm(op: str, val, machine: Machine, mask, dtype: str):
     text, operands = _asm_parts(op)
-    m = re.fullmatch(r"\{ \.reg \.pred p; setp\.ne\.b32 p, \$(\d), 0; (.*) @p ld\.global\.nc(\.L2::\d+B)?\.v(\d)\.u32 "
-                     r"\{(.*)\}, \[\$(\d)\]; \}", text)
+    m = re.fullmatch(r"\{ \.reg \.pred p; setp\.ne\.b32 p, \$(\d), 0; (.*) @p ld\.global\.nc(\.L1::no_allocate)?"
+                     r"(\.L2::\d+B)?\.v(\d)\.u32 \{(.*)\}, \[\$(\d)\]; \}", text)
     if m:
-        pred, zeros, _, words, outs, addr = m.groups()
+        pred, zeros, _, _, words, outs, addr = m.groups()
         words = int(words)
         if (int(pred), int(addr)) != (words + 1, words) or outs != ", ".join(f"${e}" for e in range(words)) or \
                 zeros != " ".join(f"mov.b32 ${e}, 0;" for e in range(words)):

@@ -63,6 +63,9 @@ CASES = [
     (Gemm(16, 96, 264, "bf16", "nn"), StreamSchedule(32, 2, 1, 1, transpose=True)),
     (Gemm(5, 120, 520, "f16", "nn", epilogue=T), StreamSchedule(64, 3, 2, 2, "L2::256B", transpose=True)),
     (Gemm(9, 72, 200, "bf16", "nn"), StreamSchedule(32, 1, 1, 0, "", 2, transpose=True)),
+    (Gemm(16, 40, 264, "bf16", "nt"), StreamSchedule(16, 2, 2, 1, "L2::256B", bypass=True)),  # B's loads past L1
+    (Gemm(6, 96, 264, "f16", "nn", epilogue=T), StreamSchedule(32, 2, 1, 1, bypass=True, transpose=True)),
+    (Gemm(4, 100, 200, "bf16", "nn"), StreamSchedule(32, 2, 1, bypass=True)),
 ]
 
 
@@ -168,9 +171,11 @@ def test_schedules_the_kernel_refuses(schedule, message):
 
 def test_schedule_text_round_trip_and_refusals():
     for text in ("stream:32x16x2", "stream:32x16x2,ahead,l2=256", "stream:64x8x1,l2=128", "stream:64x8x1,s2",
-                 "stream:128x8x1,ahead,s4", "stream:32x8x1,ahead3,l2=256"):
+                 "stream:128x8x1,ahead,s4", "stream:32x8x1,ahead3,l2=256", "stream:32x8x2,ahead,l2=256,trans,nol1",
+                 "stream:32x8x2,nol1"):
         assert stream.schedule_text(stream.parse_schedule(text)) == text
     assert stream.parse_schedule("stream:64x8x1,ahead,s2") == StreamSchedule(64, 8, 1, 1, "", 2)
+    assert stream.parse_schedule("stream:32x8x2,nol1") == StreamSchedule(32, 8, 2, bypass=True)
     for bad, message in (("stream:32x16", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x2,fast", "unknown stream"),
                          ("stream:12x16x2", "multiple of 8"), ("stream:32x16x2,s3", "slices must be")):
         with pytest.raises(StreamError, match=message):
@@ -198,6 +203,9 @@ def _compiled_ptx(tmp_path: Path, gemm: Gemm, s: StreamSchedule) -> str:
     (Gemm(16, 4096, 4096, "bf16", "nn"), StreamSchedule(64, 8, 1, 1, "", 2)),
     (Gemm(16, 8192, 8192, "bf16", "nt", epilogue=T), StreamSchedule(32, 8, 2, 1, "L2::256B")),
     (Gemm(5, 1000, 520, "f16", "nn", epilogue=T), StreamSchedule(32, 4, 2)),
+    (Gemm(16, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2, 1, "L2::256B", bypass=True)),
+    (Gemm(16, 4096, 4096, "bf16", "nn"), StreamSchedule(32, 8, 2, 1, "L2::256B", transpose=True, bypass=True)),
+    (Gemm(16, 1024, 1024, "bf16", "nn"), StreamSchedule(32, 4, 1, bypass=True)),  # 8-byte loads of B
 ])
 def test_the_ptx_shows_every_choice(tmp_path, gemm, schedule):
     ptx = _compiled_ptx(tmp_path, gemm, schedule)
@@ -207,7 +215,8 @@ def test_the_ptx_shows_every_choice(tmp_path, gemm, schedule):
     mmas = len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{gemm.dtype}\.{gemm.dtype}\.f32", ptx))
     steps = mmas // (2 * blocks * unroll)
     assert steps >= 1 and mmas == steps * 2 * blocks * unroll
-    loads = re.findall(r"ld\.global\.nc(\.L2::256B)?\.v(\d)\.u32", ptx)
+    loads = [(h, v) for _, h, v in re.findall(r"ld\.global\.nc(\.L1::no_allocate)?(\.L2::256B)?\.v(\d)\.u32", ptx)]
+    past = len(re.findall(r"ld\.global\.nc\.L1::no_allocate", ptx))
     warp_steps = -(-gemm.k // (schedule.warps * schedule.slices * 32 * unroll))  # each warp's loop steps
     ahead = min(schedule.ahead, warp_steps - 1)
     # each step's loads once where no loop is left (LLVM unrolled it whole: the loads past the end are dead), else
@@ -224,6 +233,9 @@ def test_the_ptx_shows_every_choice(tmp_path, gemm, schedule):
         assert sorted(v for _, v in loads) == (["2"] * (copies * unroll * 8 * schedule.columns // 32)
                                                + ["4"] * (copies * unroll * 2))
     assert all(bool(h) == bool(schedule.hint) for h, _ in loads)
+    # with bypass every load but A's two rows a chunk (16 bytes each) leaves L1 alone; without, none
+    assert past == ((len(loads) - copies * unroll * 2) if schedule.bypass else 0)
+    assert len(re.findall(r"ld\.global", ptx)) == len(loads)
     cluster = re.search(r"\.reqnctapercluster (\d+), 1, 1", ptx)
     assert (int(cluster.group(1)) if cluster else 1) == schedule.slices
     stores = re.findall(r"st\.global\.(f32|b16)", ptx)
@@ -248,6 +260,8 @@ def test_check_ptx_refuses_what_the_schedule_did_not_get(tmp_path):
             stream.check_ptx(text, gemm, s)
     with pytest.raises(StreamError, match="global loads"):  # another hint than the schedule's
         stream.check_ptx(ptx, gemm, StreamSchedule(64, 8, 1, 1, "L2::256B", 2))
+    with pytest.raises(StreamError, match="global loads"):  # B's loads asked past L1, compiled without
+        stream.check_ptx(ptx, gemm, StreamSchedule(64, 8, 1, 1, "", 2, bypass=True))
     with pytest.raises(StreamError, match="MMAs|global loads"):  # another column count
         stream.check_ptx(ptx, gemm, StreamSchedule(128, 8, 1, 1, "", 2))
 
@@ -329,3 +343,20 @@ def test_tune_measures_the_stream_candidates_at_16_rows_only():
     read = SEARCHES["hopper"].read
     for plan in streamed[:3] + [c for c in found if not isinstance(c, StreamSchedule)][:2]:
         assert read(dict(plan.__dict__)) == plan
+
+
+def test_check_ptx_refuses_b_loads_left_in_l1_or_a_loads_moved_past_it(tmp_path):
+    """With `bypass` check_ptx wants every B load `.L1::no_allocate` and A's plain: a kernel compiled without it, one
+    with a B load put back into L1 and one with an A load moved past L1 are each refused."""
+    gemm, s = Gemm(16, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2, 1, "L2::256B", bypass=True)
+    ptx = _compiled_ptx(tmp_path, gemm, s)
+    stream.check_ptx(ptx, gemm, s)
+    with pytest.raises(StreamError, match="global loads"):
+        stream.check_ptx(ptx, gemm, StreamSchedule(32, 8, 2, 1, "L2::256B"))
+    one_back = ptx.replace("ld.global.nc.L1::no_allocate.L2::256B.v4.u32", "ld.global.nc.L2::256B.v4.u32", 1)
+    one_moved = re.sub(r"ld\.global\.nc\.L2::256B\.v4\.u32", "ld.global.nc.L1::no_allocate.L2::256B.v4.u32", ptx,
+                       count=1)
+    for text in (one_back, one_moved):
+        assert text != ptx
+        with pytest.raises(StreamError, match="global loads"):
+            stream.check_ptx(text, gemm, s)

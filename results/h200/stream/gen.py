@@ -5,10 +5,11 @@ groups for NN, on those rows and 1x4096x4096, 16x14336x4096 and 16x4096x14336 NN
 between the workgroups of a cluster (slices); with --fourth, run5's: loads up to 4 steps ahead, more rows (NT
 14336 and the M = 1 rows); with --fifth, run6's: nn's B rows loaded 16 bytes at once and transposed by movmatrix.
 With --sixth, run7's: 64-column workgroups (one per SM at N = 8192) at 16x8192x8192; with --seventh, run8's:
-neighbours of the shipped large-B schedules on the decode row. Each program is compiled with the dispatch repeated as `pipelines bench` repeats it, into a plan the
-runner takes (`python3 -m pipelines.runner PLAN --device cuda`).
+neighbours of the shipped large-B schedules on the decode row; with --eighth, run11's: B's loads past L1
+(`bypass`, nol1) on the decode row beside the shipped schedules. Each program is compiled with the dispatch repeated
+as `pipelines bench` repeats it, into a plan the runner takes (`python3 -m pipelines.runner PLAN --device cuda`).
 
-    python3 results/h200/stream/gen.py PLAN [--second | ... | --seventh]
+    python3 results/h200/stream/gen.py PLAN [--second | ... | --eighth]
 """
 
 import hashlib
@@ -130,6 +131,17 @@ def seventh() -> list[tuple[Gemm, StreamSchedule]]:
         [(Gemm(16, 8192, 8192, "bf16", "nt", epilogue=t), StreamSchedule(*f)) for f in nt]
 
 
+def eighth() -> list[tuple[Gemm, StreamSchedule]]:
+    t, l2 = Epilogue("truncf"), "L2::256B"
+    nn = [((32, 8, 2, 1, l2), False), ((32, 8, 2, 1, l2), True), ((32, 8, 1, 1, l2), True), ((32, 16, 1, 1, ""), True),
+          ((64, 8, 2, 1, l2), True), ((32, 8, 2, 2, l2), True)]
+    nt = [((32, 8, 2, 1, l2), False), ((32, 8, 2, 1, l2), True), ((32, 8, 4, 1, l2), True), ((32, 16, 2, 1, l2), True),
+          ((64, 8, 2, 1, l2), True), ((32, 8, 2, 1, ""), True)]
+    return [(Gemm(16, 8192, 8192, "bf16", "nn", epilogue=t), StreamSchedule(*f, transpose=True, bypass=b))
+            for f, b in nn] + \
+        [(Gemm(16, 8192, 8192, "bf16", "nt", epilogue=t), StreamSchedule(*f, bypass=b)) for f, b in nt]
+
+
 def cases() -> list[tuple[Gemm, StreamSchedule]]:
     out = []
     probes = [(Gemm(1, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2)),
@@ -173,7 +185,8 @@ def main() -> None:
     if plan.exists():
         sys.exit(f"{plan} exists; name a new folder.")
     work_folder(plan, "bench")  # the plan's manifest: the runner adds its rows beside a plan of pipelines' own
-    chosen = {"--second": second, "--third": third, "--fourth": fourth, "--fifth": fifth, "--sixth": sixth, "--seventh": seventh}
+    chosen = {"--second": second, "--third": third, "--fourth": fourth, "--fifth": fifth, "--sixth": sixth,
+              "--seventh": seventh, "--eighth": eighth}
     todo = next((f for flag, f in chosen.items() if flag in sys.argv[2:]), cases)()
     seen: set = set()
     flags = []

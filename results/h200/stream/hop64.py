@@ -8,7 +8,6 @@ cuBLAS's kernel has there (ncu/ncu2: 64 columns a workgroup, all of K, 180 KB of
 """
 
 import sys
-from dataclasses import replace
 
 from pipelines.__main__ import main
 from pipelines.routes import hopper as route
