@@ -177,6 +177,8 @@ def test_schedule_text_round_trip_and_refusals():
     assert stream.parse_schedule("stream:64x8x1,ahead,s2") == StreamSchedule(64, 8, 1, 1, "", 2)
     assert stream.parse_schedule("stream:32x8x2,nol1") == StreamSchedule(32, 8, 2, bypass=True)
     for bad, message in (("stream:32x16", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x2,fast", "unknown stream"),
+                         ("stream:32x16x2x4", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x2x4,ahead", "COLUMNSxWARPS"),
+                         ("hopper:32x16x2", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x", "COLUMNSxWARPSxUNROLL"),
                          ("stream:12x16x2", "multiple of 8"), ("stream:32x16x2,s3", "slices must be")):
         with pytest.raises(StreamError, match=message):
             stream.parse_schedule(bad)
@@ -260,6 +262,15 @@ def test_check_ptx_refuses_what_the_schedule_did_not_get(tmp_path):
             stream.check_ptx(text, gemm, s)
     with pytest.raises(StreamError, match="global loads"):  # another hint than the schedule's
         stream.check_ptx(ptx, gemm, StreamSchedule(64, 8, 1, 1, "L2::256B", 2))
+    # a global load the kernel does not issue (any width or kind), a barrier too many or too few
+    extra_load = ptx.replace("st.global.f32", "ld.global.u32 %r1, [%rd1];\n\tst.global.f32", 1)
+    one_barrier_more = re.sub(r"(\n\s*bar\.sync\s+0;)", r"\1\1", ptx, count=1)
+    no_barrier = re.sub(r"\n\s*bar\.sync\s+0;", "", ptx)
+    for name, text in (("global loads", extra_load), ("partial products in shared memory", one_barrier_more),
+                       ("partial products in shared memory", no_barrier)):
+        assert text != ptx, name
+        with pytest.raises(StreamError, match=name):
+            stream.check_ptx(text, gemm, s)
     with pytest.raises(StreamError, match="global loads"):  # B's loads asked past L1, compiled without
         stream.check_ptx(ptx, gemm, StreamSchedule(64, 8, 1, 1, "", 2, bypass=True))
     with pytest.raises(StreamError, match="MMAs|global loads"):  # another column count
@@ -360,3 +371,38 @@ def test_check_ptx_refuses_b_loads_left_in_l1_or_a_loads_moved_past_it(tmp_path)
         assert text != ptx
         with pytest.raises(StreamError, match="global loads"):
             stream.check_ptx(text, gemm, s)
+
+
+def test_the_route_turns_a_failed_ptx_check_into_one_sentence(tmp_path):
+    """verify refuses a stream kernel whose PTX lacks a requested choice as a FallbackError naming the dispatch (the
+    user's one sentence), not an uncaught StreamError."""
+    from pipelines import cli, flow
+    from pipelines.request import job_from_args
+    from pipelines.routes import ROUTES
+    from pipelines.verify import FallbackError
+    out = tmp_path / "s"
+    args = ["compile", "--target", "sm_90a", "--shape", "16x1024x1024", "--layout", "nt", "--schedule",
+            "stream:32x4x2,l2=256", "-o", str(out)]
+    assert cli.main(args) == 0
+    ptx_file = next(p for p in (out / "dump").glob("*.ptx") if ".entry gemm(" in p.read_text())
+    ptx_file.write_text(ptx_file.read_text().replace("ld.global.nc.L2::256B.v4.u32", "ld.global.nc.v4.u32"))
+    job = job_from_args(cli.build_parser().parse_args(args))
+    prepared = flow.prepare(job)
+    stats = ROUTES[job.route].inspect(out / "dump", job.target)
+    with pytest.raises(FallbackError, match="module_stream: .*global loads"):
+        ROUTES[job.route].verify(prepared, out / "dump", stats)
+
+
+def test_inspect_counts_the_stream_kernels_guarded_loads(tmp_path):
+    """Every load of the stream kernel sits in an inline-asm block under its predicate (`@p ld.global.nc...`); inspect
+    counts each: here per warp step 2 A rows and 4 B columns' 16-byte loads per chunk, 2 chunks, the loop body and
+    one step issued ahead before it, as counted from the PTX text by a pattern of this test's own."""
+    from pipelines import cli
+    out = tmp_path / "s"
+    assert cli.main(["compile", "--target", "sm_90a", "--shape", "16x1024x1024", "--layout", "nt", "--schedule",
+                     "stream:32x4x2,ahead", "-o", str(out)]) == 0
+    ptx = next(p.read_text() for p in (out / "dump").glob("*.ptx") if ".entry gemm(" in p.read_text())
+    guarded = re.findall(r"@p ld\.global\.nc\.v4\.u32", ptx)
+    assert len(guarded) > 0 and len(guarded) % (2 * (2 + 4)) == 0
+    stats = _report(out)["dispatches"][0]
+    assert stats["global_loads"] == len(guarded)
