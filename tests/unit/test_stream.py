@@ -202,6 +202,8 @@ def _compiled_ptx(tmp_path: Path, gemm: Gemm, s: StreamSchedule) -> str:
     (Gemm(16, 256, 256, "bf16", "nt"), StreamSchedule(32, 8, 1, 2)),  # one step: no loads ahead, no loop left
     (Gemm(16, 256, 512, "bf16", "nn"), StreamSchedule(32, 8, 1, 1, transpose=True)),  # two steps, unrolled whole
     (Gemm(16, 256, 768, "bf16", "nt"), StreamSchedule(8, 8, 1, 2)),  # three steps, ahead 2
+    (Gemm(16, 256, 768, "bf16", "nt"), StreamSchedule(8, 8, 1, 4)),  # three steps, ahead 4 taken as 2
+    (Gemm(16, 64, 4096, "bf16", "nt"), StreamSchedule(32, 16, 4, 4)),  # two steps of 4 chunks, ahead 4 taken as 1
     (Gemm(16, 4096, 4096, "bf16", "nn"), StreamSchedule(64, 8, 1, 1, "", 2)),
     (Gemm(16, 8192, 8192, "bf16", "nt", epilogue=T), StreamSchedule(32, 8, 2, 1, "L2::256B")),
     (Gemm(5, 1000, 520, "f16", "nn", epilogue=T), StreamSchedule(32, 4, 2)),
@@ -406,3 +408,21 @@ def test_inspect_counts_the_stream_kernels_guarded_loads(tmp_path):
     assert len(guarded) > 0 and len(guarded) % (2 * (2 + 4)) == 0
     stats = _report(out)["dispatches"][0]
     assert stats["global_loads"] == len(guarded)
+
+
+@pytest.mark.parametrize("k, warps, unroll, ahead, steps, want", [
+    (64, 1, 2, 1, 1, 0),  # one step: nothing to load ahead of
+    (128, 1, 2, 3, 2, 1),  # two steps: at most one ahead
+    (768, 8, 1, 4, 3, 2),  # K 768 in 8 warps -> 96 -> 3 steps of 32
+    (4096, 16, 4, 4, 2, 1),  # 256 a warp, 2 steps of 128
+    (8192, 8, 2, 1, 16, 1),  # the decode row's shipped schedule: 1024 a warp, 16 steps of 64
+    (8192, 8, 2, 4, 16, 4),
+])
+def test_loads_run_ahead_at_most_the_warps_steps_less_one(k, warps, unroll, ahead, steps, want):
+    """`ahead_steps`: a warp's loads run at most its steps less one ahead (K / warps up to whole steps of 32 x unroll,
+    counted here by hand); with none to spare, the program issues no load before its loop."""
+    gemm, s = Gemm(16, 64, k, "bf16", "nt"), StreamSchedule(32, warps, unroll, ahead)
+    assert stream.k_per_warp(gemm, s) // (32 * unroll) == steps
+    assert stream.ahead_steps(gemm, s) == want
+    before_loop = stream.program(gemm, s).split("scf.for", 1)[0]
+    assert before_loop.count("ld.global.nc") == want * unroll * (2 + 4)  # A's 2 rows and 4 blocks of B a chunk
