@@ -94,7 +94,8 @@ def load_suite(name: str) -> list[dict]:
 def repeat_count(gemm: Gemm, target: Target, flops_per_call: float = REPEAT_FLOPS,
                  bytes_per_call: float = REPEAT_BYTES) -> int:
     """How many times each dispatch runs in one call: so that a call does about `flops_per_call` or moves about
-    `bytes_per_call` (A, B and an f32 C), whichever takes fewer repeats, at most MAX_REPEAT."""
+    `bytes_per_call` (`Gemm.footprint_bytes`: A, B and an f32 C, C twice for alpha-beta), whichever takes fewer
+    repeats, at most MAX_REPEAT; 1 off the GPU."""
     if not target.gpu:
         return 1
     repeats = min(math.ceil(flops_per_call / gemm.flops), math.ceil(bytes_per_call / gemm.footprint_bytes))

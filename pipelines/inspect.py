@@ -76,7 +76,7 @@ _AMDGPU_COUNTS = {
 }
 _PTX_COUNTS = {
     # at a line's start, or inside an inline-asm block after a statement and an optional predicate (the stream
-    # kernel's guarded loads: `{ ...; @p ld.global.nc.v4.u32 ... }` on one line)
+    # kernel's guarded loads: `{ ...; @pa ld.global.nc.v4.u32 ... }` on one line)
     "global_loads": r"(?:^\s+|;\s+(?:@!?%?\w+\s+)?)ld\.global\S*",
     "global_stores": r"^\s+st\.global\S*",
     "lds_reads": r"^\s+ld\.shared\S*",

@@ -163,16 +163,21 @@ def grid_size(problem: Gemm, s: StreamSchedule) -> int:
     return _ceil(problem.n, s.columns) * s.slices
 
 
-def _load(b: _Body, address: str, inside: str, words: int, hint: str, bypass: bool = False) -> list[str]:
-    """`words` (2 or 4) i32 words of a global load (ld.global.nc, not allocated in L1 with `bypass`, the L2 prefetch
-    `hint`), zeros where `inside` (i1) is false."""
+# the predicate register of A's loads and of B's: the PTX tells the operands' loads apart (`check_ptx`)
+PREDICATES = {"a": "pa", "b": "pb"}
+
+
+def _load(b: _Body, address: str, inside: str, words: int, hint: str, operand: str, bypass: bool = False) -> list[str]:
+    """`words` (2 or 4) i32 words of a global load of `operand` ("a" or "b"; ld.global.nc under that operand's
+    predicate, not allocated in L1 with `bypass`, the L2 prefetch `hint`), zeros where `inside` (i1) is false."""
+    p = PREDICATES[operand]
     pred = b.op(f"arith.extui {inside} : i1 to i32", "pr")
     ty = f"!llvm.struct<({', '.join(['i32'] * words)})>"
     outs = ", ".join(f"${e}" for e in range(words))
     zero = " ".join(f"mov.b32 ${e}, 0;" for e in range(words))
     level = (".L1::no_allocate" if bypass else "") + (f".{hint}" if hint else "")
-    loaded = b.op(f'llvm.inline_asm asm_dialect = att "{{ .reg .pred p; setp.ne.b32 p, ${words + 1}, 0; {zero} '
-                  f'@p ld.global.nc{level}.v{words}.u32 {{{outs}}}, [${words}]; }}", '
+    loaded = b.op(f'llvm.inline_asm asm_dialect = att "{{ .reg .pred {p}; setp.ne.b32 {p}, ${words + 1}, 0; {zero} '
+                  f'@{p} ld.global.nc{level}.v{words}.u32 {{{outs}}}, [${words}]; }}", '
                   f'"{",".join(["=r"] * words)},l,r" {address}, {pred} : (i64, i32) -> {ty}', "ld")
     return [b.op(f"llvm.extractvalue {loaded}[{e}] : {ty}", "w") for e in range(words)]
 
@@ -262,12 +267,12 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
             for half in range(2):  # A's rows g and g + 8
                 row = b.arith("addi", g, i32(8 * half), "i32")
                 inside = b.arith("andi", k_in, b.op(f"arith.cmpi ult, {row}, {i32(m)} : i32", "rin"), "i1")
-                words += _load(b, address(a_ptr, row, k, kk), inside, 4, s.hint)
+                words += _load(b, address(a_ptr, row, k, kk), inside, 4, s.hint, "a")
             if problem.layout == "nt":
                 for j in range(nb):
                     col = b.arith("addi", n0, b.arith("addi", g, i32(8 * j), "i32"), "i32")
                     inside = b.arith("andi", k_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
-                    words += _load(b, address(b_ptr, col, k, kk), inside, 4, s.hint, s.bypass)
+                    words += _load(b, address(b_ptr, col, k, kk), inside, 4, s.hint, "b", s.bypass)
             elif s.transpose:  # 4 loads of 8 columns: row 8 (g / 2) + g % 2 + 2 i of the chunk, columns 8 t on
                 base = b.arith("subi", kk, b.arith("muli", t, i32(8), "i32"), "i32")  # the chunk's first k
                 group8 = b.arith("addi", base, b.arith("muli", b.arith("divui", g, i32(2), "i32"), i32(8), "i32"),
@@ -282,7 +287,7 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
                     inside = b.arith("andi", rows_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
                     for i in range(4):
                         words += _load(b, address(b_ptr, b.arith("addi", row0, i32(2 * i), "i32"), n, col), inside,
-                                       4, s.hint, s.bypass)
+                                       4, s.hint, "b", s.bypass)
             else:
                 for q in range(s.columns // width):
                     col = b.arith("addi", n0, b.arith("addi", b.arith("muli", g, i32(vec), "i32"), i32(width * q),
@@ -290,7 +295,7 @@ def _kernel(problem: Gemm, s: StreamSchedule, layout: str, entry: str) -> str:
                     inside = b.arith("andi", k_in, b.op(f"arith.cmpi ult, {col}, {i32(n)} : i32", "cin"), "i1")
                     for i in range(8):
                         words += _load(b, address(b_ptr, b.arith("addi", kk, i32(i), "i32"), n, col), inside,
-                                       vec // 2, s.hint, s.bypass)
+                                       vec // 2, s.hint, "b", s.bypass)
         return words
 
     def mmas(words: list[str], acc: list[str]) -> list[str]:
@@ -502,8 +507,8 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
     """That the PTX of the stream kernel shows every choice of `s` for `problem`: the workgroup's threads, the MMAs of
     a loop step (2 per block of 8 columns per chunk, in the problem's type; a whole number of steps, as LLVM may
     unroll the loop) with as many steps of non-coherent loads of each width (`loads_per_step`; one step more, before
-    the loop, with `ahead`, that many), each with the L2 prefetch `hint` (B's past L1 with `bypass`, A's never),
-    each thread's partial product into shared
+    the loop, with `ahead`, that many), each with the L2 prefetch `hint` (B's past L1 with `bypass`, A's never; A's
+    and B's told apart by their predicates), each thread's partial product into shared
     memory (4 words per block), one barrier, the warps' partials read back (warps per output a thread sums); with
     slices a cluster of that many workgroups, each one's sum in its shared memory, two cluster barriers and every
     slice's sum read through distributed shared memory for the workgroup's share of the columns; C stored in its
@@ -512,11 +517,13 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
     mmas = len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{dt}\.{dt}\.f32\b", ptx))
     per_step = 2 * s.unroll * blocks(problem, s)
     level = re.escape(f".{s.hint}") if s.hint else ""
-    past = re.escape(".L1::no_allocate")
-    wide = len(re.findall(rf"ld\.global\.nc{level}\.v4\.u32\b", ptx))
-    narrow = len(re.findall(rf"ld\.global\.nc{level}\.v2\.u32\b", ptx))
-    wide_past = len(re.findall(rf"ld\.global\.nc{past}{level}\.v4\.u32\b", ptx))
-    narrow_past = len(re.findall(rf"ld\.global\.nc{past}{level}\.v2\.u32\b", ptx))
+    past = re.escape(".L1::no_allocate") if s.bypass else ""  # B's loads only
+
+    def counted(operand: str, qualifiers: str, width: int) -> int:  # the operand's loads (its predicate), of a form
+        return len(re.findall(rf"@{PREDICATES[operand]} ld\.global\.nc{qualifiers}\.v{width}\.u32\b", ptx))
+
+    a_loads = counted("a", level, 4)
+    wide, narrow = a_loads + counted("b", past + level, 4), counted("b", past + level, 2)
     load_counts = loads_per_step(problem, s)
     steps = k_per_warp(problem, s) // (CHUNK * s.unroll)
     # steps of loads: with the loop whole, each step's once (the loads past the last step, unused, are gone); else
@@ -534,10 +541,9 @@ def check_ptx(ptx: str, problem: Gemm, s: StreamSchedule) -> None:
         "MMAs": mmas > 0 and mmas % per_step == 0 and len(re.findall(r"mma\.sync", ptx)) == mmas,
         "transposes": len(re.findall(r"movmatrix\.sync\.aligned\.m8n8\.trans\.b16\b", ptx))
         == (2 * mmas if s.transpose else 0),
-        "global loads": (wide + wide_past, narrow + narrow_past) == tuple(copies * n for n in load_counts)
-        and len(re.findall(r"ld\.global", ptx)) == wide + narrow + wide_past + narrow_past
-        # with bypass only A's two 16-byte rows a chunk stay in L1; without, no load is past it
-        and ((wide, narrow) == (copies * 2 * s.unroll, 0) if s.bypass else wide_past + narrow_past == 0),
+        # A's two 16-byte rows a chunk under A's predicate, B's the rest under B's (past L1 with bypass), no other
+        "global loads": (wide, narrow) == tuple(copies * n for n in load_counts) and a_loads == copies * 2 * s.unroll
+        and len(re.findall(r"ld\.global", ptx)) == wide + narrow,
         "partial products in shared memory": len(re.findall(r"st\.shared\.(b32|f32)\b", ptx))
         == 4 * blocks(problem, s) + (rounds if clustered else 0)
         and len(re.findall(r"ld\.shared\.(b32|f32)\b", ptx)) == sums and len(re.findall(r"\bbar\.sync\b", ptx)) == 1,

@@ -118,11 +118,15 @@ class Machine:
                 return buf, offset
         raise SimError(f"address {address:#x} in no buffer")
 
-    def load(self, address: np.ndarray, pred: np.ndarray, mask: np.ndarray, count: int) -> list[np.ndarray]:
-        """`count` 32-bit words at each active lane's address where its predicate is set, else zeros."""
+    def load(self, address: np.ndarray, pred: np.ndarray, mask: np.ndarray, count: int,
+             binding: int | None = None) -> list[np.ndarray]:
+        """`count` 32-bit words at each active lane's address where its predicate is set, else zeros; with `binding`,
+        a load from another buffer is an error."""
         words = [np.zeros(self.threads, np.uint64) for _ in range(count)]
         for lane in np.nonzero(mask & (pred != 0))[0]:
             buf, offset = self._where(int(address[lane]), 4 * count)
+            if binding is not None and buf is not self.buffers[binding]:
+                raise SimError(f"a load under binding {binding}'s predicate reads another buffer")
             values = buf[offset:offset + 4 * count].view(np.uint32)
             for e in range(count):
                 words[e][lane] = values[e]
@@ -316,15 +320,16 @@ def _asm_parts(op: str) -> tuple[str, list[str]]:
 
 def _value_asm(op: str, val, machine: Machine, mask, dtype: str):
     text, operands = _asm_parts(op)
-    m = re.fullmatch(r"\{ \.reg \.pred p; setp\.ne\.b32 p, \$(\d), 0; (.*) @p ld\.global\.nc(\.L1::no_allocate)?"
-                     r"(\.L2::\d+B)?\.v(\d)\.u32 \{(.*)\}, \[\$(\d)\]; \}", text)
+    # A's loads under predicate pa, B's under pb (transforms.stream.PREDICATES)
+    m = re.fullmatch(r"\{ \.reg \.pred (pa|pb); setp\.ne\.b32 \1, \$(\d), 0; (.*) @\1 ld\.global\.nc"
+                     r"(\.L1::no_allocate)?(\.L2::\d+B)?\.v(\d)\.u32 \{(.*)\}, \[\$(\d)\]; \}", text)
     if m:
-        pred, zeros, _, _, words, outs, addr = m.groups()
+        name, pred, zeros, _, _, words, outs, addr = m.groups()
         words = int(words)
         if (int(pred), int(addr)) != (words + 1, words) or outs != ", ".join(f"${e}" for e in range(words)) or \
                 zeros != " ".join(f"mov.b32 ${e}, 0;" for e in range(words)):
             raise SimError(f"a load of unknown form: {text}")
-        return machine.load(val(operands[0]), val(operands[1]), mask, words)
+        return machine.load(val(operands[0]), val(operands[1]), mask, words, {"pa": 0, "pb": 1}[name])
     m = re.match(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(\w+)\.(\w+)\.f32 \{\$0, \$1, \$2, \$3\}, "
                  r"\{\$4, \$5, \$6, \$7\}, \{\$8, \$9\}, \{\$10, \$11, \$12, \$13\};", text)
     if m:

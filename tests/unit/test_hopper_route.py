@@ -303,6 +303,8 @@ def test_a_call_does_2e13_flops():
     (128, 4096, 4096, "none", 2000),
     # 2e13 / 3.44e10 FLOPs = 582.1 by FLOPs, 1703 by bytes (58.7 MB) -> FLOPs decide
     (1024, 4096, 4096, "none", 583),
+    # C read and written: (16 + 8192) x 8192 x 2 + 2 x 16 x 8192 x 4 = 135,528,448 B -> 737.9
+    (16, 8192, 8192, "alpha-beta", 738),
 ])
 def test_a_call_of_a_small_problem_moves_1e11_bytes(m, n, k, epilogue, want):
     """Problems whose time is their bytes repeat to about 1e11 B a call (A, B, f32 C), at most 2000: at 200 a call
@@ -312,6 +314,16 @@ def test_a_call_of_a_small_problem_moves_1e11_bytes(m, n, k, epilogue, want):
 
     epi = Epilogue(kind=epilogue)
     assert repeat_count(Gemm(m, n, k, "bf16", "nn", None, epi), get_target(SM90)) == want
+
+
+def test_repeats_count_one_byte_inputs_a_batch_and_nothing_off_the_gpu():
+    from pipelines.bench import repeat_count
+
+    # fp8: (16 + 8192) x 8192 x 1 + 16 x 8192 x 4 = 67,764,224 B -> 1475.7
+    assert repeat_count(Gemm(16, 8192, 8192, "f8E4M3FN", "nt"), get_target(SM90)) == 1476
+    # a batch of 8: 8 x (16 + 4096) x 4096 x 2 + 8 x 16 x 4096 x 4 = 271,581,184 B -> 368.2 (4657 by FLOPs)
+    assert repeat_count(Gemm(16, 4096, 4096, "bf16", "nt", batch=8), get_target(SM90)) == 369
+    assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target("cpu")) == 1
 
 
 def test_schedule_flags_on_auto_are_not_overridden_by_the_hopper_kernel(tmp_path):

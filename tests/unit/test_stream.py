@@ -219,8 +219,10 @@ def test_the_ptx_shows_every_choice(tmp_path, gemm, schedule):
     mmas = len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{gemm.dtype}\.{gemm.dtype}\.f32", ptx))
     steps = mmas // (2 * blocks * unroll)
     assert steps >= 1 and mmas == steps * 2 * blocks * unroll
-    loads = [(h, v) for _, h, v in re.findall(r"ld\.global\.nc(\.L1::no_allocate)?(\.L2::256B)?\.v(\d)\.u32", ptx)]
-    past = len(re.findall(r"ld\.global\.nc\.L1::no_allocate", ptx))
+    form = r"ld\.global\.nc(\.L1::no_allocate)?(\.L2::256B)?\.v(\d)\.u32"
+    loads = [(h, v) for _, _, h, v in re.findall(r"@p([ab]) " + form, ptx)]
+    a_loads = re.findall(r"@pa " + form, ptx)
+    b_past = len(re.findall(r"@pb ld\.global\.nc\.L1::no_allocate", ptx))
     warp_steps = -(-gemm.k // (schedule.warps * schedule.slices * 32 * unroll))  # each warp's loop steps
     ahead = min(schedule.ahead, warp_steps - 1)
     # each step's loads once where no loop is left (LLVM unrolled it whole: the loads past the end are dead), else
@@ -237,8 +239,9 @@ def test_the_ptx_shows_every_choice(tmp_path, gemm, schedule):
         assert sorted(v for _, v in loads) == (["2"] * (copies * unroll * 8 * schedule.columns // 32)
                                                + ["4"] * (copies * unroll * 2))
     assert all(bool(h) == bool(schedule.hint) for h, _ in loads)
-    # with bypass every load but A's two rows a chunk (16 bytes each) leaves L1 alone; without, none
-    assert past == ((len(loads) - copies * unroll * 2) if schedule.bypass else 0)
+    # A's two rows a chunk (16 bytes each, in L1) under A's predicate; with bypass every other load (B's) past L1
+    assert len(a_loads) == copies * unroll * 2 and all(not p and w == "4" for p, _, w in a_loads)
+    assert b_past == ((len(loads) - len(a_loads)) if schedule.bypass else 0)
     assert len(re.findall(r"ld\.global", ptx)) == len(loads)
     cluster = re.search(r"\.reqnctapercluster (\d+), 1, 1", ptx)
     assert (int(cluster.group(1)) if cluster else 1) == schedule.slices
@@ -358,18 +361,28 @@ def test_tune_measures_the_stream_candidates_at_16_rows_only():
         assert read(dict(plan.__dict__)) == plan
 
 
-def test_check_ptx_refuses_b_loads_left_in_l1_or_a_loads_moved_past_it(tmp_path):
+@pytest.mark.parametrize("gemm, s", [
+    (Gemm(16, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2, 1, "L2::256B", bypass=True)),
+    # 16 columns: A's and B's loads as many (2 a chunk each), so only their predicates tell them apart
+    (Gemm(16, 256, 512, "bf16", "nt"), StreamSchedule(16, 2, 1, 1, "L2::256B", bypass=True)),
+])
+def test_check_ptx_refuses_b_loads_left_in_l1_or_a_loads_moved_past_it(tmp_path, gemm, s):
     """With `bypass` check_ptx wants every B load `.L1::no_allocate` and A's plain: a kernel compiled without it, one
-    with a B load put back into L1 and one with an A load moved past L1 are each refused."""
-    gemm, s = Gemm(16, 4096, 4096, "bf16", "nt"), StreamSchedule(32, 8, 2, 1, "L2::256B", bypass=True)
+    with a B load put back into L1, one with an A load moved past L1, and one with the two swapped (as many loads of
+    each form as before) are each refused."""
     ptx = _compiled_ptx(tmp_path, gemm, s)
     stream.check_ptx(ptx, gemm, s)
     with pytest.raises(StreamError, match="global loads"):
-        stream.check_ptx(ptx, gemm, StreamSchedule(32, 8, 2, 1, "L2::256B"))
+        stream.check_ptx(ptx, gemm, StreamSchedule(s.columns, s.warps, s.unroll, s.ahead, s.hint))
     one_back = ptx.replace("ld.global.nc.L1::no_allocate.L2::256B.v4.u32", "ld.global.nc.L2::256B.v4.u32", 1)
-    one_moved = re.sub(r"ld\.global\.nc\.L2::256B\.v4\.u32", "ld.global.nc.L1::no_allocate.L2::256B.v4.u32", ptx,
-                       count=1)
-    for text in (one_back, one_moved):
+    one_moved = re.sub(r"@pa ld\.global\.nc\.L2::256B\.v4\.u32", "@pa ld.global.nc.L1::no_allocate.L2::256B.v4.u32",
+                       ptx, count=1)
+    swapped = re.sub(r"@(p[ab]) ld\.global\.nc(\.L1::no_allocate)?\.L2::256B",
+                     lambda m: f"@{m.group(1)} ld.global.nc" + ("" if m.group(2) else ".L1::no_allocate") + ".L2::256B",
+                     ptx)
+    assert len(re.findall(r"L1::no_allocate", swapped)) == len(re.findall(r"L1::no_allocate", ptx)) or \
+        s.columns != 16
+    for text in (one_back, one_moved, swapped):
         assert text != ptx
         with pytest.raises(StreamError, match="global loads"):
             stream.check_ptx(text, gemm, s)
@@ -396,7 +409,7 @@ def test_the_route_turns_a_failed_ptx_check_into_one_sentence(tmp_path):
 
 
 def test_inspect_counts_the_stream_kernels_guarded_loads(tmp_path):
-    """Every load of the stream kernel sits in an inline-asm block under its predicate (`@p ld.global.nc...`); inspect
+    """Every load of the stream kernel sits in an inline-asm block under its predicate (`@pa ld.global.nc...`); inspect
     counts each: here per warp step 2 A rows and 4 B columns' 16-byte loads per chunk, 2 chunks, the loop body and
     one step issued ahead before it, as counted from the PTX text by a pattern of this test's own."""
     from pipelines import cli
@@ -404,7 +417,7 @@ def test_inspect_counts_the_stream_kernels_guarded_loads(tmp_path):
     assert cli.main(["compile", "--target", "sm_90a", "--shape", "16x1024x1024", "--layout", "nt", "--schedule",
                      "stream:32x4x2,ahead", "-o", str(out)]) == 0
     ptx = next(p.read_text() for p in (out / "dump").glob("*.ptx") if ".entry gemm(" in p.read_text())
-    guarded = re.findall(r"@p ld\.global\.nc\.v4\.u32", ptx)
+    guarded = re.findall(r"@p[ab] ld\.global\.nc\.v4\.u32", ptx)
     assert len(guarded) > 0 and len(guarded) % (2 * (2 + 4)) == 0
     stats = _report(out)["dispatches"][0]
     assert stats["global_loads"] == len(guarded)
@@ -426,3 +439,30 @@ def test_loads_run_ahead_at_most_the_warps_steps_less_one(k, warps, unroll, ahea
     assert stream.ahead_steps(gemm, s) == want
     before_loop = stream.program(gemm, s).split("scf.for", 1)[0]
     assert before_loop.count("ld.global.nc") == want * unroll * (2 + 4)  # A's 2 rows and 4 blocks of B a chunk
+
+
+def test_the_rule_takes_b_past_l1_where_b_comes_from_dram_only():
+    """The decode-size entry of STREAM_RULES loads B past L1 (measured in run11); the L2-resident 16x4096x4096 entry
+    keeps it in L1 (not measured past it)."""
+    from pipelines.routes.hopper import stream_rule
+    assert stream_rule(Gemm(16, 8192, 8192, "bf16", "nn", epilogue=T)).bypass
+    assert stream_rule(Gemm(16, 8192, 8192, "bf16", "nt", epilogue=T)).bypass
+    assert not stream_rule(Gemm(16, 4096, 4096, "bf16", "nn")).bypass
+    assert not stream_rule(Gemm(16, 4096, 4096, "bf16", "nt")).bypass
+
+
+def test_the_simulator_refuses_a_load_of_one_operand_under_the_others_predicate():
+    """stream_sim ties A's predicate to A's buffer and B's to B's: the emitted kernel with the two predicates swapped
+    in its loads is refused before anything is computed."""
+    gemm, s = Gemm(5, 24, 96, "bf16", "nt"), StreamSchedule(8, 2, 1)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (5, 96)).astype(SIXTEEN["bf16"])
+    b = rng.integers(-3, 4, (24, 96)).astype(SIXTEEN["bf16"])
+    program = stream.program(gemm, s, "gemm").replace("@pa ld", "@TMP ld").replace(".pred pa;", ".pred TMP;") \
+        .replace("setp.ne.b32 pa,", "setp.ne.b32 TMP,")
+    program = program.replace("@pb ld", "@pa ld").replace(".pred pb;", ".pred pa;").replace("setp.ne.b32 pb,",
+                                                                                            "setp.ne.b32 pa,")
+    program = program.replace("@TMP ld", "@pb ld").replace(".pred TMP;", ".pred pb;").replace("setp.ne.b32 TMP,",
+                                                                                              "setp.ne.b32 pb,")
+    with pytest.raises(SimError, match="predicate reads another buffer"):
+        run_kernel(program, {0: a, 1: b, 2: np.zeros((5, 24), np.float32)}, 3, s.threads, s.shared_bytes(), "bf16")

@@ -75,7 +75,7 @@ def _jobs(args) -> list[Job]:
     """Per problem: its name, Gemm, repeat count and (name, schedule) pairs, each checked (the problem, the
     schedule, the schedule on the problem and its stage hand-off under random interleavings) before anything is
     written."""
-    from pipelines.bench import REPEAT_FLOPS, repeat_count
+    from pipelines.bench import REPEAT_BYTES, REPEAT_FLOPS, repeat_count
     from pipelines.targets import get_target
     from transforms.hopper import HopperError, HopperSchedule, check_problem
     from transforms.hopper_protocol import check as check_protocol
@@ -101,8 +101,9 @@ def _jobs(args) -> list[Job]:
             check_problem(gemm)
             for _, schedule in schedules:
                 check_problem(gemm, schedule)
-            repeat = repeat_count(gemm, get_target("sm_80"),
-                                  REPEAT_FLOPS if args.repeat_flops is None else args.repeat_flops)
+            # the FLOPs asked for decide alone (no byte bound)
+            repeat = repeat_count(gemm, get_target("sm_80"), REPEAT_FLOPS, REPEAT_BYTES) if args.repeat_flops is None \
+                else repeat_count(gemm, get_target("sm_80"), args.repeat_flops, math.inf)
             jobs.append(Job(problem, gemm, repeat, tuple((f"{problem}_{name}", s) for name, s in schedules)))
     return jobs
 
