@@ -98,7 +98,10 @@ def repeat_count(gemm: Gemm, target: Target, flops_per_call: float = REPEAT_FLOP
     repeats, at most MAX_REPEAT; 1 off the GPU."""
     if not target.gpu:
         return 1
-    repeats = min(math.ceil(flops_per_call / gemm.flops), math.ceil(bytes_per_call / gemm.footprint_bytes))
+    def times(amount: float, each: int) -> int:  # repeats to reach `amount`; no bound (the cap) where it is infinite
+        return MAX_REPEAT if math.isinf(amount) else math.ceil(amount / each)
+
+    repeats = min(times(flops_per_call, gemm.flops), times(bytes_per_call, gemm.footprint_bytes))
     return max(1, min(MAX_REPEAT, repeats))
 
 

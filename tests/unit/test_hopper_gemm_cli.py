@@ -254,3 +254,21 @@ def test_run_and_inspect_import_without_the_compiler(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
     assert "is not the list of kernels" in done.stderr
+
+
+def test_repeat_flops_alone_decide_the_repeats_when_given(tmp_path, capsys, fake_build):
+    """--repeat-flops is the user's amount of work a call: the byte bound of pipelines' own rule does not cut it.
+    16x8192x8192 (2.147e9 FLOPs): 2e12 a call is 932 repeats, where pipelines' rule (1e11 B: 741) gives fewer."""
+    import math
+
+    from pipelines.bench import repeat_count
+    from pipelines.targets import get_target
+    from transforms.problem import Gemm
+
+    out = tmp_path / "out"
+    code, _, err = call(["build", "--shape", "16x8192x8192", "--no-default", "--schedule", "cooperative:128x128x4x8",
+                         "--repeat-flops", "2e12", "-o", str(out)], capsys)
+    assert code == 0, err
+    repeats = {e["repeat"] for e in json.loads((out / "manifest.json").read_text())}
+    assert repeats == {math.ceil(2e12 / (2 * 16 * 8192 * 8192))} == {932}
+    assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target("sm_80")) == 741  # the rule's, for contrast

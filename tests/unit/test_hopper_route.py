@@ -324,6 +324,11 @@ def test_repeats_count_one_byte_inputs_a_batch_and_nothing_off_the_gpu():
     # a batch of 8: 8 x (16 + 4096) x 4096 x 2 + 8 x 16 x 4096 x 4 = 271,581,184 B -> 368.2 (4657 by FLOPs)
     assert repeat_count(Gemm(16, 4096, 4096, "bf16", "nt", batch=8), get_target(SM90)) == 369
     assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target("cpu")) == 1
+    # an infinite amount is no bound: FLOPs alone (2e12 / 2.147e9 = 931.3), bytes alone, neither (the cap)
+    inf = float("inf")
+    assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target(SM90), 2e12, inf) == 932
+    assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target(SM90), inf, 1e11) == 741
+    assert repeat_count(Gemm(16, 8192, 8192, "bf16", "nt"), get_target(SM90), inf, inf) == 2000
 
 
 def test_schedule_flags_on_auto_are_not_overridden_by_the_hopper_kernel(tmp_path):
