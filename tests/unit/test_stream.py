@@ -179,6 +179,8 @@ def test_schedule_text_round_trip_and_refusals():
     for bad, message in (("stream:32x16", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x2,fast", "unknown stream"),
                          ("stream:32x16x2x4", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x2x4,ahead", "COLUMNSxWARPS"),
                          ("hopper:32x16x2", "COLUMNSxWARPSxUNROLL"), ("stream:32x16x", "COLUMNSxWARPSxUNROLL"),
+                         ("stream:32x16x2,nol", "unknown stream"), ("stream:32x16x2,nol2", "unknown stream"),
+                         ("stream:32x16x2,nol1x", "unknown stream"),
                          ("stream:12x16x2", "multiple of 8"), ("stream:32x16x2,s3", "slices must be")):
         with pytest.raises(StreamError, match=message):
             stream.parse_schedule(bad)
