@@ -75,7 +75,7 @@ def _jobs(args) -> list[Job]:
     """Per problem: its name, Gemm, repeat count and (name, schedule) pairs, each checked (the problem, the
     schedule, the schedule on the problem and its stage hand-off under random interleavings) before anything is
     written."""
-    from pipelines.bench import REPEAT_BYTES, REPEAT_FLOPS, repeat_count
+    from pipelines.bench import repeat_count
     from pipelines.targets import get_target
     from transforms.hopper import HopperError, HopperSchedule, check_problem
     from transforms.hopper_protocol import check as check_protocol
@@ -101,8 +101,8 @@ def _jobs(args) -> list[Job]:
             check_problem(gemm)
             for _, schedule in schedules:
                 check_problem(gemm, schedule)
-            # the FLOPs asked for decide alone (no byte bound)
-            repeat = repeat_count(gemm, get_target("sm_80"), REPEAT_FLOPS, REPEAT_BYTES) if args.repeat_flops is None \
+            # the project's rule, or the FLOPs asked for alone (no byte bound)
+            repeat = repeat_count(gemm, get_target("sm_80")) if args.repeat_flops is None \
                 else repeat_count(gemm, get_target("sm_80"), args.repeat_flops, math.inf)
             jobs.append(Job(problem, gemm, repeat, tuple((f"{problem}_{name}", s) for name, s in schedules)))
     return jobs
@@ -379,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-default", action="store_true", help="skip IREE's default (structure checks only)")
     p.add_argument("--repeat-flops", type=_positive(float), default=None,
                    help="repeat each dispatch so that one call does about this many FLOPs (at most MAX_REPEAT "
-                   "times; default: the project's REPEAT_FLOPS), for Hopper and default alike")
+                   "times; default: the project's rule, pipelines.bench.repeat_count: about 2e13 FLOPs or 1e11 bytes a "
+                   "call), for Hopper and default alike")
     p.add_argument("-o", "--output", required=True, help="output folder")
     p.add_argument("--force", action="store_true", help="write into a folder that holds files build did not write "
                    "(only the files build writes are replaced; the others stay)")
