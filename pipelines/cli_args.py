@@ -55,6 +55,15 @@ def dims(text: str, count: tuple[int, ...], what: str) -> tuple[int, ...]:
     return values
 
 
+def _cluster_shape(text: str) -> tuple[int, int]:
+    """An argparse type: CLUSTER_M or CLUSTER_M,CLUSTER_N, each 1 or 2 (workgroups of a Hopper cluster along M
+    sharing B, along N sharing A), else argparse's one-line usage error."""
+    sizes = text.split(",")
+    if len(sizes) not in (1, 2) or any(size not in ("1", "2") for size in sizes):
+        raise argparse.ArgumentTypeError(f"'{text}' is not CLUSTER_M or CLUSTER_M,CLUSTER_N, each 1 or 2")
+    return int(sizes[0]), int(sizes[1]) if len(sizes) == 2 else 1
+
+
 def _at_least(minimum: int, maximum: int | None = None):
     """An argparse type: an integer in minimum..maximum, else argparse's one-line usage error."""
 
@@ -315,7 +324,8 @@ def parser(handlers: dict[str, Any], default_cache: Path) -> argparse.ArgumentPa
     p.add_argument("--k-steps", type=_at_least(1, MAX_K_STEPS), default=4, help="K steps to unroll (default 4)")
     p.add_argument("--lds-stages", type=int, choices=(1, 2), help="pingpong8: 1 (register prefetch, gfx942) or 2")
     p.add_argument("--stages", type=int, help="hopper-*: shared-memory stages (default 4)")
-    p.add_argument("--cluster", type=int, choices=(1, 2), help="hopper-*: workgroups per cluster sharing B (default 1)")
+    p.add_argument("--cluster", type=_cluster_shape, help="hopper-*: workgroups per cluster, CLUSTER_M (along M, "
+                   "sharing B) or CLUSTER_M,CLUSTER_N (along N too, sharing A), each 1 or 2 (default 1)")
     p.add_argument("--target", help="check the schedule's LDS against this target")
     p.add_argument("-o", "--output", type=Path, help="write the timeline picture (PNG) here")
     p.add_argument("--force", action="store_true", help=FORCE_FILE)

@@ -237,7 +237,8 @@ def _explain_hopper(args) -> int:
         tm, tn, tk = dims(args.tile, (3,), "tile")
         tile = (tm, tn, tk)
     try:  # the schedule as the command line names it (a cooperative 64-row tile: one consumer warp group)
-        schedule = named_schedule(args.schedule, tile, args.stages, args.cluster or 1)
+        cluster_m, cluster_n = args.cluster or (1, 1)
+        schedule = named_schedule(args.schedule, tile, args.stages, cluster_m, cluster_n=cluster_n)
         m, n, k = schedule.block_m, schedule.block_n, schedule.block_k
         tiles = 4 if schedule.loops_over_tiles else 1
         rows = step_table(schedule, tiles, args.k_steps)
@@ -245,7 +246,8 @@ def _explain_hopper(args) -> int:
     except (HopperError, ProtocolHazard) as err:
         raise UsageError(str(err)) from None
     name = f"{args.schedule} {m}x{n}x{k}, {schedule.stages} stages" + \
-        (f", clusters of {schedule.cluster_m}" if schedule.cluster_m > 1 else "")
+        (f", clusters of {schedule.cluster_m}" + (f"x{schedule.cluster_n}" if schedule.cluster_n > 1 else "")
+         if schedule.cluster_tiles > 1 else "")
     print(hopper_text(name, rows))
     print(f"stage hand-off checked: 200 random interleavings of {tiles} tile(s), no stale read, overwrite or "
           "deadlock")

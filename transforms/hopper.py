@@ -21,7 +21,11 @@ so the ring runs on from tile to tile), announcing the bytes on that stage's `fu
 previous stage on `empty` (one thread per warp group) and the last one after draining. With `cluster_m` 2, two
 workgroups on neighbouring block rows form a thread-block cluster (`nvvm.cluster_dim`, which the driver launches
 as such): each loads its A tile and half of the B tile they share, multicast into both, and a stage is free only
-once the consumers of both have released it (remote arrivals through `mapa`). Kinds:
+once the consumers of both have released it (remote arrivals through `mapa`). With `cluster_n` 2 as well, a cluster
+is 2x2 workgroups on two block rows of two block columns: each loads half of its block row's A tile (multicast to
+its row) and half of its block column's B tile (to its column), and its stages are released by the consumers of
+the three workgroups on its row or column (192 rows of K loaded per 32768 outputs of 128x256 tiles, against 256 in
+clusters of two). Kinds:
 - `cooperative`: the consumers split each block tile by rows; one tile per workgroup, or with `persistent`,
   at most SM_COUNT workgroups looping over the tiles (`grid_size`).
 - `pingpong`: at most SM_COUNT workgroups looping over the tiles; each consumer owns every other tile of its
@@ -144,6 +148,11 @@ class HopperSchedule:
     # and 1/cluster_m of the shared B tile, multicast to every workgroup of the cluster (L2 traffic per tile
     # 1/cluster_m of B's instead of all of it)
     cluster_m: int = 1
+    # workgroups per cluster along N, on neighbouring block columns of one block row: each loads 1/cluster_n of the
+    # A tile they share, multicast to them. A cluster is cluster_m x cluster_n workgroups, rank r at block row
+    # r % cluster_m and block column r // cluster_m of the cluster tile; each workgroup's stage then holds parts from
+    # every workgroup on its row or column of the cluster (`partners`).
+    cluster_n: int = 1
     # K in this many slices, each a unit of work of its own: the kernel stores each slice's f32 partial product
     # (rows slice × M + row of a (split_k·M)×N C) and the program sums them (skinny and long-K problems, whose few
     # tiles would leave SMs idle)
@@ -174,7 +183,12 @@ class HopperSchedule:
         return "hopper-" + self.kind + ("-persistent" if self.kind == "cooperative" and self.persistent else "")
 
     def describe(self) -> str:
-        cluster = f", clusters of {self.cluster_m} sharing B" if self.cluster_m > 1 else ""
+        cluster = ""
+        if self.cluster_n > 1:
+            cluster = f", clusters of {self.cluster_m}x{self.cluster_n} sharing " + ("A and B" if self.cluster_m > 1
+                                                                                      else "A")
+        elif self.cluster_m > 1:
+            cluster = f", clusters of {self.cluster_m} sharing B"
         split = ""
         if self.split_k > 1:
             split = f", K in {self.split_k} slices summed " + ("in the cluster" if self.sums_in_cluster else "after")
@@ -207,6 +221,9 @@ class HopperSchedule:
         if self.cluster_m not in (1, 2) or self.block_n % (8 * self.cluster_m):
             raise HopperError("cluster_m must be 1 or 2, and block_n / cluster_m a multiple of 8 (each workgroup's "
                               "share of the B tile is whole 1 KiB swizzle atoms).")
+        if self.cluster_n not in (1, 2) or self.block_m % (8 * self.cluster_n):
+            raise HopperError("cluster_n must be 1 or 2, and block_m / cluster_n a multiple of 8 (each workgroup's "
+                              "share of the A tile is whole 1 KiB swizzle atoms).")
         if self.group_m > 1 and self.group_m % self.cluster_m:
             raise HopperError("group_m must be a multiple of cluster_m (a cluster takes cluster_m block rows at "
                               "once), or 1 for row order.")
@@ -217,9 +234,9 @@ class HopperSchedule:
         if self.split_sum not in SPLIT_SUMS:
             raise HopperError(f"split_sum must be one of {', '.join(SPLIT_SUMS)}, not {self.split_sum!r}.")
         if self.sums_in_cluster:
-            if self.split_k > MAX_CLUSTER or self.cluster_m != 1 or self.loops_over_tiles:
+            if self.split_k > MAX_CLUSTER or self.cluster_m * self.cluster_n != 1 or self.loops_over_tiles:
                 raise HopperError(f"slices summed in the cluster need 2 to {MAX_CLUSTER} slices (one cluster of "
-                                  "them per tile), no cluster along M and one tile per workgroup (not persistent, "
+                                  "them per tile), no cluster along M or N and one tile per workgroup (not persistent, "
                                   "not ping-pong).")
             if self.block_n % (4 * self.split_k):
                 raise HopperError("slices summed in the cluster need block_n a multiple of 4 x split_k (each "
@@ -246,8 +263,26 @@ class HopperSchedule:
 
     @property
     def cluster_size(self) -> int:
-        """Workgroups per thread-block cluster: `cluster_m` sharing B, or the slices of a tile summed in it."""
-        return self.split_k if self.sums_in_cluster else self.cluster_m
+        """Workgroups per thread-block cluster: `cluster_m` x `cluster_n` sharing B and A, or the slices of a tile
+        summed in it."""
+        return self.split_k if self.sums_in_cluster else self.cluster_m * self.cluster_n
+
+    @property
+    def cluster_tiles(self) -> int:
+        """Block tiles a cluster takes at once: `cluster_m` block rows by `cluster_n` block columns (1 when the
+        cluster sums K's slices: its workgroups share one tile)."""
+        return self.cluster_m * self.cluster_n
+
+    def partners(self, rank: int) -> tuple[int, ...]:
+        """The ranks of the cluster on workgroup `rank`'s block row or column of the cluster tile (itself
+        included), in order: their loads land in its stages and its own in theirs (B's share to its column, A's to
+        its row), so each of them releases its stages and it releases theirs. None but itself when the cluster
+        sums K's slices."""
+        if self.sums_in_cluster:
+            return (rank,)
+        rank_m, rank_n = rank % self.cluster_m, rank // self.cluster_m
+        column = {rank_n * self.cluster_m + i for i in range(self.cluster_m)}
+        return tuple(sorted(column | {rank_m + self.cluster_m * j for j in range(self.cluster_n)}))
 
     def sum_row(self) -> int:
         """f32 elements per row of the partial product in shared memory (slices summed in the cluster): the tile's
@@ -277,9 +312,9 @@ class HopperSchedule:
 
     @property
     def empty_arrivals(self) -> int:
-        """Arrivals that release a stage: each reading warp group of every workgroup of the cluster, whose TMA
-        loads write into this workgroup's stage too."""
-        return self.stage_readers * self.cluster_m
+        """Arrivals that release a stage: each reading warp group of every workgroup whose TMA loads write into
+        this workgroup's stage too (`partners`: the cluster's workgroups on its block row or column)."""
+        return self.stage_readers * (self.cluster_m + self.cluster_n - 1)
 
     @property
     def threads(self) -> int:
@@ -319,7 +354,7 @@ DEFAULT = HopperSchedule(block_m=128, block_n=256, stages=4, group_m=16, persist
 
 def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: int | None = None,
                    cluster_m: int | None = None, group_m: int | None = None, split_k: int = 1,
-                   split_sum: str = "dispatch") -> HopperSchedule:
+                   split_sum: str = "dispatch", cluster_n: int | None = None) -> HopperSchedule:
     """The schedule `name` (`NAMES`) with the given choices, the rest the shipped schedule's (ping-pong: 128x128)."""
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
@@ -331,16 +366,17 @@ def named_schedule(name: str, tile: tuple[int, int, int] | None = None, stages: 
                               stages=DEFAULT.stages if stages is None else stages,
                               group_m=DEFAULT.group_m if group_m is None else group_m,
                               cluster_m=DEFAULT.cluster_m if cluster_m is None else cluster_m, split_k=split_k,
-                              split_sum=split_sum)
+                              split_sum=split_sum, cluster_n=DEFAULT.cluster_n if cluster_n is None else cluster_n)
     schedule.check()
     return schedule
 
 
 def parse_schedule(text: str) -> HopperSchedule:
-    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K]]]` (a name of `NAMES`), checked; one sentence for
+    """`NAME[:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER[xSPLIT_K]]]` (a name of `NAMES`), checked; one sentence for
     anything else. The name alone is the shipped schedule's sizes for that kind (`named_schedule`); with sizes, a
-    CLUSTER_M left out is 1 (no cluster), a SPLIT_K left out 1 (K whole); SPLIT_K followed by `c` sums the slices
-    in the kernel's cluster (`split_sum`), e.g. hopper-cooperative:64x256x5x1x1x8c."""
+    CLUSTER left out is 1 (no cluster), a SPLIT_K left out 1 (K whole); CLUSTER is CLUSTER_M, or CLUSTER_M,CLUSTER_N
+    for a cluster along N too (e.g. 2,2); SPLIT_K followed by `c` sums the slices in the kernel's cluster
+    (`split_sum`), e.g. hopper-cooperative:64x256x5x1x1x8c."""
     name, colon, sizes = text.partition(":")
     if name not in NAMES:
         raise HopperError(f"unknown Hopper schedule '{name}'; choose one of {', '.join(NAMES)}.")
@@ -349,19 +385,23 @@ def parse_schedule(text: str) -> HopperSchedule:
     split_sum = "dispatch"
     if sizes.endswith("c") and sizes.count("x") == 5:  # SPLIT_Kc: the slices summed in the cluster
         sizes, split_sum = sizes[:-1], "cluster"
+    fields = sizes.split("x")
+    along_n = "1"
+    if len(fields) >= 5 and fields[4].count(",") == 1:  # CLUSTER_M,CLUSTER_N
+        fields[4], along_n = fields[4].split(",")
     try:
-        numbers = [int(v) for v in sizes.split("x")]
+        numbers, cluster_n = [int(v) for v in fields], int(along_n)
     except ValueError:
-        numbers = []
+        numbers, cluster_n = [], 1
     if len(numbers) not in (4, 5, 6):
-        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[xSPLIT_K[c]]], e.g. "
-                          f"{name}:128x256x4x16x2.")
+        raise HopperError(f"'{text}' is not {name}:BLOCK_MxBLOCK_NxSTAGESxGROUP_M[xCLUSTER_M[,CLUSTER_N]"
+                          f"[xSPLIT_K[c]]], e.g. {name}:128x256x4x16x2 or {name}:128x256x4x16x2,2.")
     if split_sum == "cluster" and numbers[-1] < 2:
         raise HopperError(f"'{text}': a c after SPLIT_K sums its slices in the cluster; it needs 2 to {MAX_CLUSTER} "
                           "slices.")
     block_m, block_n, stages, group_m, *rest = numbers
     return named_schedule(name, (block_m, block_n, SWIZZLE_BYTES // 2), stages, rest[0] if rest else 1, group_m,
-                          rest[1] if len(rest) > 1 else 1, split_sum)
+                          rest[1] if len(rest) > 1 else 1, split_sum, cluster_n)
 
 
 # A 16-bit C goes out in rows of 16 bytes: each consumer warp writes four 8x8 blocks of its accumulator fragments
@@ -477,7 +517,8 @@ def tensor_maps(problem: Gemm, schedule: HopperSchedule) -> list[dict]:
     bytes and box; the address is a placeholder that `@patch` replaces."""
     batches = problem.batch or 1  # a batch's operands are the products' operands stacked by rows
     a = {"operand": "A", "dims": [problem.k, batches * problem.m], "stride": problem.k * 2,
-         "box": [schedule.block_k, schedule.block_m], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
+         "box": [schedule.block_k, schedule.block_m // schedule.cluster_n], "dtype": problem.dtype,
+         "swizzle": SWIZZLE_BYTES}
     if problem.layout == "nn":  # K rows of N: boxes of 64 columns × block_k rows
         b = {"operand": "B", "dims": [problem.n, batches * problem.k], "stride": problem.n * 2,
              "box": [NN_BOX, schedule.block_k], "dtype": problem.dtype, "swizzle": SWIZZLE_BYTES}
@@ -652,10 +693,10 @@ def tile_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
 
 
 def unit_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
-    """(block columns, cluster rows): the tiles a cluster takes at once (`cluster_m` block rows of one column; a
-    block row past M is loaded as zeros and not stored)."""
+    """(cluster columns, cluster rows): the tiles a cluster takes at once (`cluster_m` block rows of `cluster_n`
+    block columns; a block row past M or column past N is loaded as zeros and not stored)."""
     columns, rows = tile_grid(problem, s)
-    return columns, _ceil(rows, s.cluster_m)
+    return _ceil(columns, s.cluster_n), _ceil(rows, s.cluster_m)
 
 
 def grid_size(problem: Gemm, s: HopperSchedule) -> int:
@@ -665,9 +706,9 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     columns, rows = unit_grid(problem, s)
     units = columns * rows * s.split_k * (problem.batch or 1)
     if not s.loops_over_tiles:
-        return units * s.cluster_m
-    rounds = _ceil(units, SM_COUNT // s.cluster_m)
-    return _ceil(units, rounds) * s.cluster_m
+        return units * s.cluster_tiles
+    rounds = _ceil(units, SM_COUNT // s.cluster_tiles)
+    return _ceil(units, rounds) * s.cluster_tiles
 
 
 def pieces(problem: Gemm, s: HopperSchedule) -> int:
@@ -787,13 +828,18 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     b.op("}")
     _sync(b, s)  # the barriers initialised, in every workgroup of the cluster, before any role uses them
     # This cluster's tiles: unit, unit + clusters, ... (one unless the schedule loops over tiles); a unit is
-    # `cluster_m` block rows of one column, block row `cluster_m * unit row + rank` this workgroup's.
+    # `cluster_m` block rows of `cluster_n` block columns, block row `cluster_m * unit row + rank % cluster_m` and
+    # block column `cluster_n * unit column + rank // cluster_m` this workgroup's.
     columns, rows = unit_grid(problem, s)
     tiles, grid = columns * rows, grid_size(problem, s) // s.cluster_size
     split, work = pieces(problem, s), work_units(problem, s)
     bid = b.op(f"arith.index_cast {b.op('hal.interface.workgroup.id[0] : index', 'bid')} : index to i32", "bid")
     rank = b.arith("remui", bid, i32(s.cluster_size), "i32")  # the cluster's workgroups are consecutive in x
     unit = b.arith("divui", bid, i32(s.cluster_size), "i32")
+    rank_m, rank_n = rank, i32(0)  # the workgroup's block row and column in the cluster tile
+    if s.cluster_n > 1:
+        rank_m, rank_n = (b.arith("remui", rank, i32(s.cluster_m), "i32"),
+                          b.arith("divui", rank, i32(s.cluster_m), "i32"))
     mine = b.arith("divui", b.arith("subi", i32(work + grid - 1), unit, "i32"), i32(grid), "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
     k_tiles = _ceil(problem.k, s.block_k) // s.split_k  # K steps of a unit (of its slice of K)
@@ -808,10 +854,12 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             piece, linear = b.arith("divui", u, i32(tiles), "i32"), b.arith("remui", u, i32(tiles), "i32")
         else:
             piece, linear = i32(0), u
-        col, unit_row = _tile(b, problem, s, i32, linear)
-        if s.cluster_m == 1:
-            return col, unit_row, piece
-        return col, b.arith("addi", b.arith("muli", unit_row, i32(s.cluster_m), "i32"), rank, "i32"), piece
+        col, row = _tile(b, problem, s, i32, linear)
+        if s.cluster_n > 1:
+            col = b.arith("addi", b.arith("muli", col, i32(s.cluster_n), "i32"), rank_n, "i32")
+        if s.cluster_m > 1:
+            row = b.arith("addi", b.arith("muli", row, i32(s.cluster_m), "i32"), rank_m, "i32")
+        return col, row, piece
 
     def k_step(i: str, kt: str) -> tuple[str, str, str]:
         """(stage, use of that stage, the step's number q) of K step `kt` of this workgroup's tile `i`: steps are
@@ -854,17 +902,32 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         kt64 = b.arith("addi", kt64, first_k, "i64")
     kcoord = b.op(f"arith.trunci {b.arith('muli', kt64, i64(s.block_k), 'i64')} : i64 to i32", "kc")
     kcoord_b = kcoord if batch_k is None else b.arith("addi", kcoord, batch_k, "i32")
-    if s.cluster_m > 1:  # this workgroup's share of B: rows rank × block_n / cluster_m on, to every workgroup
-        share = s.block_n // s.cluster_m
-        row_b = b.arith("addi", row_b, b.arith("muli", rank, i32(share), "i32"), "i32")
-        offset_b = b.arith("muli", b.op(f"arith.extui {rank} : i32 to i64", "r"), i64(bytes_b // s.cluster_m), "i64")
+    if s.cluster_m > 1:  # this workgroup's share of B: rows rank_m × block_n / cluster_m on, to every workgroup
+        share = s.block_n // s.cluster_m  # of its block column of the cluster
+        row_b = b.arith("addi", row_b, b.arith("muli", rank_m, i32(share), "i32"), "i32")
+        offset_b = b.arith("muli", b.op(f"arith.extui {rank_m} : i32 to i64", "r"), i64(bytes_b // s.cluster_m),
+                           "i64")
         offset_b = b.arith("addi", offset_b, i64(bytes_a), "i64")
-        mask = f" multicast_mask = {b.const((1 << s.cluster_m) - 1, 'i16')}"
+        column = b.const((1 << s.cluster_m) - 1, "i16")  # ranks rank_n × cluster_m on
+        if s.cluster_n > 1:
+            at = b.op(f"arith.trunci {b.arith('muli', rank_n, i32(s.cluster_m), 'i32')} : i32 to i16", "sh")
+            column = b.arith("shli", column, at, "i16")
+        mask = f" multicast_mask = {column}"
     else:
         offset_b, mask = i64(bytes_a), ""
-    # (map, shared offset, box coordinates innermost first, multicast): A's box, then B's share (nt: one box of
-    # its rows; nn: boxes of NN_BOX columns, each block_k rows of 128 bytes, one after the other)
-    loads = [(map_a, i64(0), (kcoord, row_a), "")]
+    offset_a, mask_a = i64(0), ""
+    if s.cluster_n > 1:  # this workgroup's share of A: rows rank_n × block_m / cluster_n on, to every workgroup of
+        share_a = s.block_m // s.cluster_n  # its block row of the cluster (ranks rank_m + cluster_m × j)
+        row_a = b.arith("addi", row_a, b.arith("muli", rank_n, i32(share_a), "i32"), "i32")
+        offset_a = b.arith("muli", b.op(f"arith.extui {rank_n} : i32 to i64", "r"), i64(bytes_a // s.cluster_n),
+                           "i64")
+        row_mask = b.const(sum(1 << (s.cluster_m * j) for j in range(s.cluster_n)), "i16")
+        if s.cluster_m > 1:
+            row_mask = b.arith("shli", row_mask, b.op(f"arith.trunci {rank_m} : i32 to i16", "sh"), "i16")
+        mask_a = f" multicast_mask = {row_mask}"
+    # (map, shared offset, box coordinates innermost first, multicast): A's box (or share), then B's share (nt:
+    # one box of its rows; nn: boxes of NN_BOX columns, each block_k rows of 128 bytes, one after the other)
+    loads = [(map_a, offset_a, (kcoord, row_a), mask_a)]
     if problem.layout == "nn":
         for j in range(b_boxes(problem, s)):
             column = b.arith("addi", row_b, i32(j * NN_BOX), "i32")
@@ -916,16 +979,21 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
 
     def release(barrier: str) -> None:
         """The warp group's release of a stage: one arrival on the `empty` barrier of each workgroup of the
-        cluster (their loads write into this one's stage)."""
+        cluster on its block row or column (`partners`: their loads write into this one's stage): the ranks of its
+        column (rank_n × cluster_m on), and with clusters along N its row's other rank (rank XOR cluster_m)."""
         b.op(f"scf.if {leader} {{")
-        if s.cluster_m == 1:
+        if s.cluster_tiles == 1:
             b.op(f"nvvm.mbarrier.arrive {barrier} : !llvm.ptr<3> -> i64", "tok")
         else:
             local = b.op(f"llvm.ptrtoint {barrier} : !llvm.ptr<3> to i32", "bar")
-            for target in range(s.cluster_m):
+            targets = [i32(i) for i in range(s.cluster_m)]
+            if s.cluster_n > 1:
+                column = b.arith("muli", rank_n, i32(s.cluster_m), "i32")
+                targets = [b.arith("addi", column, i32(i), "i32") if i else column for i in range(s.cluster_m)]
+                targets.append(b.arith("xori", rank, i32(s.cluster_m), "i32"))
+            for target in targets:
                 _asm(b, "{ .reg .b32 remote; mapa.shared::cluster.u32 remote, $0, $1; "
-                     "mbarrier.arrive.shared::cluster.b64 _, [remote]; }", "r,r",
-                     [(local, "i32"), (i32(target), "i32")])
+                     "mbarrier.arrive.shared::cluster.b64 _, [remote]; }", "r,r", [(local, "i32"), (target, "i32")])
         b.op("}")
     if s.kind == "pingpong":
         b.op(f"scf.for %ci = {g_i} to {mine_i} step {b.const(2, 'index')} {{")
@@ -1596,13 +1664,12 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
     (threads) and their register split, the stages (two mbarriers each, and ping-pong's two order barriers), A's TMA
     load and B's (one, or one per 64 columns for nn) per K tile, B's layout (transposed for nn), and per K tile and
     consumer the wgmma count and shape (block_k / 16 steps × m64 blocks, m64n{block_n}k16 of the element type), one
-    group kept in flight, the cluster (its size, B's multicast loads, the releases to every workgroup; none without
-    one); the kernel writes every field of both tensor maps; a fused consumer's ops in its store (`_applies_tail`),
-    and none without one; with the slices summed in the cluster, the sum between its cluster barriers
-    (`_sums_in_cluster`) and C stored in its type 4 columns at once (`_stores_c_as`). The tile order (group_m) and
-    the persistent grid are
-    arithmetic and the dispatch's workgroup count, not checked here (`program` writes them; the grid is in the
-    program's export)."""
+    group kept in flight, the cluster (its size, B's and A's multicast loads, the releases to every workgroup on
+    the releasing one's block row or column; none without one); the kernel writes every field of both tensor maps;
+    a fused consumer's ops in its store (`_applies_tail`), and none without one; with the slices summed in the
+    cluster, the sum between its cluster barriers (`_sums_in_cluster`) and C stored in its type 4 columns at once
+    (`_stores_c_as`). The tile order (group_m) and the persistent grid are arithmetic and the dispatch's workgroup
+    count, not checked here (`program` writes them; the grid is in the program's export)."""
     gemm = ptx_kernel(ptx, entry)
     problem = kernel_problem(problem, schedule)  # split_k: the slices' f32 partial products
     shape = f"wgmma.mma_async.sync.aligned.m64n{schedule.block_n}k16.f32.{problem.dtype}.{problem.dtype}"
@@ -1633,13 +1700,14 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         "tensor maps": _builds_maps(gemm, problem, schedule),
         "register split": f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};" in gemm
         and f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGISTERS};" in gemm,
-        # a cluster: its size in the kernel, B's share multicast once per announced stage, releases to every
-        # workgroup; none of it without one
-        # (each release site, after a K step and after draining, arrives once per workgroup of the cluster)
-        "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_m}, 1, 1", gemm) is not None
-                    and len(re.findall(r"\.multicast::cluster", gemm)) == (loads - 1) * expects
-                    and remote >= sites * schedule.cluster_m and remote % schedule.cluster_m == 0)
-        if schedule.cluster_m > 1
+        # a cluster: its size in the kernel, B's share multicast once per announced stage (with cluster_m) and
+        # A's (with cluster_n), releases to every workgroup on the releasing one's block row or column; none of it
+        # without one (each release site, after a K step and after draining, arrives once per such workgroup)
+        "cluster": (re.search(rf"\.reqnctapercluster {schedule.cluster_tiles}, 1, 1", gemm) is not None
+                    and len(re.findall(r"\.multicast::cluster", gemm))
+                    == ((loads - 1) * (schedule.cluster_m > 1) + (schedule.cluster_n > 1)) * expects
+                    and remote >= sites * len(schedule.partners(0)) and remote % len(schedule.partners(0)) == 0)
+        if schedule.cluster_tiles > 1
         else ".multicast::cluster" not in gemm and remote == 0
         and (".reqnctapercluster" not in gemm) == (schedule.cluster_size == 1),
         "slices summed in the cluster": _sums_in_cluster(gemm, schedule),

@@ -4,10 +4,12 @@
 the K step number q: the producer waits for stage `q % stages` to be released (`empty`, parity
 `(q // stages + 1) & 1` once q ≥ stages), announces the bytes and starts the TMA loads (`full`); a consumer waits
 on `full` with parity `(q // stages) & 1`, reads the stage while its wgmma group runs, and releases it (one arrival
-per warp group on the `empty` barrier of every workgroup of its cluster). Ping-pong consumers also wait for their
-turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile. In a cluster of `cluster_m`
-workgroups, each producer's loads land in every workgroup's stage (its A tile in its own, its share of B multicast
-to all) and complete the transaction on each one's `full` barrier; each workgroup's `full` expects all the parts.
+per warp group on the `empty` barrier of every workgroup of its cluster on its block row or column). Ping-pong
+consumers also wait for their turn (`order`, parity `(turn - 1 + consumer) & 1`) and hand it over after each tile.
+In a cluster of `cluster_m` x `cluster_n` workgroups, each producer's loads land in the stage of every workgroup on
+its block row or column of the cluster (`HopperSchedule.partners`: its share of B multicast to its column, of A
+to its row) and complete the transaction on each one's `full` barrier; each workgroup's `full` expects all the
+parts.
 The formulas are `PROTOCOL`'s; tests/unit/test_hopper_protocol.py evaluates the IR the generator writes for every
 wait and release and compares it with them.
 
@@ -58,7 +60,7 @@ class Step:
 
 
 def _role(schedule: HopperSchedule, cta: int, name: str) -> str:
-    return name if schedule.cluster_m == 1 else f"workgroup {cta} {name}"
+    return name if schedule.cluster_tiles == 1 else f"workgroup {cta} {name}"
 
 
 def programs(schedule: HopperSchedule, tiles: int, k_steps: int) -> dict[str, list[Step]]:
@@ -66,7 +68,7 @@ def programs(schedule: HopperSchedule, tiles: int, k_steps: int) -> dict[str, li
     decides which consumer takes which tile); roles are named by workgroup when the cluster has several."""
     s = schedule.stages
     roles = {}
-    for cta in range(schedule.cluster_m):
+    for cta in range(schedule.cluster_tiles):
         producer: list[Step] = []
         for q in range(tiles * k_steps):
             stage = PROTOCOL["stage"](q, s)
@@ -83,8 +85,8 @@ def _consumer(schedule: HopperSchedule, cta: int, g: int, tiles: int, k_steps: i
     s = schedule.stages
     mine = range(g, tiles, 2) if schedule.kind == "pingpong" else range(tiles)
 
-    def release(q: int) -> list[Step]:  # one arrival on the stage's `empty` in every workgroup of the cluster
-        return [Step("release", ("empty", PROTOCOL["stage"](q, s)), q=q, cta=to) for to in range(schedule.cluster_m)]
+    def release(q: int) -> list[Step]:  # one arrival on the stage's `empty` in each workgroup whose loads land here
+        return [Step("release", ("empty", PROTOCOL["stage"](q, s)), q=q, cta=to) for to in schedule.partners(cta)]
 
     steps: list[Step] = []
     for i in mine:
@@ -133,7 +135,7 @@ class _State:
 
 def _barriers(schedule: HopperSchedule) -> dict[tuple[str, int, int], _Barrier]:
     found = {}
-    for cta in range(schedule.cluster_m):
+    for cta in range(schedule.cluster_tiles):
         for stage in range(schedule.stages):
             found["full", stage, cta] = _Barrier(1)
             found["empty", stage, cta] = _Barrier(schedule.empty_arrivals)
@@ -184,12 +186,12 @@ def run(schedule: HopperSchedule, roles: dict[str, list[Step]], seed: int) -> No
 
 def _apply(schedule: HopperSchedule, state: _State, role: str, step: Step, seed: int) -> None:
     stage = PROTOCOL["stage"](step.q, schedule.stages) if step.q >= 0 else -1
-    ctas = range(schedule.cluster_m)
+    ctas = schedule.partners(step.cta)  # the workgroups on its block row or column of the cluster
     if step.kind == "expect":  # the bytes of every producer's part
         barrier = state.barriers[_key(step)]
-        barrier.tx += schedule.cluster_m
+        barrier.tx += len(ctas)
         barrier.arrive(1)
-    elif step.kind == "load":  # the producer's part of the stage, into every workgroup of the cluster
+    elif step.kind == "load":  # the producer's part of the stage, into each workgroup on its row or column
         for cta in ctas:
             if state.readers.get((cta, stage)):
                 raise ProtocolHazard(f"run {seed}: {role} loads step {step.q} into stage {stage} while "
@@ -232,7 +234,9 @@ def step_table(schedule: HopperSchedule, tiles: int, k_steps: int) -> list[dict[
     Hopper schedules."""
     roles = programs(schedule, tiles, k_steps)
     per_tile = schedule.block_k // 16 * schedule.m_blocks
-    load = "TMA A,B" if schedule.cluster_m == 1 else f"TMA A,B/{schedule.cluster_m} (multicast)"
+    shares = [f"{operand}/{n}" if n > 1 else operand for operand, n in (("A", schedule.cluster_n),
+                                                                         ("B", schedule.cluster_m))]
+    load = "TMA " + ",".join(shares) + (" (multicast)" if schedule.cluster_tiles > 1 else "")
     rows: list[dict[str, str]] = [{"step": f"tile {q // k_steps} k {q % k_steps}"} for q in range(tiles * k_steps)]
     for role, steps in roles.items():
         if _cta_of(role):  # every workgroup of a cluster runs the same program (coupled by the barriers only)

@@ -54,3 +54,24 @@ def test_a_cluster_is_shown_as_its_first_workgroup_with_shared_multicast_loads(c
                                   for i, (_, p, _, _) in enumerate(rows))
     assert all("wgmma x4" in c0 and "wgmma x4" in c1 for _, _, c0, c1 in rows)
     assert "no stale read, overwrite or deadlock" in out
+
+
+def test_a_2x2_cluster_loads_half_of_a_and_half_of_b(capsys):
+    """Clusters of 2x2: the producer loads half of A (to its row) and half of B (to its column), multicast; the
+    hand-off is checked across the four workgroups."""
+    assert main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", "2,2", "--stages", "3",
+                 "--k-steps", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("tile ")]
+    assert out.startswith("hopper-cooperative-persistent 128x256x64, 3 stages, clusters of 2x2")
+    assert len(rows) == 8 and all(p.strip() == f"TMA A/2,B/2 (multicast) -> stage {i % 3}"
+                                  for i, (_, p, _, _) in enumerate(rows))
+    assert "no stale read, overwrite or deadlock" in out
+
+
+@pytest.mark.parametrize("value", ["3", "2,3", "2,2,2", "x", "2,"])
+def test_a_cluster_shape_other_than_1_or_2_each_way_is_a_usage_error(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "CLUSTER_M or CLUSTER_M,CLUSTER_N" in err and "Traceback" not in err

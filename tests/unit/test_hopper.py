@@ -16,7 +16,7 @@ import pytest
 from pipelines.compiler import iree_compile_path, run_patiently
 from pipelines.tensormap import TensorMapError, encode
 from transforms.hopper import (DEFAULT, SM_COUNT, HopperError, HopperSchedule, check_ptx, grid_size, program,
-                               ptx_kernel, stages_stores, tensor_maps, tile_grid)
+                               ptx_kernel, stages_stores, tensor_maps, tile_grid, unit_grid)
 from transforms import hopper as hopper_module
 from transforms.problem import Epilogue, Gemm
 
@@ -36,6 +36,9 @@ from transforms.problem import Epilogue, Gemm
     (HopperSchedule(block_n=8, cluster_m=2), "cluster_m"),
     (HopperSchedule(block_n=12, cluster_m=2), "block_n must"),
     (HopperSchedule(group_m=3, cluster_m=2), "group_m must be a multiple"),
+    (HopperSchedule(cluster_n=4), "cluster_n must be 1 or 2"),
+    (HopperSchedule(cluster_n=0), "cluster_n must be 1 or 2"),
+    (HopperSchedule(block_m=64, consumers=1, cluster_n=2, split_k=2, split_sum="cluster"), "no cluster along M or N"),
 ])
 def test_schedules_the_kernel_cannot_build_are_one_sentence(schedule, words):
     with pytest.raises(HopperError, match=words):
@@ -70,6 +73,34 @@ def test_a_cluster_shares_b_and_takes_whole_clusters_of_tiles():
 
 
 
+def test_a_2x2_cluster_shares_a_and_b_and_takes_whole_cluster_tiles():
+    """Clusters of 2x2: each A box is half the block rows and each B box half the block columns; the grid takes
+    whole 2x2 cluster tiles (3 block columns round up to 2 cluster columns, 9 block rows to 5 cluster rows)."""
+    gemm, schedule = Gemm(1000, 776, 1000, "bf16", "nt"), HopperSchedule(block_n=256, cluster_m=2, cluster_n=2)
+    assert [m["box"] for m in tensor_maps(gemm, schedule)] == [[64, 64], [64, 128]]
+    assert unit_grid(gemm, schedule) == (2, 4) and grid_size(gemm, schedule) == 2 * 4 * 4
+    assert grid_size(Gemm(1100, 776, 1000, "bf16", "nt"), schedule) == 2 * 5 * 4
+    # the workgroups whose loads land in each one's stages: its own block row and column of the cluster
+    assert [schedule.partners(r) for r in range(4)] == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    assert HopperSchedule(cluster_n=2).partners(1) == (0, 1) and HopperSchedule(cluster_m=2).partners(1) == (0, 1)
+    assert (schedule.empty_arrivals, replace(schedule, cluster_n=1).empty_arrivals) == (6, 4)
+    assert "clusters of 2x2 sharing A and B" in schedule.describe()
+    assert "clusters of 1x2 sharing A" in replace(schedule, cluster_m=1).describe()
+
+
+def test_a_schedule_string_names_a_cluster_along_n_after_a_comma():
+    schedule = hopper_module.parse_schedule("hopper-cooperative-persistent:128x256x4x16x2,2")
+    assert (schedule.cluster_m, schedule.cluster_n, schedule.split_k) == (2, 2, 1)
+    assert hopper_module.parse_schedule("hopper-cooperative-persistent:128x256x4x16x1,2x2").cluster_n == 2
+    assert hopper_module.parse_schedule("hopper-cooperative-persistent:128x256x4x16x2").cluster_n == 1
+    for text, words in (("hopper-cooperative:128x256x4x16x2,3", "cluster_n must be 1 or 2"),
+                        ("hopper-cooperative:128x256x4x16x2,", "is not"), ("hopper-cooperative:128x256x4x16x2,2,2",
+                                                                           "is not"),
+                        ("hopper-cooperative:128x256x4x16,2x2", "is not")):
+        with pytest.raises(HopperError, match=words):
+            hopper_module.parse_schedule(text)
+
+
 @pytest.mark.parametrize("gemm, schedule, workgroups", [
     # 1024 cluster tiles: 16 rounds on 66 clusters or on 64, so 64
     (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2), 128),
@@ -77,13 +108,19 @@ def test_a_cluster_shares_b_and_takes_whole_clusters_of_tiles():
     # 79 × 10 tiles: 6 rounds on 132 workgroups (5.98), and on no fewer
     (Gemm(10000, 2560, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True), SM_COUNT),
     (Gemm(512, 512, 64, "bf16", "nt"), HopperSchedule(persistent=True), 16),  # fewer tiles than SMs: one each
+    # 2x2 clusters: 512 cluster tiles, 16 rounds on 33 clusters or on 32, so 32
+    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2, cluster_n=2), 128),
+    # 56 x 32 cluster tiles: 55 rounds on 33 clusters (54.3), and on no fewer
+    (Gemm(8192, 28672, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2, cluster_n=2),
+     132),
 ])
 def test_a_persistent_grid_is_the_fewest_workgroups_that_keep_the_rounds(gemm, schedule, workgroups):
     columns, rows = tile_grid(gemm, schedule)
-    units = columns * -(-rows // schedule.cluster_m)
-    rounds = -(-units // (SM_COUNT // schedule.cluster_m))
+    size = schedule.cluster_m * schedule.cluster_n
+    units = -(-columns // schedule.cluster_n) * -(-rows // schedule.cluster_m)
+    rounds = -(-units // (SM_COUNT // size))
     assert grid_size(gemm, schedule) == workgroups
-    assert -(-units // (workgroups // schedule.cluster_m)) == rounds and workgroups <= SM_COUNT
+    assert -(-units // (workgroups // size)) == rounds and workgroups <= SM_COUNT
 
 
 def _ptx(tmp_path, gemm, schedule):
@@ -103,6 +140,8 @@ def _ptx(tmp_path, gemm, schedule):
     (Gemm(512, 512, 512, "bf16", "nt"), HopperSchedule(block_m=256, block_n=128, stages=4)),
     (Gemm(1000, 776, 448, "bf16", "nt"), HopperSchedule(block_n=256, stages=3, persistent=True, cluster_m=2)),
     (Gemm(1000, 776, 448, "f16", "nt"), HopperSchedule(block_m=64, block_n=128, kind="pingpong", cluster_m=2)),
+    (Gemm(1000, 776, 448, "bf16", "nt"), HopperSchedule(block_n=256, stages=3, persistent=True, cluster_m=2,
+                                                        cluster_n=2)),
 ])
 def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     ptx = _ptx(tmp_path, gemm, schedule)
@@ -115,6 +154,9 @@ def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     for choice, wrong in other.items():
         with pytest.raises(HopperError, match=choice):
             check_ptx(ptx, gemm, wrong)
+    # the cluster along N (its size, A's share multicast, releases to the row's workgroup too) on its own
+    with pytest.raises(HopperError, match="cluster"):
+        check_ptx(ptx, gemm, replace(schedule, cluster_n=3 - schedule.cluster_n))
     with pytest.raises(HopperError, match="wgmma shape"):
         check_ptx(ptx, gemm.with_(dtype="bf16" if gemm.dtype == "f16" else "f16"), schedule)
 

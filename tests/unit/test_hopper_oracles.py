@@ -151,7 +151,8 @@ def _sext32(v):
 
 
 _BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
-           "andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "shrui": lambda a, b: a >> b,
+           "andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b,
+           "shrui": lambda a, b: a >> b, "shli": lambda a, b: a << b,
            "minui": lambda a, b: np.minimum(a, b) if _is_vec(a) or _is_vec(b) else min(a, b)}
 _COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ult": lambda a, b: a < b,
             "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
@@ -1340,13 +1341,15 @@ def run_of(problem: Gemm, schedule: HopperSchedule, sm_count: int | None = None,
 
 def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, list[tuple[int, int]]]:
     """Per workgroup, the (block row, block column) tiles it should visit, from the docstring's order: clusters
-    take `cluster_m` neighbouring block rows of one column at once (workgroup rank r the r-th); the cluster tiles
-    go in groups of `group_m` block rows, column by column within a group, the groups top to bottom (row order
-    when group_m is 1); cluster u of the grid's takes the u-th, then every (grid / cluster_m)-th after it. With
-    K's slices summed in the cluster, a cluster is the split_k slices of one tile: workgroup w takes slice
-    w % split_k of tile w // split_k in that order."""
-    columns, rows = -(-problem.n // s.block_n), -(-problem.m // s.block_m)
-    cluster_rows = -(-rows // s.cluster_m)
+    take `cluster_m` neighbouring block rows of `cluster_n` neighbouring block columns at once (workgroup rank r
+    the (r % cluster_m)-th row and (r // cluster_m)-th column); the cluster tiles go in groups of `group_m` block
+    rows, cluster column by cluster column within a group, the groups top to bottom (row order when group_m is 1);
+    cluster u of the grid's takes the u-th, then every (grid / cluster size)-th after it. With K's slices summed
+    in the cluster, a cluster is the split_k slices of one tile: workgroup w takes slice w % split_k of tile
+    w // split_k in that order."""
+    cm, cn = s.cluster_m, s.cluster_n
+    columns, rows = -(-problem.n // (s.block_n * cn)), -(-problem.m // s.block_m)
+    cluster_rows = -(-rows // cm)
     if s.group_m == 1:
         order = [(r, c) for r in range(cluster_rows) for c in range(columns)]
     else:
@@ -1356,11 +1359,11 @@ def reference_tiles(problem: Gemm, s: HopperSchedule, grid: int) -> dict[int, li
     if s.split_k > 1 and s.split_sum == "cluster":
         return {bid: [(r, c, bid % s.split_k) for r, c in order[bid // s.split_k::grid // s.split_k]]
                 for bid in range(grid)}
-    clusters = grid // s.cluster_m
+    clusters = grid // (cm * cn)
     # split_k: the units are every tile of slice 0 in that order, then of slice 1, ...
     units = [(r, c, piece) for piece in range(s.split_k) for r, c in order]
-    return {bid: [(s.cluster_m * r + bid % s.cluster_m, c, piece)
-                  for r, c, piece in units[bid // s.cluster_m::clusters]] for bid in range(grid)}
+    return {bid: [(cm * r + bid % cm, cn * c + bid % (cm * cn) // cm, piece)
+                  for r, c, piece in units[bid // (cm * cn)::clusters]] for bid in range(grid)}
 
 
 def visited_tiles(run: _Run) -> dict[int, list[tuple[int, int]]]:
@@ -1373,8 +1376,8 @@ def visited_tiles(run: _Run) -> dict[int, list[tuple[int, int]]]:
         if dest != issuer:
             continue
         tiles = found.setdefault(issuer, [])
-        if tensor == "A" and x % per_slice == 0:
-            assert y % s.block_m == 0, f"workgroup {issuer} loads A from row {y}, not a block row"
+        if tensor == "A" and x % per_slice == 0:  # its share of the block row's A tile (1/cluster_n of it)
+            assert y % (s.block_m // s.cluster_n) == 0, f"workgroup {issuer} loads A from row {y}, not a block row"
             tiles.append([y // s.block_m, None, x // per_slice])
         elif tensor == "B" and (y if nn else x) % per_slice == 0 and tiles and tiles[-1][1] is None:
             assert (y if nn else x) // per_slice == tiles[-1][2], f"workgroup {issuer} loads B of another K slice"
@@ -1432,6 +1435,18 @@ CASES = {
                                             S(128, 128, 64, 3, split_k=2, split_sum="cluster"), None),
     "cluster-sum-two-consumers-n130": (Gemm(100, 130, 200, "f16", "nt"),
                                        S(128, 128, 64, 3, group_m=1, split_k=2, split_sum="cluster"), None),
+    # clusters along N (cluster_n): 2x2 sharing A and B (a cluster column half past N: 3 block columns; a cluster
+    # row half past M), 1x2 sharing A alone (nn, ping-pong), 2x2 with K in slices, with C staged (16-bit) and with one
+    # tile per workgroup
+    "cluster-2x2-edges": (Gemm(300, 600, 136, "bf16", "nt"), S(128, 256, 64, 3, persistent=True, cluster_m=2,
+                                                                 cluster_n=2, group_m=2), 8),
+    "cluster-1x2-nn-pingpong": (Gemm(200, 328, 136, "f16", "nn"), S(64, 128, 64, 2, kind="pingpong", cluster_n=2), 4),
+    "cluster-2x2-split-k": (Gemm(256, 512, 512, "f16", "nn"), S(128, 128, 64, 2, persistent=True, cluster_m=2,
+                                                                  cluster_n=2, split_k=2), 8),
+    "cluster-2x2-truncf-staged": (Gemm(256, 520, 192, "bf16", "nt", epilogue=TRUNCF),
+                                  S(128, 128, 64, 2, persistent=True, cluster_m=2, cluster_n=2, group_m=4), 8),
+    "cluster-2x2-one-tile-each": (Gemm(130, 250, 64, "bf16", "nt"), S(128, 128, 64, 2, cluster_m=2, cluster_n=2),
+                                  None),
     "cluster-sum-8-slices-groups": (Gemm(100, 200, 512, "bf16", "nt", epilogue=TRUNCF),
                                     S(64, 128, 64, 2, consumers=1, group_m=2, split_k=8, split_sum="cluster"), None),
 }
@@ -1452,8 +1467,13 @@ def check_bytes(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -
         assert announced == landed == tile_bytes, (
             f"workgroup {bid}'s barrier at shared {address}, phase {phase}: expects {announced} bytes, its loads "
             f"move {landed} ({loads}); a stage is {tile_bytes}")
-        assert {issuer // schedule.cluster_m for issuer, _, _ in loads} == {bid // schedule.cluster_m}
-        assert len({issuer for issuer, tensor, _ in loads if tensor == "B"}) == schedule.cluster_m
+        # the parts come from the workgroups of its cluster on its block row (A's shares) and column (B's)
+        cm, size = schedule.cluster_m, schedule.cluster_m * schedule.cluster_n
+        rank = bid % size
+        assert {issuer for issuer, tensor, _ in loads if tensor == "B"} == \
+            {bid - rank + r for r in range(size) if r // cm == rank // cm}
+        assert {issuer for issuer, tensor, _ in loads if tensor == "A"} == \
+            {bid - rank + r for r in range(size) if r % cm == rank % cm}
 
 
 def check_tiles(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -> None:
@@ -1461,24 +1481,26 @@ def check_tiles(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -
     visited = visited_tiles(run)
     assert visited == reference_tiles(problem, schedule, run.grid)
     columns, rows = -(-problem.n // schedule.block_n), -(-problem.m // schedule.block_m)
-    real = sorted(t for tiles in visited.values() for t in tiles if t[0] < rows)
+    real = sorted(t for tiles in visited.values() for t in tiles if t[0] < rows and t[1] < columns)
     assert real == [(r, c, piece) for r in range(rows) for c in range(columns) for piece in range(schedule.split_k)]
-    for bid in range(0, run.grid, schedule.cluster_m):
-        steps = [visited[bid + rank] for rank in range(schedule.cluster_m)]
+    cm, cn = schedule.cluster_m, schedule.cluster_n
+    size = cm * cn
+    for bid in range(0, run.grid, size):
+        steps = [visited[bid + rank] for rank in range(size)]
         assert all(len(s) == len(steps[0]) for s in steps)
         for partners in zip(*steps):
-            assert [(r - rank, c, piece) for rank, (r, c, piece) in enumerate(partners)] == \
-                [partners[0]] * schedule.cluster_m
-            assert partners[0][0] % schedule.cluster_m == 0
+            assert [(r - rank % cm, c - rank // cm, piece) for rank, (r, c, piece) in enumerate(partners)] == \
+                [partners[0]] * size
+            assert partners[0][0] % cm == 0 and partners[0][1] % cn == 0
     sms = sm_count or hopper.SM_COUNT
-    units = columns * -(-rows // schedule.cluster_m) * schedule.split_k
+    units = -(-columns // cn) * -(-rows // cm) * schedule.split_k
     if schedule.loops_over_tiles:  # as few rounds as the SMs allow, on the fewest clusters that keep them
-        rounds = -(-units // (sms // schedule.cluster_m))
-        clusters = run.grid // schedule.cluster_m
+        rounds = -(-units // (sms // size))
+        clusters = run.grid // size
         assert run.grid <= sms and max(map(len, visited.values())) == rounds
         assert clusters == 1 or -(-units // (clusters - 1)) > rounds, f"{clusters - 1} clusters keep {rounds} rounds"
     else:
-        assert run.grid == units * schedule.cluster_m
+        assert run.grid == units * size
 
 
 def check_barrier_counts(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -> None:
@@ -1510,7 +1532,7 @@ def check_barrier_counts(problem: Gemm, schedule: HopperSchedule, sm_count: int 
     # once after the barriers' initialisation, once before leaving, and with the slices summed in it once more
     # between the partial products' writes and their reads); none without a cluster
     cluster_sum = schedule.split_k > 1 and schedule.split_sum == "cluster"
-    expected = 3 if cluster_sum else 2 if schedule.cluster_m > 1 else 0
+    expected = 3 if cluster_sum else 2 if schedule.cluster_m * schedule.cluster_n > 1 else 0
     assert len(run.cluster_syncs) == run.grid * schedule.threads // LANES
     assert set(run.cluster_syncs.values()) == {(expected, expected)}, (
         f"cluster barriers (arrivals, waits) per warp group: {set(run.cluster_syncs.values())}, not {expected} each")
@@ -1604,6 +1626,30 @@ def _wide_grid() -> dict[str, tuple]:
                     rounded = "-truncf" if epilogue == TRUNCF else ""
                     cases[f"cluster-sum-{layout}-{problem.dtype}{rounded}-k{split}-{bm}x{bn}-{m}x{n}x{k}"] = (
                         problem, schedule, 4)
+                    break
+    # clusters along N (1x2 sharing A, 2x2 sharing A and B): each kind x layout x cluster shape, drawn apart
+    along = random.Random(32)
+    for name, extra in kinds.items():
+        for cluster_m in (1, 2):
+            for layout in ("nt", "nn"):
+                for _ in range(20):
+                    bm, bn = along.choice(shapes[extra.get("kind", "cooperative")])
+                    schedule = S(bm, bn, 64, along.choice([2, 3, 4]), cluster_m=cluster_m, cluster_n=2,
+                                 group_m=along.choice([1, 2, 4, 8]), **extra)
+                    step = 8 if layout == "nn" else 1
+                    m = max(1, bm * along.choice([1, 2, 3]) + along.choice([-1, 0, 1]) * along.choice([1, bm // 2]))
+                    n = max(step, bn * along.choice([1, 2, 3]) + step * along.choice([-1, 0, 1]))
+                    k = 64 * along.choice([1, 2, 3]) + along.choice([-8, 0, 8])
+                    problem = Gemm(m, n, k, along.choice(["f16", "bf16"]), layout,
+                                   epilogue=TRUNCF if along.random() < 0.5 else Epilogue())
+                    try:
+                        schedule.check()
+                        hopper.check_problem(problem, schedule)
+                    except hopper.HopperError:
+                        continue
+                    rounded = "-truncf" if problem.epilogue == TRUNCF else ""
+                    cases[f"{name}-c{cluster_m}x2-{layout}-{problem.dtype}{rounded}-s{schedule.stages}-{bm}x{bn}-"
+                          f"{m}x{n}x{k}"] = (problem, schedule, along.choice([4, 8, 12]))
                     break
     # the H100's own SM count with more tiles than SMs (the persistent grid's rounds as built for the GPU)
     cases["h100-grid-persistent-128x8"] = (Gemm(1024, 168, 64, "bf16", "nt"), S(128, 8, 64, 2, persistent=True), None)

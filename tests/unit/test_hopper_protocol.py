@@ -13,8 +13,17 @@ from transforms.hopper_protocol import PROTOCOL, ProtocolHazard, check, check_pr
 SCHEDULES = [HopperSchedule(256, 128, 64, 4), HopperSchedule(128, 256, 64, 2, persistent=True),
              HopperSchedule(128, 128, 64, 2, kind="pingpong"), HopperSchedule(64, 256, 64, 3, kind="pingpong"),
              HopperSchedule(128, 256, 64, 3, persistent=True, cluster_m=2),
-             HopperSchedule(64, 256, 64, 2, kind="pingpong", cluster_m=2)]
-_ids = lambda s: f"{s.kind}-{s.stages}-c{s.cluster_m}"  # noqa: E731
+             HopperSchedule(64, 256, 64, 2, kind="pingpong", cluster_m=2),
+             HopperSchedule(128, 256, 64, 3, persistent=True, cluster_m=2, cluster_n=2),
+             HopperSchedule(64, 256, 64, 2, kind="pingpong", cluster_n=2)]
+_ids = lambda s: f"{s.kind}-{s.stages}-c{s.cluster_m}x{s.cluster_n}"  # noqa: E731
+
+
+def _on_row_or_column(schedule, rank):
+    """The ranks of a cluster of cluster_m x cluster_n (rank r at block row r % cluster_m, column r // cluster_m)
+    on rank's block row or column: the workgroups whose loads land in its stages."""
+    cm, size = schedule.cluster_m, schedule.cluster_m * schedule.cluster_n
+    return {r for r in range(size) if r % cm == rank % cm or r // cm == rank // cm}
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES, ids=_ids)
@@ -46,7 +55,8 @@ def test_a_cluster_releasing_only_its_own_workgroup_lets_the_other_overwrite_a_s
     """Each producer's multicast writes into both workgroups' stages: a release that reaches only the consumer's
     own `empty` barrier (counted as all the arrivals it expects) lets the other producer load over a stage still
     being read."""
-    roles = {role: [dataclasses.replace(s, count=schedule.cluster_m) if s.kind == "release" else s for s in steps
+    ranks = len(_on_row_or_column(schedule, 0))
+    roles = {role: [dataclasses.replace(s, count=ranks) if s.kind == "release" else s for s in steps
                     if s.kind != "release" or s.cta == hopper_protocol._cta_of(role)]
              for role, steps in programs(schedule, 4, 5).items()}
     with pytest.raises(ProtocolHazard, match="still reads it"):
@@ -83,7 +93,8 @@ def test_each_parity_formula_is_needed(monkeypatch, key, wrong):
 
 _ARITH = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
           "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "andi": lambda a, b: a & b,
-          "shrui": lambda a, b: a >> b, "ori": lambda a, b: a | b, "minui": min}
+          "shrui": lambda a, b: a >> b, "ori": lambda a, b: a | b, "minui": min,
+          "xori": lambda a, b: a ^ b, "shli": lambda a, b: a << b}
 
 
 def _definitions(text):
@@ -150,8 +161,10 @@ def test_the_generator_computes_the_phases_the_checker_verified(schedule):
     # a cluster's releases: inline PTX arriving on the barrier (its shared address) in each workgroup by rank
     remote = [re.findall(r"%\w+", line.split('", "')[1])[:2] for line in body.splitlines()
               if "mapa.shared::cluster" in line]
-    assert {_value(rank, defs, {}) for _, rank in remote} == (set(range(schedule.cluster_m))
-                                                              if schedule.cluster_m > 1 else set())
+    for bid in range(2 * schedule.cluster_m * schedule.cluster_n):  # the targets of workgroup bid's releases
+        targets = {_value(rank, defs, {"bid": bid, "tid": 128}) for _, rank in remote}
+        cluster = schedule.cluster_m * schedule.cluster_n
+        assert targets == (_on_row_or_column(schedule, bid % cluster) if cluster > 1 else set())
     arrives += [bar for bar, _ in remote]
     seen, checked = set(), set()
     for i in range(4):
@@ -213,14 +226,16 @@ def test_the_barriers_expect_the_arrivals_the_generator_makes(schedule):
             bar, count = re.findall(r"%\w+", line.split(":")[0])[:2]
             counts.setdefault(_barrier(_value(bar, defs, {}), schedule)[0], set()).add(_value(count, defs, {}))
     readers = 1 if schedule.kind == "pingpong" else schedule.consumers
-    assert counts["full"] == {1} and counts["empty"] == {readers * schedule.cluster_m}
+    ranks = len(_on_row_or_column(schedule, 0))
+    assert counts["full"] == {1} and counts["empty"] == {readers * ranks}
     def kind_of_arrive(line):
         bar = re.findall(r"%\w+", line.split("=")[1])[0]
         return _barrier(_value(bar, defs, {"%ci": 0, "%ck": 1, "tid": 128}), schedule)[0]
 
     releases = [i for i, line in enumerate(lines) if "mapa.shared::cluster" in line
                 or ("nvvm.mbarrier.arrive %" in line and kind_of_arrive(line) == "empty")]
-    assert len(releases) == 2 * schedule.cluster_m  # after a K step and after draining, to each workgroup
+    # after a K step and after draining, to each workgroup on its block row or column
+    assert len(releases) == 2 * ranks
     assert all(_leader_guarded(lines, i, defs) for i in releases)
 
 
@@ -249,6 +264,53 @@ def test_a_cluster_takes_neighbouring_block_rows_and_shares_b_in_halves():
         # each workgroup's own two maps, 128 bytes each, in its 256-byte slot of the maps binding
         assert got[256 * bid] == (0, 0, row * 128)  # A: its own block row, at the stage's start
         assert got[256 * bid + 128] == (bytes_a + rank * bytes_b // 2, 0, column * 256 + rank * 128)
+
+
+
+def test_a_2x2_cluster_takes_a_square_of_tiles_and_shares_a_along_rows_and_b_along_columns():
+    """Clusters of 2x2, 3 block columns and 9 block rows (the last cluster column's second column past N, the
+    last cluster row's second row past M), row order: from the emitted IR, each workgroup's TMA boxes, their
+    shared-memory offsets and multicast masks. Workgroup 4u + r (u = cluster row × 2 + cluster column) takes
+    block row 2 × cluster row + r % 2 and block column 2 × cluster column + r // 2; it loads half of its block
+    row's A (rows (r // 2) × 64 on, into that half of the stage's A) to the two ranks of its row, and half of its
+    block column's B (rows (r % 2) × 128 on) to the two of its column."""
+    from transforms.hopper import HopperSchedule, grid_size, program, tile_grid
+    from transforms.problem import Gemm
+
+    gemm = Gemm(1100, 600, 448, "bf16", "nt")
+    schedule = HopperSchedule(128, 256, 64, 2, persistent=True, cluster_m=2, cluster_n=2, group_m=1)
+    body, defs = _definitions(program(gemm, schedule))
+    loads = [(re.findall(r"%\w+", line.split(":")[0].split("multicast_mask")[0])[:5],
+              re.search(r"multicast_mask = (%\w+)", line).group(1)) for line in body.splitlines()
+             if "nvvm.cp.async.bulk.tensor" in line]
+    bytes_a, bytes_b = schedule.stage_bytes()
+    assert (tile_grid(gemm, schedule), grid_size(gemm, schedule)) == ((3, 9), 2 * 5 * 4) and len(loads) == 2
+    for bid in range(grid_size(gemm, schedule)):
+        unit, rank = divmod(bid, 4)
+        row, column = 2 * (unit // 2) + rank % 2, 2 * (unit % 2) + rank // 2
+        env = {"%pi": 0, "%pk": 0, "tid": 0, "bid": bid}
+        got = {_value(tile_map, defs, env): (_value(dst, defs, env), _value(x, defs, env), _value(y, defs, env),
+                                             _value(mask, defs, env))
+               for (dst, tile_map, _, x, y), mask in loads}
+        row_mask = sum(1 << r for r in range(4) if r % 2 == rank % 2)
+        column_mask = sum(1 << r for r in range(4) if r // 2 == rank // 2)
+        assert got[256 * bid] == (rank // 2 * bytes_a // 2, 0, row * 128 + rank // 2 * 64, row_mask)
+        assert got[256 * bid + 128] == (bytes_a + rank % 2 * bytes_b // 2, 0, column * 256 + rank % 2 * 128,
+                                        column_mask)
+
+
+def test_a_2x2_cluster_releasing_only_its_column_lets_the_row_partner_overwrite_a_stage_being_read():
+    """In clusters of 2x2 a workgroup's stage also holds its row partner's share of A: a release that skips the
+    row partner (arriving on its own barrier instead, so that every count still completes) lets that partner's
+    producer load A over a stage still being read."""
+    schedule = SCHEDULES[6]
+    roles = {}
+    for role, steps in programs(schedule, 4, 5).items():
+        cta = hopper_protocol._cta_of(role)
+        roles[role] = [dataclasses.replace(s, cta=cta) if s.kind == "release" and s.cta // 2 != cta // 2 else s
+                       for s in steps]
+    with pytest.raises(ProtocolHazard, match="still reads it"):
+        check_programs(schedule, roles, runs=300)
 
 
 # ---- a cluster's stage holds a part from every workgroup: the checker must look at the partner's part too.
