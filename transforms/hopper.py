@@ -69,6 +69,11 @@ NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 SPLIT_SUMS = ("dispatch", "cluster")  # where K's slices are summed (HopperSchedule.split_sum)
 # The largest portable thread-block cluster (CUDA C++ Programming Guide, "Thread Block Clusters": 8 thread blocks)
 MAX_CLUSTER = 8
+# Thread-block clusters that run at once, by cluster size, with one workgroup per SM (every Hopper schedule: its
+# registers allow no more): Nsight Compute's "Max Active Clusters" on an H200 (results/h200/line2/cluster/ncu1: 66
+# clusters of 2, 30 of 4: the SMs' GPCs do not all split into fours). A persistent grid of more clusters runs the
+# rest after the first ones end.
+MAX_ACTIVE_CLUSTERS = {2: 66, 4: 30}
 # The most stages a workgroup rings through: narrow skinny tiles (64x32: 12 KiB a stage) keep more of B's bytes in
 # flight with more of them; shared memory bounds every schedule before this does for tiles of 64 columns or more.
 MAX_STAGES = 16
@@ -699,15 +704,21 @@ def unit_grid(problem: Gemm, s: HopperSchedule) -> tuple[int, int]:
     return _ceil(columns, s.cluster_n), _ceil(rows, s.cluster_m)
 
 
+def active_clusters(size: int) -> int:
+    """Clusters of `size` workgroups that run at once: SM_COUNT's share, at most MAX_ACTIVE_CLUSTERS' count."""
+    return min(SM_COUNT // size, MAX_ACTIVE_CLUSTERS.get(size, SM_COUNT))
+
+
 def grid_size(problem: Gemm, s: HopperSchedule) -> int:
-    """Workgroups: one per tile; or, looping over tiles, the fewest whole clusters (at most SM_COUNT workgroups)
-    that take the tiles in as few rounds as SM_COUNT would (8192² in 128×256 pairs: 1024 cluster tiles, 16 rounds
-    either way, on 64 clusters instead of 66; the SMs left idle draw no power under the GPU's power limit)."""
+    """Workgroups: one per tile; or, looping over tiles, the fewest whole clusters (at most the clusters that run at
+    once, `active_clusters`) that take the tiles in as few rounds as all of those would (8192² in 128×256 pairs:
+    1024 cluster tiles, 16 rounds either way, on 64 clusters instead of 66; the SMs left idle draw no power under the
+    GPU's power limit; in 2x2 clusters: 512 cluster tiles, 18 rounds on the 30 that run at once, so 29)."""
     columns, rows = unit_grid(problem, s)
     units = columns * rows * s.split_k * (problem.batch or 1)
     if not s.loops_over_tiles:
         return units * s.cluster_tiles
-    rounds = _ceil(units, SM_COUNT // s.cluster_tiles)
+    rounds = _ceil(units, active_clusters(s.cluster_tiles))
     return _ceil(units, rounds) * s.cluster_tiles
 
 

@@ -183,7 +183,7 @@ def _fitted(gemm: Gemm) -> hopper.HopperSchedule:
     sliced = gemm.k >= (SLICING.min_k if tile is not None else SLICING.long_k)
     split = 1
     while (sliced and split * 2 <= SLICING.most and k_tiles % (split * 2) == 0
-           and columns * cluster_rows * split * 2 * schedule.cluster_m <= hopper.SM_COUNT):
+           and columns * cluster_rows * split * 2 * schedule.cluster_tiles <= hopper.SM_COUNT):
         split *= 2
     return replace(schedule, split_k=split)
 
@@ -376,7 +376,7 @@ class HopperRoute(KernelRoute):
             columns, cluster_rows = hopper.unit_grid(gemm, schedule)
             units = columns * cluster_rows  # a cluster's tiles at once, before any slicing
             for split_k in (2, 4, 8):
-                if units * split_k > 2 * hopper.SM_COUNT // schedule.cluster_m:
+                if units * split_k > 2 * hopper.SM_COUNT // schedule.cluster_tiles:
                     break
                 sliced = replace(schedule, split_k=split_k, defer_stores=False)  # the kernel's C: f32 partials
                 try:

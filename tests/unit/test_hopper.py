@@ -108,19 +108,22 @@ def test_a_schedule_string_names_a_cluster_along_n_after_a_comma():
     # 79 × 10 tiles: 6 rounds on 132 workgroups (5.98), and on no fewer
     (Gemm(10000, 2560, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True), SM_COUNT),
     (Gemm(512, 512, 64, "bf16", "nt"), HopperSchedule(persistent=True), 16),  # fewer tiles than SMs: one each
-    # 2x2 clusters: 512 cluster tiles, 16 rounds on 33 clusters or on 32, so 32
-    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2, cluster_n=2), 128),
-    # 56 x 32 cluster tiles: 55 rounds on 33 clusters (54.3), and on no fewer
+    # 2x2 clusters, of which an H200 runs 30 at once (not 33): 512 cluster tiles, 18 rounds on 30 or on 29, so 29
+    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2, cluster_n=2), 116),
+    # 56 x 32 cluster tiles: 60 rounds on 30 clusters (59.7), and on no fewer
     (Gemm(8192, 28672, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_m=2, cluster_n=2),
-     132),
+     120),
+    # 1x2 clusters run 66 at once: 64 x 32 block tiles, 1024 cluster tiles, 16 rounds on 64 clusters
+    (Gemm(8192, 8192, 64, "bf16", "nt"), HopperSchedule(block_n=256, persistent=True, cluster_n=2), 128),
 ])
 def test_a_persistent_grid_is_the_fewest_workgroups_that_keep_the_rounds(gemm, schedule, workgroups):
     columns, rows = tile_grid(gemm, schedule)
     size = schedule.cluster_m * schedule.cluster_n
     units = -(-columns // schedule.cluster_n) * -(-rows // schedule.cluster_m)
-    rounds = -(-units // (SM_COUNT // size))
+    at_once = {1: SM_COUNT, 2: 66, 4: 30}[size]  # clusters an H200 runs at once (ncu's Max Active Clusters)
+    rounds = -(-units // at_once)
     assert grid_size(gemm, schedule) == workgroups
-    assert -(-units // (workgroups // size)) == rounds and workgroups <= SM_COUNT
+    assert -(-units // (workgroups // size)) == rounds and workgroups // size <= at_once
 
 
 def _ptx(tmp_path, gemm, schedule):

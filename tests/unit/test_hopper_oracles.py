@@ -1495,7 +1495,8 @@ def check_tiles(problem: Gemm, schedule: HopperSchedule, sm_count: int | None) -
     sms = sm_count or hopper.SM_COUNT
     units = -(-columns // cn) * -(-rows // cm) * schedule.split_k
     if schedule.loops_over_tiles:  # as few rounds as the SMs allow, on the fewest clusters that keep them
-        rounds = -(-units // (sms // size))
+        # at most the clusters that run at once: an H200's 66 of two and 30 of four (ncu's Max Active Clusters)
+        rounds = -(-units // min(sms // size, {2: 66, 4: 30}.get(size, sms)))
         clusters = run.grid // size
         assert run.grid <= sms and max(map(len, visited.values())) == rounds
         assert clusters == 1 or -(-units // (clusters - 1)) > rounds, f"{clusters - 1} clusters keep {rounds} rounds"
@@ -1655,6 +1656,10 @@ def _wide_grid() -> dict[str, tuple]:
     cases["h100-grid-persistent-128x8"] = (Gemm(1024, 168, 64, "bf16", "nt"), S(128, 8, 64, 2, persistent=True), None)
     cases["h100-grid-pingpong-cluster"] = (Gemm(1100, 336, 72, "f16", "nt"),
                                            S(64, 16, 64, 2, kind="pingpong", cluster_m=2), None)
+    # clusters of 2x2 on the full GPU: more cluster tiles than the 30 clusters that run at once (33 would fit the
+    # SMs): 66 cluster tiles, 3 rounds on 22 clusters (2 on 33)
+    cases["h100-grid-persistent-2x2"] = (Gemm(1500, 1400, 72, "bf16", "nt"),
+                                         S(128, 64, 64, 2, persistent=True, cluster_m=2, cluster_n=2), None)
     return cases
 
 
