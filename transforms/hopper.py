@@ -181,6 +181,10 @@ class HopperSchedule:
     # next tile's first wgmma group is issued, so that the stores run under that group (cooperative kernels; the
     # workgroup's last tile stored after its loop). Measured with `STORE_BOX`; `store_rule` turns it on.
     defer_stores: bool = False
+    # The K steps of every other tile of a workgroup in reverse order (tiles 1, 3, ... from K's last tile down), so
+    # that a round of tiles, which every workgroup starts at once, starts on the K slabs the previous round ended on
+    # and left in L2 (A's, down a group's columns), instead of on those it read first and L2 has since evicted.
+    serpentine_k: bool = False
 
     @property
     def name(self) -> str:
@@ -202,6 +206,8 @@ class HopperSchedule:
             store += f" in {self.store_heads} heads"
         if self.defer_stores:
             store += ", deferred under the next tile's first MMAs"
+        if self.serpentine_k:
+            store += ", K reversed every other tile"
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -908,6 +914,10 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     full = bar(0, stage)
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
     kt64 = b.op("arith.index_cast %pk : index to i64", "k")
+    if s.serpentine_k:  # odd tiles of the workgroup: K step k_tiles - 1 - kt (kt + odd × (k_tiles - 1 - 2 kt))
+        odd = b.arith("andi", b.op("arith.index_cast %pi : index to i64", "t"), i64(1), "i64")
+        turn = b.arith("subi", i64(k_tiles - 1), b.arith("muli", kt64, i64(2), "i64"), "i64")
+        kt64 = b.arith("addi", kt64, b.arith("muli", odd, turn, "i64"), "i64")
     if s.split_k > 1:  # the slice's K steps: slice × k_tiles on
         first_k = b.arith("muli", b.op(f"arith.extui {piece} : i32 to i64", "sl"), i64(k_tiles), "i64")
         kt64 = b.arith("addi", kt64, first_k, "i64")

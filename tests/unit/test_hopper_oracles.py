@@ -1447,6 +1447,12 @@ CASES = {
                                   S(128, 128, 64, 2, persistent=True, cluster_m=2, cluster_n=2, group_m=4), 8),
     "cluster-2x2-one-tile-each": (Gemm(130, 250, 64, "bf16", "nt"), S(128, 128, 64, 2, cluster_m=2, cluster_n=2),
                                   None),
+    # K reversed every other tile of a workgroup (serpentine_k): a cluster of two looping over 4 tiles each, K's
+    # last tile cut short; and with K in slices (each slice's steps reversed within it) on an nn B
+    "serpentine-k-cluster": (Gemm(520, 512, 200, "bf16", "nt", epilogue=TRUNCF),
+                             S(128, 128, 64, 3, persistent=True, cluster_m=2, serpentine_k=True), 4),
+    "serpentine-k-split-nn": (Gemm(200, 256, 384, "f16", "nn"), S(128, 128, 64, 2, persistent=True, cluster_m=2,
+                                                                  split_k=3, serpentine_k=True), 4),
     "cluster-sum-8-slices-groups": (Gemm(100, 200, 512, "bf16", "nt", epilogue=TRUNCF),
                                     S(64, 128, 64, 2, consumers=1, group_m=2, split_k=8, split_sum="cluster"), None),
 }
@@ -1561,6 +1567,26 @@ def test_the_workgroups_visit_every_tile_once_in_grouped_cluster_order(case):
     order assigns it to, cluster partners on neighbouring block rows of one column at the same step (the second
     may be a block row past M), no workgroup more rounds than the fewest the SM count allows."""
     check_tiles(*CASES[case])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if CASES[c][1].loops_over_tiles])
+def test_each_workgroup_steps_through_k_in_order_or_reversed_on_its_odd_tiles(case):
+    """From the A boxes each producer loads for itself, in issue order: per tile of the workgroup, K's tiles of
+    its slice once each, ascending, or (serpentine_k) descending on the workgroup's odd tiles (its 2nd, 4th, ...)."""
+    problem, schedule, sm_count = CASES[case]
+    run = run_of(problem, schedule, sm_count, timed=False)
+    steps = -(-problem.k // schedule.block_k) // schedule.split_k  # K tiles of a slice
+    found: dict[int, list[int]] = {}
+    for issuer, dest, _, _, tensor, x, _, _, _ in run.loads:
+        if tensor == "A" and dest == issuer:
+            found.setdefault(issuer, []).append(x // schedule.block_k)
+    for bid, ks in found.items():
+        assert len(ks) % steps == 0
+        for i in range(len(ks) // steps):
+            tile = ks[i * steps:(i + 1) * steps]
+            first = tile[0] // steps * steps if schedule.split_k > 1 else 0  # the slice's first K tile
+            order = list(range(first, first + steps))
+            assert tile == (order[::-1] if schedule.serpentine_k and i % 2 else order), (bid, i, tile)
 
 
 @pytest.mark.parametrize("case", CASES)

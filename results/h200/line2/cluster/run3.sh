@@ -1,0 +1,34 @@
+# The serpentine-K probe (gen_serp.py's plan .plans/cl3): the runner on c21 and c21k in turn, two rounds, cuBLAS
+# beside each problem; joules per product (energy.py) on 8192³ bf16 NN/NT and f16 NN, 4 s each, two rounds; then
+# Nsight Compute's L2 and DRAM bytes of one launch of each on 8192³ bf16 NT.
+# On the GPU machine, with .plans/cl3 and .whl/ carried: bash results/h200/line2/cluster/run3.sh
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+nvidia-smi -L >> $OUT/gpu.txt
+for round in 1 2; do
+  for v in c21 c21k; do
+    timeout 130 python3 -m pipelines.runner .plans/cl3/$v --device cuda --repetitions 3 > /dev/null \
+      2>> $OUT/err.txt || echo "$v round $round: runner stopped ($?)" >> $OUT/err.txt
+    cat .plans/cl3/$v/results.jsonl >> $OUT/$v.jsonl && rm .plans/cl3/$v/results.jsonl
+  done
+done
+timeout 150 python3 results/h200/line2/cluster/energy.py .plans/cl3 c21 c21k --seconds 4 --problems 3 \
+  > $OUT/energy.jsonl 2>> $OUT/err.txt || echo "energy stopped ($?)" >> $OUT/err.txt
+tool=$(python3 -c "from pipelines.runner import benchmark_tool; print(benchmark_tool())")
+for v in c21 c21k; do
+  python3 -c "
+import json
+from pathlib import Path
+from pipelines.runner import make_inputs
+p = json.load(open('.plans/cl3/$v/plan.json'))
+c = next(c for c in p['cases'] if (c['problem']['m'], c['problem']['n'], c['problem']['dtype'], c['problem']['layout']) == (8192, 8192, 'bf16', 'nt'))
+folder = Path('/tmp/in_' + c['id']); folder.mkdir(exist_ok=True)
+print('.plans/cl3/$v/' + c['vmfb'], *[f'--input={f}' for f in make_inputs(c, folder).files])
+" > /tmp/case.txt
+  read vmfb in_a in_b < /tmp/case.txt
+  timeout 100 ncu --csv --metrics dram__bytes_read.sum,lts__t_bytes.sum,gpu__time_duration.sum,lts__t_sector_hit_rate.pct \
+    --launch-skip 2 --launch-count 1 --cache-control none --clock-control base $tool --module=$vmfb --device=cuda \
+    --function=gemm $in_a $in_b --benchmark_min_time=1x > $OUT/ncu_$v.csv 2>> $OUT/err.txt || echo "ncu $v stopped" >> $OUT/err.txt
+done
+nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,temperature.gpu --format=csv >> $OUT/gpu.txt
+cd $OUT && tar czf /tmp/all.tgz . && find . -type f -delete && mv /tmp/all.tgz all.tgz
