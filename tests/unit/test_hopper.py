@@ -160,6 +160,15 @@ def test_the_ptx_shows_every_schedule_choice(tmp_path, gemm, schedule):
     # the cluster along N (its size, A's share multicast, releases to the row's workgroup too) on its own
     with pytest.raises(HopperError, match="cluster"):
         check_ptx(ptx, gemm, replace(schedule, cluster_n=3 - schedule.cluster_n))
+    if schedule.cluster_n > 1:  # a 2x2 kernel whose releases skip one of the three partners (every third arrival)
+        arrivals = list(re.finditer(r"\{ \.reg \.b32 remote; mapa\.shared::cluster\.u32 remote, %r\d+, %r\d+; "
+                                    r"mbarrier\.arrive\.shared::cluster\.b64 _, \[remote\]; \}", ptx))
+        assert len(arrivals) % 3 == 0 and arrivals
+        dropped = ptx
+        for match in reversed(arrivals[2::3]):
+            dropped = dropped[:match.start()] + dropped[match.end():]
+        with pytest.raises(HopperError, match="cluster"):
+            check_ptx(dropped, gemm, schedule)
     with pytest.raises(HopperError, match="wgmma shape"):
         check_ptx(ptx, gemm.with_(dtype="bf16" if gemm.dtype == "f16" else "f16"), schedule)
 
