@@ -69,10 +69,11 @@ NN_BOX = SWIZZLE_BYTES // 2  # columns of B per TMA box for layout nn
 SPLIT_SUMS = ("dispatch", "cluster")  # where K's slices are summed (HopperSchedule.split_sum)
 # The largest portable thread-block cluster (CUDA C++ Programming Guide, "Thread Block Clusters": 8 thread blocks)
 MAX_CLUSTER = 8
-# Thread-block clusters that run at once, by cluster size, with one workgroup per SM (every Hopper schedule: its
-# registers allow no more): Nsight Compute's "Max Active Clusters" on an H200 (results/h200/line2/cluster/ncu1: 66
-# clusters of 2, 30 of 4: the SMs' GPCs do not all split into fours). A persistent grid of more clusters runs the
-# rest after the first ones end.
+# Thread-block clusters that run at once, by cluster size, with one workgroup per SM: Nsight Compute's "Max Active
+# Clusters" for the 128x256 kernel (384 threads, its registers allow one workgroup per SM) on one H200
+# (results/h200/line2/cluster/ncu1: 66 clusters of 2, 30 of 4: the SMs' GPCs do not all split into fours). Another
+# card's GPCs may be cut down otherwise; a persistent grid of more clusters than run at once runs the rest after
+# the first ones end (twice the time), of fewer only leaves SMs idle.
 MAX_ACTIVE_CLUSTERS = {2: 66, 4: 30}
 # The most stages a workgroup rings through: narrow skinny tiles (64x32: 12 KiB a stage) keep more of B's bytes in
 # flight with more of them; shared memory bounds every schedule before this does for tiles of 64 columns or more.
@@ -678,9 +679,9 @@ def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> 
 
 
 def _tile(b: _Body, problem: Gemm, s: HopperSchedule, i32, tile: str) -> tuple[str, str]:
-    """(block column, cluster row) of linear cluster tile `tile` (i32): in groups of `group_m` block rows, down
-    each column of the group, then the next column (the last group may be shorter); row order when a group is one
-    cluster row. A cluster row is `cluster_m` block rows."""
+    """(cluster column, cluster row) of linear cluster tile `tile` (i32): in groups of `group_m` block rows, down
+    each cluster column of the group, then the next (the last group may be shorter); row order when a group is one
+    cluster row. A cluster row is `cluster_m` block rows, a cluster column `cluster_n` block columns."""
     columns, rows = unit_grid(problem, s)
     group = max(1, s.group_m // s.cluster_m)
     if group == 1:
@@ -718,8 +719,8 @@ def active_clusters(size: int) -> int:
 def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     """Workgroups: one per tile; or, looping over tiles, the fewest whole clusters (at most the clusters that run at
     once, `active_clusters`) that take the tiles in as few rounds as all of those would (8192² in 128×256 pairs:
-    1024 cluster tiles, 16 rounds either way, on 64 clusters instead of 66; the SMs left idle draw no power under the
-    GPU's power limit; in 2x2 clusters: 512 cluster tiles, 18 rounds on the 30 that run at once, so 29)."""
+    1024 cluster tiles, 16 rounds either way, on 64 clusters instead of 66, the rounds setting the time; in 2x2
+    clusters: 512 cluster tiles, 18 rounds on the 30 that run at once, so 29)."""
     columns, rows = unit_grid(problem, s)
     units = columns * rows * s.split_k * (problem.batch or 1)
     if not s.loops_over_tiles:

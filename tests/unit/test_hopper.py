@@ -76,10 +76,11 @@ def test_a_cluster_shares_b_and_takes_whole_clusters_of_tiles():
 def test_a_2x2_cluster_shares_a_and_b_and_takes_whole_cluster_tiles():
     """Clusters of 2x2: each A box is half the block rows and each B box half the block columns; the grid takes
     whole 2x2 cluster tiles (3 block columns round up to 2 cluster columns, 9 block rows to 5 cluster rows)."""
-    gemm, schedule = Gemm(1000, 776, 1000, "bf16", "nt"), HopperSchedule(block_n=256, cluster_m=2, cluster_n=2)
+    gemm, schedule = Gemm(1000, 600, 1000, "bf16", "nt"), HopperSchedule(block_n=256, cluster_m=2, cluster_n=2)
     assert [m["box"] for m in tensor_maps(gemm, schedule)] == [[64, 64], [64, 128]]
-    assert unit_grid(gemm, schedule) == (2, 4) and grid_size(gemm, schedule) == 2 * 4 * 4
-    assert grid_size(Gemm(1100, 776, 1000, "bf16", "nt"), schedule) == 2 * 5 * 4
+    assert tile_grid(gemm, schedule) == (3, 8) and unit_grid(gemm, schedule) == (2, 4)
+    assert grid_size(gemm, schedule) == 2 * 4 * 4
+    assert grid_size(Gemm(1100, 600, 1000, "bf16", "nt"), schedule) == 2 * 5 * 4
     # the workgroups whose loads land in each one's stages: its own block row and column of the cluster
     assert [schedule.partners(r) for r in range(4)] == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
     assert HopperSchedule(cluster_n=2).partners(1) == (0, 1) and HopperSchedule(cluster_m=2).partners(1) == (0, 1)

@@ -73,3 +73,36 @@ def test_the_interpreter_reads_an_unbatched_kernel_as_one_product():
     text = program(gemm, schedule)
     assert "%sr" not in text[text.index("func.func @gemm()"):text.index("func.func @main")]
     assert sorted(units(gemm.with_(batch=1), schedule)) == sorted(expected(gemm.with_(batch=1), schedule))
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_serpentine_k_reverses_a_products_k_steps_on_odd_tiles(layout, monkeypatch):
+    """A batch with serpentine K, on a GPU of 4 SMs (two clusters, three tiles each): for every workgroup, tile
+    iteration i and K step kt, A's box starts at K column k·64 and B's at K row p·K + k·64 (nn; nt: K column k·64 of
+    product p's rows), where k is kt on even iterations and (K / 64 - 1 - kt) on odd ones: within product p's K,
+    never another product's."""
+    monkeypatch.setattr(hopper, "SM_COUNT", 4)
+    gemm = Gemm(200, 136, 192, "f16", layout, batch=3)
+    s = HopperSchedule(block_n=128, persistent=True, cluster_m=2, serpentine_k=True)
+    hopper.check_problem(gemm, s)
+    text = program(gemm, s)
+    kernel = text[text.index("func.func @gemm()"):text.index("func.func @main")]
+    loop = re.search(r"scf\.for %pi = %\w+ to (%\w+) step", kernel).group(1)
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.shared\.cluster\.global %\w+, %\w+, %\w+, box\[(%\w+), (%\w+)\]",
+                       kernel)
+    ops, steps = compiled(kernel), gemm.k // 64
+    seen = odd = 0
+    for bid in range(grid_size(gemm, s)):
+        for i in range(evaluate(ops, {"bid": bid})[loop]):
+            for kt in range(steps):
+                v = evaluate(ops, {"bid": bid, "%pi": i, "%ci": i, "%pk": kt})
+                (a_k, a_row), (b_inner, b_outer) = [(v[x], v[y]) for x, y in loads[:2]]
+                k = steps - 1 - kt if i % 2 else kt
+                product = a_row // gemm.m
+                assert a_k == 64 * k
+                assert (b_outer, b_inner) == ((product * gemm.k + 64 * k, b_inner) if layout == "nn"
+                                              else (b_outer, 64 * k))
+                seen += 1
+                odd += i % 2
+    columns, rows = tile_grid(gemm, s)  # every product's tiles (cluster rows whole), each with all its K steps
+    assert seen == gemm.batch * columns * -(-rows // s.cluster_m) * s.cluster_m * steps and odd > 0

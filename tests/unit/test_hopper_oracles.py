@@ -1453,6 +1453,10 @@ CASES = {
                              S(128, 128, 64, 3, persistent=True, cluster_m=2, serpentine_k=True), 4),
     "serpentine-k-split-nn": (Gemm(200, 256, 384, "f16", "nn"), S(128, 128, 64, 2, persistent=True, cluster_m=2,
                                                                   split_k=3, serpentine_k=True), 4),
+    # ... in ping-pong (each consumer's tiles alternate directions as the workgroup's do) in clusters along N
+    # (batches: tests/unit/test_hopper_batch_coords.py)
+    "serpentine-k-pingpong-1x2": (Gemm(200, 520, 200, "f16", "nt"), S(64, 128, 64, 2, kind="pingpong", cluster_n=2,
+                                                                      serpentine_k=True), 4),
     "cluster-sum-8-slices-groups": (Gemm(100, 200, 512, "bf16", "nt", epilogue=TRUNCF),
                                     S(64, 128, 64, 2, consumers=1, group_m=2, split_k=8, split_sum="cluster"), None),
 }

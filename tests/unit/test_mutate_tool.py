@@ -28,3 +28,14 @@ def _child_handles_sigint(restore: bool) -> str:
 def test_a_background_harness_gives_its_test_processes_back_their_ctrl_c():
     assert _child_handles_sigint(restore=False) == "False"  # the inherited ignore: the false kills it caused
     assert _child_handles_sigint(restore=True) == "True"
+
+
+def test_every_mutant_names_code_that_is_there_once():
+    """A mutant whose original text has left its file (the code was rewritten) would plant nothing: each one's
+    original occurs exactly once in its file, and its mutation changes it."""
+    sys.path.insert(0, str(REPO))
+    from tools.mutate import MUTANTS
+
+    stale = [(m.id, (REPO / m.file).read_text().count(m.original)) for m in MUTANTS
+             if (REPO / m.file).read_text().count(m.original) != 1 or m.original == m.mutated]
+    assert not stale, f"mutants whose original text is not in their file exactly once: {stale}"

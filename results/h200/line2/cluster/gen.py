@@ -17,6 +17,7 @@ from pipelines.targets import get_target  # noqa: E402
 from transforms import hopper  # noqa: E402
 from transforms.problem import Epilogue, Gemm  # noqa: E402
 
+hopper.MAX_ACTIVE_CLUSTERS = {}  # the grid as run1 had it: sized as if 33 clusters of four ran at once
 if Path(sys.argv[1]).exists():
     sys.exit(f"{sys.argv[1]} exists; give a new folder.")
 truncf = Epilogue("truncf")

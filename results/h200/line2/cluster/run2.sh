@@ -1,5 +1,5 @@
 # The equal-rounds probe (gen_rounds.py's plan .plans/cl2): the runner on each variant in turn, two rounds, cuBLAS
-# beside each problem; then joules per product (energy.py), 5 s each of cuBLAS and every variant, two rounds.
+# beside each problem; then joules per product (energy.py), 4 s each (SECONDS_EACH) of cuBLAS and every variant, two rounds.
 # On the GPU machine, with .plans/cl2 and .whl/ carried: bash results/h200/line2/cluster/run2.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD || exit 1
