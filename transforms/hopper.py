@@ -186,6 +186,12 @@ class HopperSchedule:
     # that a round of tiles, which every workgroup starts at once, starts on the K slabs the previous round ended on
     # and left in L2 (A's, down a group's columns), instead of on those it read first and L2 has since evicted.
     serpentine_k: bool = False
+    # Stream-K (persistent cooperative kernels): the clusters that run at once all take part; the units of work
+    # beyond whole rounds of them (and one round more) are cut along K into one contiguous run of K steps per
+    # cluster (`StreamSplit`), so that every cluster does as many K steps. A unit cut in two is finished by the
+    # cluster that holds its first K steps (the owner, which takes them last), after it adds the f32 partial product
+    # of the rest, which the next cluster computed first and left in global memory with a flag (`flags`).
+    stream_k: bool = False
 
     @property
     def name(self) -> str:
@@ -209,6 +215,8 @@ class HopperSchedule:
             store += ", deferred under the next tile's first MMAs"
         if self.serpentine_k:
             store += ", K reversed every other tile"
+        if self.stream_k:
+            store += ", stream-K over every SM"
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -260,6 +268,10 @@ class HopperSchedule:
         if self.defer_stores and (not self.tma_store or self.kind != "cooperative" or self.sums_in_cluster):
             raise HopperError("deferred stores need C stored by TMA in a cooperative kernel (ping-pong consumers "
                               "already store under the other's MMAs).")
+        if self.stream_k and (self.kind != "cooperative" or not self.persistent or self.split_k > 1
+                              or self.cluster_n > 1 or self.serpentine_k):
+            raise HopperError("stream-K needs a persistent cooperative kernel with K whole, no cluster along N and "
+                              "K steps in order.")
         if self.shared_bytes() > SHARED_BYTES:
             raise HopperError(f"the schedule needs {self.shared_bytes()} bytes of shared memory; sm_90 has 227 KiB.")
 
@@ -468,6 +480,9 @@ def check_problem(problem: Gemm, schedule: HopperSchedule | None = None) -> None
                                                                              schedule):
         raise HopperError(f"{problem.shape_name}: deferred stores need C stored by TMA (a 16-bit C the kernel "
                           "stages: epilogue truncf, N a multiple of 8, K whole or its slices summed in the kernel).")
+    if schedule is not None and schedule.stream_k and (problem.batched or schedule.store_heads):
+        raise HopperError(f"{problem.shape_name}: stream-K takes one product with C as the problem has it (no batch, "
+                          "no heads).")
     if problem.batched and schedule is not None and schedule.split_k > 1:
         raise HopperError(f"{problem.shape_name}: a batch of GEMMs is not split along K (its products are the "
                           "units of work).")
@@ -640,7 +655,7 @@ def map_words(problem: Gemm, s: HopperSchedule) -> int:
 
 def maps_words(problem: Gemm, s: HopperSchedule) -> int:
     """i64 words of the dispatch's maps scratch: every workgroup's maps and the room for aligning its start."""
-    return grid_size(problem, s) * map_words(problem, s) + MAP_ALIGN // 8
+    return grid_size(problem, s) * map_words(problem, s) + MAP_ALIGN // 8 + partial_words(problem, s) // 2
 
 
 def _build_maps(b: _Body, specs: list[dict], operands: list[str], slot: str) -> list[str]:
@@ -716,6 +731,61 @@ def active_clusters(size: int) -> int:
     return min(SM_COUNT // size, MAX_ACTIVE_CLUSTERS.get(size, SM_COUNT))
 
 
+@dataclass(frozen=True)
+class StreamSplit:
+    """Stream-K's division of the units of work (cluster tiles, `steps` K steps each) over `clusters` clusters:
+    `rounds` whole rounds of one unit per cluster (unit u + r × clusters for cluster u), then the last `units`
+    units' K steps, numbered one unit after the other, in runs of `span` per cluster (cluster g: steps g × span
+    to (g + 1) × span, the last cut at units × steps). With span ≥ steps a unit is cut at most once."""
+    clusters: int
+    steps: int
+    rounds: int
+    units: int
+    span: int
+
+    @property
+    def total(self) -> int:
+        return self.units * self.steps
+
+    def pieces(self, g: int) -> list[tuple[int, int, int]]:
+        """Cluster g's items after its whole rounds: (unit, first K step, K steps), in the order it takes them."""
+        a, e = min(g * self.span, self.total), min((g + 1) * self.span, self.total)
+        found = []
+        while a < e:
+            unit, first = divmod(a, self.steps)
+            count = min(e - a, self.steps - first)
+            found.append((self.rounds * self.clusters + unit, first, count))
+            a += count
+        return found
+
+
+def stream_split(problem: Gemm, s: HopperSchedule) -> StreamSplit | None:
+    """Stream-K's split (`HopperSchedule.stream_k`): every cluster that runs at once, whole rounds but the last
+    one or two, the rest in equal runs of K steps; None without stream-K or with no more units than clusters."""
+    if not s.stream_k:
+        return None
+    columns, rows = unit_grid(problem, s)
+    units, clusters = columns * rows, active_clusters(s.cluster_tiles)
+    if units <= clusters:
+        return None
+    steps = _ceil(problem.k, s.block_k)
+    rounds = units // clusters - 1
+    rest = units - rounds * clusters
+    return StreamSplit(clusters, steps, rounds, rest, _ceil(rest * steps, clusters))
+
+
+def flag_words(problem: Gemm, s: HopperSchedule) -> int:
+    """i32 flags of stream-K: one per cluster (the unit it owns), workgroup of it and consumer warp group."""
+    split = stream_split(problem, s)
+    return split.clusters * s.cluster_size * s.consumers if split else 0
+
+
+def partial_words(problem: Gemm, s: HopperSchedule) -> int:
+    """f32 words of stream-K's partial products: per flag, a consumer warp group's accumulators (m_blocks × n/2
+    per thread, 128 threads)."""
+    return flag_words(problem, s) * s.m_blocks * (s.block_n // 2) * WARPGROUP
+
+
 def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     """Workgroups: one per tile; or, looping over tiles, the fewest whole clusters (at most the clusters that run at
     once, `active_clusters`) that take the tiles in as few rounds as all of those would (8192² in 128×256 pairs:
@@ -725,6 +795,9 @@ def grid_size(problem: Gemm, s: HopperSchedule) -> int:
     units = columns * rows * s.split_k * (problem.batch or 1)
     if not s.loops_over_tiles:
         return units * s.cluster_tiles
+    split = stream_split(problem, s)
+    if split is not None:  # stream-K: every cluster that runs at once
+        return split.clusters * s.cluster_tiles
     rounds = _ceil(units, active_clusters(s.cluster_tiles))
     return _ceil(units, rounds) * s.cluster_tiles
 
@@ -792,7 +865,13 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     i64 = lambda v: b.const(v, "i64")  # noqa: E731
     ta, tb, tc, tt = _operand_memrefs(problem, s)
     a, bb = _binding(b, layout, 0, ta, "a", True), _binding(b, layout, 1, tb, "b", True)
-    c, t = _binding(b, layout, 2, tc, "cc", False), _binding(b, layout, 3, tt, "t", False)
+    streamk = stream_split(problem, s)
+    first_out = 3 if streamk else 2  # stream-K's flags take binding 2 (an operand the dispatch updates in place)
+    c, t = _binding(b, layout, first_out, tc, "cc", False), _binding(b, layout, first_out + 1, tt, "t", False)
+    flags_base = None
+    if streamk:
+        tf = _memref([flag_words(problem, s)], "i32")
+        flags_base = _pointer(b, _binding(b, layout, 2, tf, "fl", False), tf)
     operands, maps_base = [_pointer(b, a, ta), _pointer(b, bb, tb)], _pointer(b, t, tt)
     bytes_a, bytes_b = s.stage_bytes()
     staged = stages_stores(problem, s)
@@ -859,13 +938,54 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         rank_m, rank_n = (b.arith("remui", rank, i32(s.cluster_m), "i32"),
                           b.arith("divui", rank, i32(s.cluster_m), "i32"))
     mine = b.arith("divui", b.arith("subi", i32(work + grid - 1), unit, "i32"), i32(grid), "i32")
-    mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
     k_tiles = _ceil(problem.k, s.block_k) // s.split_k  # K steps of a unit (of its slice of K)
     kt_n, stages = b.const(k_tiles, "index"), i64(s.stages)
+    if streamk:  # this cluster's run of the rest's K steps: [ska, ske), its first unit ska / steps
+        span = b.arith("muli", unit, i32(streamk.span), "i32")
+        ska = b.op(f"arith.minui {span}, {i32(streamk.total)} : i32", "ska")
+        ske = b.op(f"arith.minui {b.arith('addi', span, i32(streamk.span), 'i32')}, {i32(streamk.total)} : i32",
+                   "ske")
+        length = b.arith("subi", ske, ska, "i32")
+        sku = b.arith("divui", ska, i32(k_tiles), "i32")
+        some = b.op(f"arith.extui {b.op(f'arith.cmpi ugt, {length}, {i32(0)} : i32', 'sk')} : i1 to i32", "sk")
+        reach = b.arith("addi", b.arith("remui", ska, i32(k_tiles), "i32"), length, "i32")
+        count = b.arith("divui", b.arith("addi", reach, i32(k_tiles - 1), "i32"), i32(k_tiles), "i32")
+        mine = b.arith("addi", i32(streamk.rounds), b.arith("muli", count, some, "i32"), "i32")
+    mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
 
-    def tile_of(i: str) -> tuple[str, str, str]:  # loop index (index) -> (block column, block row, slice), i32
+    def select(flag: str, yes: str, no: str) -> str:
+        return b.op(f"arith.select {flag}, {yes}, {no} : i32", "sel")
+
+    def work_of(i: str) -> dict:
+        """Loop index `i` (index) of this workgroup's units -> its linear unit, first K step and K steps (i32),
+        the number of the stage ring's step its first K step takes (index) and, with stream-K, its role (i32: 0
+        whole, 1 the second part of a cut unit, published; 2 the first part, owned: the other added before C is
+        stored)."""
         i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
-        u = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
+        linear = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
+        item = {"linear": linear, "first": i32(0), "steps": i32(k_tiles), "role": None,
+                "base": b.arith("muli", i, kt_n, "index")}
+        if not streamk:
+            return item
+        rest = b.op(f"arith.cmpi uge, {i32_}, {i32(streamk.rounds)} : i32", "rest")
+        us = b.arith("addi", sku, b.arith("subi", i32_, i32(streamk.rounds), "i32"), "i32")  # unit of the rest
+        low = b.arith("muli", us, i32(k_tiles), "i32")
+        start = b.op(f"arith.maxui {ska}, {low} : i32", "st")
+        end = b.op(f"arith.minui {ske}, {b.arith('addi', low, i32(k_tiles), 'i32')} : i32", "en")
+        first, steps = b.arith("subi", start, low, "i32"), b.arith("subi", end, start, "i32")
+        published = b.op(f"arith.cmpi ugt, {first}, {i32(0)} : i32", "pub")
+        owned = b.op(f"arith.cmpi ult, {steps}, {i32(k_tiles)} : i32", "own")
+        role = select(published, i32(1), select(owned, i32(2), i32(0)))
+        based = b.arith("addi", b.arith("subi", start, ska, "i32"), i32(streamk.rounds * k_tiles), "i32")
+        whole = b.op(f"arith.index_cast {item['base']} : index to i32", "b")
+        base_i = b.op(f"arith.index_cast {select(rest, based, whole)} : i32 to index", "base")
+        return {"linear": select(rest, b.arith("addi", us, i32(streamk.rounds * grid), "i32"), linear),
+                "first": select(rest, first, i32(0)), "steps": select(rest, steps, i32(k_tiles)),
+                "role": select(rest, role, i32(0)), "base": base_i}
+
+    def tile_of(i: str, item: dict | None = None) -> tuple[str, str, str]:
+        """Loop index (index) -> (block column, block row, slice), i32."""
+        u = (item or work_of(i))["linear"]
         if s.sums_in_cluster:
             piece, linear = rank, u
         elif split > 1:
@@ -879,10 +999,11 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             row = b.arith("addi", b.arith("muli", row, i32(s.cluster_m), "i32"), rank_m, "i32")
         return col, row, piece
 
-    def k_step(i: str, kt: str) -> tuple[str, str, str]:
-        """(stage, use of that stage, the step's number q) of K step `kt` of this workgroup's tile `i`: steps are
-        numbered across the workgroup's tiles, so the stage ring runs on from one tile to the next."""
-        q = b.arith("addi", b.arith("muli", i, kt_n, "index"), kt, "index")
+    def k_step(base: str, kt: str) -> tuple[str, str, str]:
+        """(stage, use of that stage, the step's number q) of K step `kt` of the workgroup's unit whose first step
+        is the ring's step `base` (`work_of`): steps are numbered across the workgroup's units, so the stage ring
+        runs on from one unit to the next."""
+        q = b.arith("addi", base, kt, "index")
         q = b.op(f"arith.index_cast {q} : index to i64", "q")
         return b.arith("remui", q, stages, "i64"), b.arith("divui", q, stages, "i64"), q
 
@@ -897,7 +1018,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     else:
         map_a, map_b = _build_maps(b, tensor_maps(problem, s), operands, maps_slot(bid))
     b.op(f"scf.for %pi = {c0} to {mine_i} step {c1} {{")
-    col, row, piece = tile_of("%pi")
+    item = work_of("%pi")
+    col, row, piece = tile_of("%pi", item)
     row_a = b.arith("muli", row, i32(s.block_m), "i32")
     row_b = b.arith("muli", col, i32(s.block_n), "i32")
     batch_k = None  # a batch of nn products: product `piece`'s K rows of the stacked B, from piece × K on
@@ -907,14 +1029,17 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             batch_k = b.arith("muli", piece, i32(problem.k), "i32")
         else:
             row_b = b.arith("addi", row_b, b.arith("muli", piece, i32(problem.n), "i32"), "i32")
-    b.op(f"scf.for %pk = {c0} to {kt_n} step {c1} {{")
-    stage, use, q = k_step("%pi", "%pk")
+    steps_p = kt_n if streamk is None else b.op(f"arith.index_cast {item['steps']} : i32 to index", "n")
+    b.op(f"scf.for %pk = {c0} to {steps_p} step {c1} {{")
+    stage, use, q = k_step(item["base"], "%pk")
     b.op(f"scf.if {b.op(f'arith.cmpi uge, {q}, {stages} : i64', 'again')} {{")
     wait(bar(1, stage), parity_of(b.arith("addi", use, i64(1), "i64")))  # the stage's previous use released
     b.op("}")
     full = bar(0, stage)
     b.op(f"nvvm.mbarrier.arrive.expect_tx {full}, {i32(bytes_a + bytes_b)} : !llvm.ptr<3>, i32")
     kt64 = b.op("arith.index_cast %pk : index to i64", "k")
+    if streamk:  # a cut unit's part: from its first K step on
+        kt64 = b.arith("addi", kt64, b.op(f"arith.extui {item['first']} : i32 to i64", "f"), "i64")
     if s.serpentine_k:  # odd tiles of the workgroup: K step k_tiles - 1 - kt (kt + odd × (k_tiles - 1 - 2 kt))
         odd = b.arith("andi", b.op("arith.index_cast %pi : index to i64", "t"), i64(1), "i64")
         turn = b.arith("subi", i64(k_tiles - 1), b.arith("muli", kt64, i64(2), "i64"), "i64")
@@ -1039,7 +1164,9 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             b.lines[-1] = b.lines[-1].replace(f"{tiles_out} =", f"{tiles_out}:{n_words + 1} =", 1)
         else:
             b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
-    col, row, piece = tile_of("%ci")
+    citem = work_of("%ci")
+    col, row, piece = tile_of("%ci", citem)
+    steps_c = kt_n if streamk is None else b.op(f"arith.index_cast {citem['steps']} : i32 to index", "n")
     nn = problem.layout == "nn"
     # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
     b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
@@ -1055,7 +1182,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         """K step `kt` of the tile: wait for its stage, issue its wgmma group, keep one group in flight. The first
         step overwrites the accumulators (scale-d 0), so they need no zeroing between the tiles' register
         lifetimes (writing them between a wgmma fence and a wgmma makes ptxas serialise). -> (accumulators, q)"""
-        stage, use, q = k_step("%ci", kt)
+        stage, use, q = k_step(citem["base"], kt)
         wait(bar(0, stage), parity_of(use))
         start = b.arith("addi", base, b.arith("muli", stage, i64(bytes_a + bytes_b), "i64"), "i64")
         rows_bytes = b.arith("muli", b.op(f"arith.extui {rows_base} : i32 to i64", "r"), i64(s.block_k * 2), "i64")
@@ -1085,7 +1212,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     accs = [f"%acc{r}" for r in range(s.m_blocks)]
     inits = ", ".join(f"{a} = {v}" for a, v in zip(accs, firsts))
     types = ", ".join([acc_ty] * s.m_blocks)
-    result = b.op(f"scf.for %ck = {c1} to {kt_n} step {c1} iter_args({inits}) -> ({types}) {{", "res")
+    result = b.op(f"scf.for %ck = {c1} to {steps_c} step {c1} iter_args({inits}) -> ({types}) {{", "res")
     results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
     if s.m_blocks > 1:
         b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
@@ -1096,12 +1223,27 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     b.op(f"scf.yield {', '.join(cur)} : {types}")
     b.op("}")
     b.op("nvvm.wgmma.wait.group.sync.aligned 0")
-    last_stage, _, _ = k_step("%ci", b.const(k_tiles - 1, "index"))
+    last = b.const(k_tiles - 1, "index") if streamk is None else b.arith("subi", steps_c, c1, "index")
+    last_stage, _, _ = k_step(citem["base"], last)
     release(bar(1, last_stage))
     if s.kind == "pingpong":  # the other consumer's turn
         other = b.op(f"arith.extui {b.arith('subi', i32(1), g, 'i32')} : i32 to i64", "o")
         b.op(f"nvvm.mbarrier.arrive {bar(2, other)} : !llvm.ptr<3> -> i64", "tok")
     slice_rows = b.arith("muli", piece, i32(problem.m), "i32") if split > 1 else None
+    published = None
+    if streamk:  # a cut unit: the owner adds the other part's partial product; the other part's cluster leaves it
+        assert flags_base is not None, "stream-K's flags are bound whenever the split exists"
+        published = b.op(f"arith.cmpi eq, {citem['role']}, {i32(1)} : i32", "pub")
+        at, flag = _stream_slot(b, problem, s, streamk, maps_base, flags_base, unit, rank, g, tid32, published,
+                                i32, i64)
+        results = _add_owned(b, s, results, acc_ty, citem["role"], at, flag, g, leader, i32)
+        b.op(f"scf.if {published} {{" if not defer else f"scf.if {published} -> ({carried_types}) {{")
+        if defer:
+            b.lines[-1] = b.lines[-1].replace("scf.if", "%pb:" + str(n_words + 1) + " = scf.if", 1)
+        _publish(b, s, results, acc_ty, at, flag, g, leader, i32)
+        if defer:
+            b.op(f"scf.yield {', '.join([undef32] * n_words + [b.const(0, 'i1')])} : {carried_types}")
+        b.op("} else {")
     if s.sums_in_cluster:
         _partial_to_shared(b, s, shared(i64(0)), tid32, rows_base, results, acc_ty, i32)
     elif defer:  # a whole tile's C packed and carried to the next tile; a tile at the problem's edge stored now
@@ -1116,9 +1258,14 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         b.op(f"scf.yield {', '.join([undef32] * n_words + [b.const(0, 'i1')])} : {carried_types}")
         b.op("}")
         b.op(f"scf.yield {', '.join(f'{kept}#{k}' for k in range(n_words + 1))} : {carried_types}")
+        if published is not None:  # the stream-K branch's carried words, to the loop
+            b.op("}")
+            b.op(f"scf.yield {', '.join(f'%pb#{k}' for k in range(n_words + 1))} : {carried_types}")
     else:
         _epilogue(b, problem, s, c, tc, results, acc_ty, tid32, rows_base, col, row, i32, i64, tail, area,
                   slice_rows, c_map, piece)
+    if published is not None and not defer:
+        b.op("}")
     b.op("}")  # tiles
     if defer:  # the workgroup's last tile, stored after the loop
         b.op(f"scf.if {tiles_out}#{n_words} {{")
@@ -1149,6 +1296,83 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
     else:
         b.op("nvvm.cluster.arrive")
         b.op("nvvm.cluster.wait")
+
+
+def _stream_slot(b: _Body, problem: Gemm, s: HopperSchedule, split: StreamSplit, maps_base: str, flags_base: str,
+                 unit: str, rank: str, g: str, tid32: str, published: str, i32, i64) -> tuple[str, str]:
+    """(this thread's first word of the partial product, the flag), i64 addresses, of the unit cut between
+    clusters that this workgroup's consumer warp group `g` leaves (published: the previous cluster owns it) or
+    finishes (its own cluster's): one slot per owning cluster, workgroup of it and consumer; in the slot, word
+    (block r × n/2 + element e) × 128 + thread of the warp group, so that a warp's stores and loads are whole
+    lines. The words lie in the maps scratch past every workgroup's maps."""
+    slot = b.arith("subi", unit, b.op(f"arith.extui {published} : i1 to i32", "p"), "i32")
+    index = b.arith("addi", b.arith("muli", b.arith("addi", b.arith("muli", slot, i32(s.cluster_size), "i32"), rank,
+                                                    "i32"), i32(s.consumers), "i32"), g, "i32")
+    index64 = b.op(f"arith.extui {index} : i32 to i64", "x")
+    lane = b.op(f"arith.extui {b.arith('remui', tid32, i32(WARPGROUP), 'i32')} : i32 to i64", "l")
+    per = s.m_blocks * (s.block_n // 2) * WARPGROUP
+    aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
+    words = b.arith("addi", aligned, i64(grid_size(problem, s) * map_words(problem, s) * 8), "i64")
+    at = b.arith("addi", words, b.arith("muli", b.arith("addi", b.arith("muli", index64, i64(per), "i64"), lane,
+                                                        "i64"), i64(4), "i64"), "i64")
+    return at, b.arith("addi", flags_base, b.arith("muli", index64, i64(4), "i64"), "i64")
+
+
+def _publish(b: _Body, s: HopperSchedule, results: list[str], acc_ty: str, at: str, flag: str, g: str, leader: str,
+             i32) -> None:
+    """Stream-K: the warp group's f32 accumulators to its slot (`_stream_slot`), then, once all its threads have
+    stored (a named barrier of the warp group, 2 + g), its flag set by one thread with release semantics at GPU
+    scope (a fence and a relaxed add, as CUTLASS's barrier does)."""
+    for r in range(s.m_blocks):
+        for e in range(s.block_n // 2):
+            value = b.op(f"llvm.extractvalue {results[r]}[{e}] : {acc_ty}", "v")
+            offset = (r * (s.block_n // 2) + e) * WARPGROUP * 4
+            _asm(b, f"st.global.cg.f32 [$0+{offset}], $1;", "l,f", [(at, "i64"), (value, "f32")])
+    _asm(b, f"bar.sync $0, {WARPGROUP};", "r", [(b.arith("addi", g, i32(2), "i32"), "i32")])
+    b.op(f"scf.if {leader} {{")
+    _asm(b, "fence.acq_rel.gpu; red.relaxed.gpu.global.add.s32 [$0], 1;", "l", [(flag, "i64")])
+    b.op("}")
+
+
+def _add_owned(b: _Body, s: HopperSchedule, results: list[str], acc_ty: str, role: str, at: str, flag: str, g: str,
+               leader: str, i32) -> list[str]:
+    """Stream-K: for the first part of a cut unit (role 2), one thread waits until the other part's flag is set
+    (an acquiring load at GPU scope, in a loop) and clears it, the warp group meets at its named barrier, and every
+    thread adds the other part's partial accumulators from the slot to its own; other units' accumulators pass
+    unchanged."""
+    types = ", ".join([acc_ty] * s.m_blocks)
+    owned = b.op(f"arith.cmpi eq, {role}, {i32(2)} : i32", "own")
+    out = b.op(f"scf.if {owned} -> ({types}) {{", "ow")
+    if s.m_blocks > 1:
+        b.lines[-1] = b.lines[-1].replace(f"{out} =", f"{out}:{s.m_blocks} =", 1)
+    b.op(f"scf.if {leader} {{")
+    b.op("scf.while : () -> () {")
+    seen = b.op(f'llvm.inline_asm has_side_effects asm_dialect = att "ld.global.acquire.gpu.b32 $0, [$1];", "=r,l" '
+                f"{flag} : (i64) -> i32", "fl")
+    b.op(f"scf.condition({b.op(f'arith.cmpi ne, {seen}, {i32(1)} : i32', 'w')})")
+    b.op("} do {")
+    b.op("scf.yield")
+    b.op("}")
+    # cleared for the next dispatch (zeroed before a program's dispatch, but not between the runner's repeats of it)
+    _asm(b, "st.relaxed.gpu.global.b32 [$0], 0;", "l", [(flag, "i64")])
+    b.op("}")
+    _asm(b, f"bar.sync $0, {WARPGROUP};", "r", [(b.arith("addi", g, i32(2), "i32"), "i32")])
+    summed = []
+    for r in range(s.m_blocks):
+        acc = results[r]
+        for e in range(s.block_n // 2):
+            offset = (r * (s.block_n // 2) + e) * WARPGROUP * 4
+            other = b.op(f'llvm.inline_asm has_side_effects asm_dialect = att "ld.global.cg.f32 $0, [$1+{offset}];", '
+                         f'"=f,l" {at} : (i64) -> f32', "o")
+            value = b.op(f"llvm.extractvalue {acc}[{e}] : {acc_ty}", "v")
+            acc = b.op(f"llvm.insertvalue {b.op(f'arith.addf {value}, {other} : f32', 's')}, {acc}[{e}] : {acc_ty}",
+                       "a")
+        summed.append(acc)
+    b.op(f"scf.yield {', '.join(summed)} : {types}")
+    b.op("} else {")
+    b.op(f"scf.yield {', '.join(results)} : {types}")
+    b.op("}")
+    return [f"{out}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [out]
 
 
 def _partial_to_shared(b: _Body, s: HopperSchedule, area: str, tid32: str, rows_base: str, results: list[str],
@@ -1509,7 +1733,8 @@ def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = 
         tail.check(problem.dtype)
     ro = "#hal.pipeline.binding<storage_buffer, ReadOnly>"
     rw = "#hal.pipeline.binding<storage_buffer>"
-    layout = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {rw}, {rw}]>"
+    flags = f"{rw}, " if flag_words(problem, schedule) else ""  # stream-K's flags, zeroed before the dispatch
+    layout = f"#hal.pipeline.layout<bindings = [{ro}, {ro}, {flags}{rw}, {rw}]>"
     return f"""  hal.executable.source private @{name} {{
     hal.executable.export public @{entry} ordinal(0) layout({layout}) count(%device: !hal.device) -> \
 (index, index, index) {{
@@ -1526,8 +1751,14 @@ def executable(problem: Gemm, schedule: HopperSchedule, name: str, entry: str = 
 def dispatch(problem: Gemm, schedule: HopperSchedule, name: str, a: str, b: str, result: str,
              entry: str = "gemm") -> str:
     """The flow.dispatch of executable `name`'s `entry` on SSA values `a` and `b`: defines `result` (C) and
-    `result`_maps."""
+    `result`_maps (with stream-K also `result`_zero, its flags zeroed, which the dispatch updates in place)."""
     ta, tb, tc, tm = tensor_types(problem, schedule)
+    flags = flag_words(problem, schedule)
+    if flags:
+        tz = f"tensor<{flags}xi32>"
+        return (f"{result}_zero = arith.constant dense<0> : {tz}\n    {result}, {result}_maps, {result}_flags = "
+                f"flow.dispatch @{name}::@{entry}({a}, {b}, {result}_zero) : ({ta}, {tb}, {tz}) -> ({tc}, {tm}, "
+                f"{result}_zero)")
     return f"{result}, {result}_maps = flow.dispatch @{name}::@{entry}({a}, {b}) : ({ta}, {tb}) -> ({tc}, {tm})"
 
 
@@ -1739,6 +1970,17 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
         found["stores deferred under the next tile's first MMAs"] = _defers_stores(gemm)
     # the sum's f32 additions per group of 4 columns (LLVM drops those of columns it can prove past N, when N < 4)
     sums = min(problem.n, 4) * (schedule.split_k - 1) if schedule.sums_in_cluster else 0
+    # stream-K: a cut unit's partial accumulators stored and loaded back once per element (a consumer thread's
+    # m_blocks x n/2), the flag set after a fence and waited for with acquiring loads; none of it without a split
+    elements = schedule.m_blocks * schedule.block_n // 2
+    partials = [len(re.findall(pattern, gemm)) for pattern in (
+        r"st\.global\.cg\.f32", r"ld\.global\.cg\.f32", r"ld\.global\.acquire\.gpu\.b32",
+        r"fence\.acq_rel\.gpu;\s*red\.relaxed\.gpu\.global\.add\.s32")]
+    if stream_split(problem, schedule) is not None:
+        found["stream-K"] = partials[0] == partials[1] == elements and partials[2] >= 1 and partials[3] == 1
+        sums = elements
+    else:
+        found["stream-K"] = not any(partials)
     found["fused consumer"] = _applies_tail(gemm, problem, tail, sums)
     missing = [name for name, ok in found.items() if not ok]
     if missing:

@@ -8,11 +8,13 @@ import re
 
 SMEM = 5 * 1024  # where the interpreter puts the kernel's shared allocation (not 1024-aligned: the kernel aligns it)
 # and the bindings (A, B, C, the maps scratch: 64-byte aligned, not 128, as the kernel rounds the maps' start up)
-POINTERS = {"smem": SMEM, "a": 1 << 40, "b": 2 << 40, "cc": 3 << 40, "t": (4 << 40) + 64}
+POINTERS = {"smem": SMEM, "a": 1 << 40, "b": 2 << 40, "cc": 3 << 40, "t": (4 << 40) + 64, "fl": 5 << 40}
 BINARY = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
           "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "minui": min, "andi": lambda a, b: a & b,
           "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b, "shrui": lambda a, b: a >> b,
-          "shli": lambda a, b: a << b}
+          "shli": lambda a, b: a << b, "maxui": max}
+COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ult": lambda a, b: a < b,
+           "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
 
 
 def compiled(text: str) -> list[tuple]:
@@ -35,6 +37,11 @@ def compiled(text: str) -> list[tuple]:
             ops.append((name, BINARY[c.group(1)], (c.group(2), c.group(3))))
         elif c := re.match(r"(?:arith\.(?:index_cast|extui|trunci)|llvm\.(?:ptrtoint|inttoptr)) (%\w+) :", rhs):
             ops.append((name, "copy", c.group(1)))
+        elif (c := re.match(r"arith\.cmpi (\w+), (%\w+), (%\w+) : (i\d+|index)$", rhs)) and c.group(1) in COMPARE:
+            compare = COMPARE[c.group(1)]
+            ops.append((name, lambda a, b, compare=compare: int(compare(a, b)), (c.group(2), c.group(3))))
+        elif c := re.match(r"arith\.select (%\w+), (%\w+), (%\w+) : (i\d+|index)$", rhs):
+            ops.append((name, "select", (c.group(1), c.group(2), c.group(3))))
     return ops
 
 
@@ -51,6 +58,9 @@ def evaluate(ops: list[tuple], known: dict) -> dict:
         elif kind == "copy":
             if arg in values:
                 values[name] = values[arg]
+        elif kind == "select":
+            if all(a in values for a in arg):
+                values[name] = values[arg[1]] if values[arg[0]] else values[arg[2]]
         elif arg[0] in values and arg[1] in values:
             values[name] = kind(values[arg[0]], values[arg[1]])
     return values
