@@ -1,5 +1,5 @@
-# The serpentine-K probe (gen_serp.py's plan .plans/cl3): the runner on c21 and c21k in turn, two rounds, cuBLAS
-# beside each problem; joules per product (energy.py) on 8192³ bf16 NN/NT and f16 NN, 4 s each, two rounds; then
+# The serpentine-K probe (gen_field.py's serpentine_k plan .plans/cl3): the runner on c21 and c21k in turn,
+# two rounds, cuBLAS beside each problem; joules per product (energy.py) on 8192³ bf16 NN/NT and f16 NN, 4 s each, two rounds; then
 # Nsight Compute's L2 and DRAM bytes of one launch of each on 8192³ bf16 NT.
 # On the GPU machine, with .plans/cl3 and .whl/ carried: bash results/h200/line2/cluster/run3.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \

@@ -1,5 +1,5 @@
-# The stream-K probe (gen_sk.py's plan .plans/cl4): the runner on c21sk first (a hang shows at once), then c21 and
-# c21sk in turn, two rounds in all, cuBLAS beside each problem, every row float64-checked.
+# The stream-K probe (gen_field.py's stream_k plan .plans/cl4): the runner on c21sk first (a hang shows at
+# once), then c21 and c21sk in turn, two rounds in all, cuBLAS beside each problem, every row float64-checked.
 # On the GPU machine, with .plans/cl4 and .whl/ carried: bash results/h200/line2/cluster/run4.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD || exit 1
