@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from kernel_arith import compiled, evaluate
+from kernel_arith import POINTERS, SMEM, compiled, evaluate
 from transforms import hopper
 from transforms.hopper import HopperError, HopperSchedule, grid_size, program, stream_split, tile_grid
 from transforms.problem import Epilogue, Gemm
@@ -180,3 +180,70 @@ def test_the_ptx_shows_stream_k(tmp_path, monkeypatch):
     for text, claimed in ((streamed, replace(schedule, stream_k=False)), (plain, schedule)):
         with pytest.raises(HopperError, match="stream-K"):
             hopper.check_ptx(text, gemm, claimed)
+    # a kernel whose owner does not wait for the flag (its acquiring loads taken out), or sets it without a fence
+    for pattern in (r"ld\.global\.acquire\.gpu\.b32[^;]*;", r"fence\.acq_rel\.gpu;"):
+        broken = re.sub(pattern, "", streamed)
+        assert broken != streamed
+        with pytest.raises(HopperError, match="stream-K"):
+            hopper.check_ptx(broken, gemm, schedule)
+
+
+def _operand(line: str, position: int = 0) -> str:
+    return re.findall(r"%\w+", line.split(":")[0] if "inline_asm" not in line else line.split('", "', 1)[1])[position]
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(1100, 520, 296, "bf16", "nt", epilogue=Epilogue("truncf")),
+     S(128, 128, 64, 3, persistent=True, cluster_m=2, stream_k=True, tma_store=True, defer_stores=True)),
+    (Gemm(600, 1024, 448, "f16", "nn"), S(128, 256, 64, 2, persistent=True, group_m=2, stream_k=True)),
+])
+def test_the_stage_ring_runs_on_through_the_parts_and_every_word_lies_in_its_buffer(gemm, schedule, monkeypatch):
+    """Per workgroup, from the kernel's arithmetic: the producer's K steps fill stages 0, 1, 2, ... (mod stages) one
+    after the other over all its units, whole or parts (q counted here); each consumer waits for the stage of each of
+    its steps and, after draining a unit, releases the stage of that unit's last step. The flag and partial words
+    of every cut unit lie inside the flags operand (4-byte words) and past every workgroup's tensor maps in the
+    scratch (word-aligned, within `partial_words`)."""
+    monkeypatch.setattr(hopper, "SM_COUNT", 8)
+    split = stream_split(gemm, schedule)
+    text = program(gemm, schedule)
+    kernel = text[text.index("func.func @gemm()"):text.index("func.func @main")]
+    lines = kernel.splitlines()
+    ops = compiled(kernel)
+    consumer = next(i for i, line in enumerate(lines) if "setmaxnreg.inc" in line)
+    drained = next(i for i, line in enumerate(lines) if "wgmma.wait.group.sync.aligned 0" in line)
+    expect = next(_operand(line) for line in lines if "mbarrier.arrive.expect_tx" in line)
+    waits = [_operand(line) for line in lines[consumer:] if "mbarrier.try_wait.parity" in line]  # peeled, loop
+    after = lines[drained:]
+    last = next(_operand(line) if "mapa" in line else re.findall(r"%\w+", line.split("=", 1)[1])[0]
+                for line in after if "mapa.shared::cluster" in line or "nvvm.mbarrier.arrive %" in line)
+    loop = re.search(r"scf\.for %pi = %\w+ to (%\w+) step", kernel).group(1)
+    inner = re.search(r"scf\.for %pk = %\w+ to (%\w+) step", kernel).group(1)
+    a, bb = schedule.stage_bytes()
+    full = -(-SMEM // 1024) * 1024 + schedule.stages * (a + bb)  # the full barriers, then the empty ones
+    for bid in range(grid_size(gemm, schedule)):
+        q = 0
+        for i in range(evaluate(ops, {"bid": bid})[loop]):
+            steps = evaluate(ops, {"bid": bid, "%pi": i})[inner]
+            for kt in range(steps):
+                v = evaluate(ops, {"bid": bid, "%pi": i, "%pk": kt, "%ci": i, "%ck": kt, "tid": 128})
+                assert v[expect] == full + 8 * ((q + kt) % schedule.stages), (bid, i, kt)
+                assert v[waits[0 if kt == 0 else 1]] == full + 8 * ((q + kt) % schedule.stages), (bid, i, kt)
+            v = evaluate(ops, {"bid": bid, "%ci": i, "tid": 128})
+            assert v[last] == full + 8 * schedule.stages + 8 * ((q + steps - 1) % schedule.stages), (bid, i)
+            q += steps
+    # the words of the cut units' hand-off
+    flag_line = next(line for line in lines if "red.relaxed.gpu.global.add.s32" in line)
+    word_line = next(line for line in lines if "st.global.cg.f32" in line)
+    flag, word = _operand(flag_line), _operand(word_line)
+    flags_at = POINTERS["fl"]
+    scratch = -(-POINTERS["t"] // hopper.MAP_ALIGN) * hopper.MAP_ALIGN + \
+        grid_size(gemm, schedule) * hopper.map_words(gemm, schedule) * 8
+    for g in range(split.clusters):
+        for rank in range(schedule.cluster_size):
+            for tid in range(128, 128 * (1 + schedule.consumers)):
+                v = evaluate(ops, {"bid": g * schedule.cluster_size + rank, "%ci": split.rounds, "tid": tid})
+                assert flags_at <= v[flag] < flags_at + 4 * hopper.flag_words(gemm, schedule) and v[flag] % 4 == 0
+                assert scratch <= v[word] and v[word] % 4 == 0
+                # a thread's last word: (m_blocks x n/2 - 1) x 128 words past its first
+                end = v[word] + 4 * (schedule.m_blocks * schedule.block_n // 2 - 1) * 128
+                assert end < scratch + 4 * hopper.partial_words(gemm, schedule)
