@@ -216,7 +216,7 @@ class HopperSchedule:
         if self.serpentine_k:
             store += ", K reversed every other tile"
         if self.stream_k:
-            store += ", stream-K over every SM"
+            store += ", stream-K over every SM where the units outnumber the clusters"
         return (f"{self.name} {self.block_m}x{self.block_n}x{self.block_k}, {self.stages} stages, groups of "
                 f"{self.group_m} block rows{cluster}{split}{store} (TMA, mbarrier, wgmma; sm_90a)")
 
@@ -1975,9 +1975,11 @@ def check_ptx(ptx: str, problem: Gemm, schedule: HopperSchedule, entry: str = "g
     elements = schedule.m_blocks * schedule.block_n // 2
     partials = [len(re.findall(pattern, gemm)) for pattern in (
         r"st\.global\.cg\.f32", r"ld\.global\.cg\.f32", r"ld\.global\.acquire\.gpu\.b32",
-        r"fence\.acq_rel\.gpu;\s*red\.relaxed\.gpu\.global\.add\.s32")]
-    if stream_split(problem, schedule) is not None:
-        found["stream-K"] = partials[0] == partials[1] == elements and partials[2] >= 1 and partials[3] == 1
+        r"fence\.acq_rel\.gpu;\s*red\.relaxed\.gpu\.global\.add\.s32", r"st\.relaxed\.gpu\.global\.b32",
+        rf"bar\.sync\s+%r\d+, {WARPGROUP};")]
+    if stream_split(problem, schedule) is not None:  # and the clear, and each side's warp-group barrier
+        found["stream-K"] = partials[0] == partials[1] == elements and partials[2] >= 1 and partials[3] == 1 \
+            and partials[4] == 1 and partials[5] == 2
         sums = elements
     else:
         found["stream-K"] = not any(partials)

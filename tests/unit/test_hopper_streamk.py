@@ -247,3 +247,44 @@ def test_the_stage_ring_runs_on_through_the_parts_and_every_word_lies_in_its_buf
                 # a thread's last word: (m_blocks x n/2 - 1) x 128 words past its first
                 end = v[word] + 4 * (schedule.m_blocks * schedule.block_n // 2 - 1) * 128
                 assert end < scratch + 4 * hopper.partial_words(gemm, schedule)
+
+
+@pytest.mark.parametrize("gemm, schedule", [
+    (Gemm(1100, 520, 296, "bf16", "nt", epilogue=Epilogue("truncf")),
+     S(128, 128, 64, 3, persistent=True, cluster_m=2, stream_k=True, tma_store=True, defer_stores=True)),
+    (Gemm(600, 1024, 448, "f16", "nn"), S(128, 256, 64, 2, persistent=True, group_m=2, stream_k=True)),
+    (Gemm(1100, 520, 296, "f16", "nt"), S(256, 128, 64, 2, persistent=True, stream_k=True)),  # two m64 blocks
+])
+def test_each_item_takes_its_role_and_every_partial_word_is_its_own(gemm, schedule, monkeypatch):
+    """The role the kernel computes for each of a workgroup's units (0 whole, 1 a second part it publishes, 2 a
+    first part it owns), against the reference's runs; and the partial words of every slot, thread and element
+    distinct, inside the scratch the dispatch allocates (`maps_words`)."""
+    monkeypatch.setattr(hopper, "SM_COUNT", 8)
+    split = stream_split(gemm, schedule)
+    kernel = program(gemm, schedule)
+    kernel = kernel[kernel.index("func.func @gemm()"):kernel.index("func.func @main")]
+    ops = compiled(kernel)
+    consumer = kernel.index("setmaxnreg.inc")
+    role = re.search(r"%pub\w* = arith\.cmpi eq, (%\w+), %\w+ : i32", kernel[consumer:]).group(1)
+    steps = -(-gemm.k // 64)
+    runs = reference_runs(split.rounds * split.clusters + split.units, split.clusters, steps)
+    for g, parts in runs.items():
+        for i, (unit, first, n) in enumerate(parts):
+            want = 1 if first > 0 else 2 if n < steps else 0
+            for rank in range(schedule.cluster_size):
+                v = evaluate(ops, {"bid": g * schedule.cluster_size + rank, "%ci": i, "tid": 128})
+                assert v[role] == want, (g, i, unit, first, n)
+    word = _operand(next(line for line in kernel.splitlines() if "st.global.cg.f32" in line))
+    elements = schedule.m_blocks * schedule.block_n // 2
+    end = POINTERS["t"] + 8 * hopper.maps_words(gemm, schedule)
+    words = set()
+    for g in range(1, split.clusters):  # a cluster's first part, where it is published (the first item after the
+        if not split.pieces(g) or split.pieces(g)[0][1] == 0:  # rounds, unless the cluster's run starts on a unit)
+            continue
+        for rank in range(schedule.cluster_size):
+            for tid in range(128, 128 * (1 + schedule.consumers)):
+                first = evaluate(ops, {"bid": g * schedule.cluster_size + rank, "%ci": split.rounds, "tid": tid})[word]
+                mine = {first + 4 * 128 * e for e in range(elements)}
+                assert not mine & words and max(mine) + 4 <= end
+                words |= mine
+    assert words
