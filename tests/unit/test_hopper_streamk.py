@@ -156,15 +156,18 @@ def test_every_k_step_of_every_tile_is_loaded_once_and_cut_units_meet_in_one_slo
     assert len(set(flags)) == len(flags)  # a flag per cut unit, workgroup and warp group
 
 
-def test_the_ptx_shows_stream_k(tmp_path, monkeypatch):
+@pytest.mark.parametrize("schedule", [
+    S(128, 128, 64, 3, persistent=True, cluster_m=2, stream_k=True, tma_store=True, defer_stores=True),
+    S(256, 128, 64, 2, persistent=True, stream_k=True),  # two m64 blocks a consumer: 128 partial words a thread
+])
+def test_the_ptx_shows_stream_k(tmp_path, monkeypatch, schedule):
     """check_ptx on the compiled kernel: each of a thread's partial accumulators stored and loaded back once, the
-    flag set after a fence and awaited with acquiring loads; the same PTX refused as a kernel without stream-K, and
-    a kernel without it refused as one with it."""
+    flag set after a fence, awaited with acquiring loads and cleared, each side's warp-group barrier; the same PTX
+    refused as a kernel without stream-K, and a kernel without it refused as one with it."""
     from pipelines.compiler import iree_compile_path, run_patiently
 
     monkeypatch.setattr(hopper, "SM_COUNT", 8)
     gemm = Gemm(1100, 520, 296, "bf16", "nt", epilogue=Epilogue("truncf"))
-    schedule = S(128, 128, 64, 3, persistent=True, cluster_m=2, stream_k=True, tma_store=True, defer_stores=True)
 
     def ptx(s: HopperSchedule) -> str:
         source, dump = tmp_path / f"{s.stream_k}.mlir", tmp_path / f"dump{s.stream_k}"
@@ -176,12 +179,13 @@ def test_the_ptx_shows_stream_k(tmp_path, monkeypatch):
         return next(dump.glob("*.ptx")).read_text()
     streamed, plain = ptx(schedule), ptx(replace(schedule, stream_k=False))
     hopper.check_ptx(streamed, gemm, schedule)
-    assert len(re.findall(r"st\.global\.cg\.f32", streamed)) == 64  # one m64 block of n128: 64 a thread
+    assert len(re.findall(r"st\.global\.cg\.f32", streamed)) == 64 * schedule.m_blocks  # n128: 64 a block
     for text, claimed in ((streamed, replace(schedule, stream_k=False)), (plain, schedule)):
         with pytest.raises(HopperError, match="stream-K"):
             hopper.check_ptx(text, gemm, claimed)
     # a kernel whose owner does not wait for the flag (its acquiring loads taken out), or sets it without a fence
-    for pattern in (r"ld\.global\.acquire\.gpu\.b32[^;]*;", r"fence\.acq_rel\.gpu;"):
+    for pattern in (r"ld\.global\.acquire\.gpu\.b32[^;]*;", r"fence\.acq_rel\.gpu;",
+                    r"st\.relaxed\.gpu\.global\.b32[^;]*;", r"bar\.sync\s+%r\d+, 128;"):
         broken = re.sub(pattern, "", streamed)
         assert broken != streamed
         with pytest.raises(HopperError, match="stream-K"):
