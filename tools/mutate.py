@@ -631,7 +631,7 @@ MUTANTS = [
            "each part after the whole rounds restarts the stage ring at the same step (stages and phases collide)",
            ("tests/unit/test_hopper_streamk.py",)),
     Mutant("hopper-streamk-last-release-whole-unit", "transforms/hopper.py",
-           'last = b.const(k_tiles - 1, "index") if streamk is None else b.arith("subi", steps_c, c1, "index")',
+           'last = b.const(k_tiles - 1, "index") if streamk is None else b.arith("subi", citem["bound"], c1, "index")',
            'last = b.const(k_tiles - 1, "index")',
            "a part's consumers release the stage of a whole unit's last step, not of the part's",
            ("tests/unit/test_hopper_streamk.py",)),

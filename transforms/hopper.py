@@ -947,10 +947,10 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
                    "ske")
         length = b.arith("subi", ske, ska, "i32")
         sku = b.arith("divui", ska, i32(k_tiles), "i32")
-        some = b.op(f"arith.extui {b.op(f'arith.cmpi ugt, {length}, {i32(0)} : i32', 'sk')} : i1 to i32", "sk")
+        # the units the run touches (none for an empty run: it starts at the total, a whole number of units)
         reach = b.arith("addi", b.arith("remui", ska, i32(k_tiles), "i32"), length, "i32")
         count = b.arith("divui", b.arith("addi", reach, i32(k_tiles - 1), "i32"), i32(k_tiles), "i32")
-        mine = b.arith("addi", i32(streamk.rounds), b.arith("muli", count, some, "i32"), "i32")
+        mine = b.arith("addi", i32(streamk.rounds), count, "i32")
     mine_i = b.op(f"arith.index_cast {mine} : i32 to index", "mine")
 
     def select(flag: str, yes: str, no: str) -> str:
@@ -958,12 +958,12 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
 
     def work_of(i: str) -> dict:
         """Loop index `i` (index) of this workgroup's units -> its linear unit, first K step and K steps (i32),
-        the number of the stage ring's step its first K step takes (index) and, with stream-K, its role (i32: 0
-        whole, 1 the second part of a cut unit, published; 2 the first part, owned: the other added before C is
-        stored)."""
+        the K steps as the bound of a loop and the number of the stage ring's step its first K step takes (index)
+        and, with stream-K, its role (i32: 0 whole, 1 the second part of a cut unit, published; 2 the first part,
+        owned: the other added before C is stored)."""
         i32_ = b.op(f"arith.index_cast {i} : index to i32", "i")
         linear = b.arith("addi", unit, b.arith("muli", i32_, i32(grid), "i32"), "i32")
-        item = {"linear": linear, "first": i32(0), "steps": i32(k_tiles), "role": None,
+        item = {"linear": linear, "first": i32(0), "steps": i32(k_tiles), "role": None, "bound": kt_n,
                 "base": b.arith("muli", i, kt_n, "index")}
         if not streamk:
             return item
@@ -979,9 +979,10 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
         based = b.arith("addi", b.arith("subi", start, ska, "i32"), i32(streamk.rounds * k_tiles), "i32")
         whole = b.op(f"arith.index_cast {item['base']} : index to i32", "b")
         base_i = b.op(f"arith.index_cast {select(rest, based, whole)} : i32 to index", "base")
+        steps = select(rest, steps, i32(k_tiles))
         return {"linear": select(rest, b.arith("addi", us, i32(streamk.rounds * grid), "i32"), linear),
-                "first": select(rest, first, i32(0)), "steps": select(rest, steps, i32(k_tiles)),
-                "role": select(rest, role, i32(0)), "base": base_i}
+                "first": select(rest, first, i32(0)), "steps": steps, "role": select(rest, role, i32(0)),
+                "bound": b.op(f"arith.index_cast {steps} : i32 to index", "n"), "base": base_i}
 
     def tile_of(i: str, item: dict | None = None) -> tuple[str, str, str]:
         """Loop index (index) -> (block column, block row, slice), i32."""
@@ -1029,8 +1030,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             batch_k = b.arith("muli", piece, i32(problem.k), "i32")
         else:
             row_b = b.arith("addi", row_b, b.arith("muli", piece, i32(problem.n), "i32"), "i32")
-    steps_p = kt_n if streamk is None else b.op(f"arith.index_cast {item['steps']} : i32 to index", "n")
-    b.op(f"scf.for %pk = {c0} to {steps_p} step {c1} {{")
+    b.op(f"scf.for %pk = {c0} to {item['bound']} step {c1} {{")
     stage, use, q = k_step(item["base"], "%pk")
     b.op(f"scf.if {b.op(f'arith.cmpi uge, {q}, {stages} : i64', 'again')} {{")
     wait(bar(1, stage), parity_of(b.arith("addi", use, i64(1), "i64")))  # the stage's previous use released
@@ -1166,7 +1166,6 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
             b.op(f"scf.for %ci = {c0} to {mine_i} step {c1} {{")
     citem = work_of("%ci")
     col, row, piece = tile_of("%ci", citem)
-    steps_c = kt_n if streamk is None else b.op(f"arith.index_cast {citem['steps']} : i32 to index", "n")
     nn = problem.layout == "nn"
     # B's next 16 K: 32 bytes on in each K-major row, or 16 rows of 128 bytes on (MN-major)
     b_step, b_layout = (16 * SWIZZLE_BYTES, "row") if nn else (32, "col")
@@ -1212,7 +1211,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     accs = [f"%acc{r}" for r in range(s.m_blocks)]
     inits = ", ".join(f"{a} = {v}" for a, v in zip(accs, firsts))
     types = ", ".join([acc_ty] * s.m_blocks)
-    result = b.op(f"scf.for %ck = {c1} to {steps_c} step {c1} iter_args({inits}) -> ({types}) {{", "res")
+    result = b.op(f"scf.for %ck = {c1} to {citem['bound']} step {c1} iter_args({inits}) -> ({types}) {{", "res")
     results = [f"{result}#{r}" for r in range(s.m_blocks)] if s.m_blocks > 1 else [result]
     if s.m_blocks > 1:
         b.lines[-1] = b.lines[-1].replace(f"{result} =", f"{result}:{s.m_blocks} =", 1)
@@ -1223,7 +1222,7 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     b.op(f"scf.yield {', '.join(cur)} : {types}")
     b.op("}")
     b.op("nvvm.wgmma.wait.group.sync.aligned 0")
-    last = b.const(k_tiles - 1, "index") if streamk is None else b.arith("subi", steps_c, c1, "index")
+    last = b.const(k_tiles - 1, "index") if streamk is None else b.arith("subi", citem["bound"], c1, "index")
     last_stage, _, _ = k_step(citem["base"], last)
     release(bar(1, last_stage))
     if s.kind == "pingpong":  # the other consumer's turn
@@ -1234,8 +1233,8 @@ def _gemm_func(problem: Gemm, s: HopperSchedule, layout: str, entry: str = "gemm
     if streamk:  # a cut unit: the owner adds the other part's partial product; the other part's cluster leaves it
         assert flags_base is not None, "stream-K's flags are bound whenever the split exists"
         published = b.op(f"arith.cmpi eq, {citem['role']}, {i32(1)} : i32", "pub")
-        at, flag = _stream_slot(b, problem, s, streamk, maps_base, flags_base, unit, rank, g, tid32, published,
-                                i32, i64)
+        past_maps = maps_slot(i32(grid_size(problem, s)))  # the scratch's words after every workgroup's maps
+        at, flag = _stream_slot(b, s, past_maps, flags_base, unit, rank, g, tid32, published, i32, i64)
         results = _add_owned(b, s, results, acc_ty, citem["role"], at, flag, g, leader, i32)
         b.op(f"scf.if {published} {{" if not defer else f"scf.if {published} -> ({carried_types}) {{")
         if defer:
@@ -1298,21 +1297,19 @@ def _sync(b: _Body, s: HopperSchedule) -> None:
         b.op("nvvm.cluster.wait")
 
 
-def _stream_slot(b: _Body, problem: Gemm, s: HopperSchedule, split: StreamSplit, maps_base: str, flags_base: str,
-                 unit: str, rank: str, g: str, tid32: str, published: str, i32, i64) -> tuple[str, str]:
+def _stream_slot(b: _Body, s: HopperSchedule, words: str, flags_base: str, unit: str, rank: str, g: str, tid32: str,
+                 published: str, i32, i64) -> tuple[str, str]:
     """(this thread's first word of the partial product, the flag), i64 addresses, of the unit cut between
     clusters that this workgroup's consumer warp group `g` leaves (published: the previous cluster owns it) or
     finishes (its own cluster's): one slot per owning cluster, workgroup of it and consumer; in the slot, word
     (block r × n/2 + element e) × 128 + thread of the warp group, so that a warp's stores and loads are whole
-    lines. The words lie in the maps scratch past every workgroup's maps."""
+    lines. The words lie in the maps scratch from `words` on, past every workgroup's maps."""
     slot = b.arith("subi", unit, b.op(f"arith.extui {published} : i1 to i32", "p"), "i32")
     index = b.arith("addi", b.arith("muli", b.arith("addi", b.arith("muli", slot, i32(s.cluster_size), "i32"), rank,
                                                     "i32"), i32(s.consumers), "i32"), g, "i32")
     index64 = b.op(f"arith.extui {index} : i32 to i64", "x")
     lane = b.op(f"arith.extui {b.arith('remui', tid32, i32(WARPGROUP), 'i32')} : i32 to i64", "l")
     per = s.m_blocks * (s.block_n // 2) * WARPGROUP
-    aligned = b.arith("andi", b.arith("addi", maps_base, i64(MAP_ALIGN - 1), "i64"), i64(-MAP_ALIGN), "i64")
-    words = b.arith("addi", aligned, i64(grid_size(problem, s) * map_words(problem, s) * 8), "i64")
     at = b.arith("addi", words, b.arith("muli", b.arith("addi", b.arith("muli", index64, i64(per), "i64"), lane,
                                                         "i64"), i64(4), "i64"), "i64")
     return at, b.arith("addi", flags_base, b.arith("muli", index64, i64(4), "i64"), "i64")
