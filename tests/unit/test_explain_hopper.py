@@ -42,30 +42,19 @@ def test_stages_and_clusters_belong_to_the_hopper_schedules(capsys, option):
     assert "--stages and --cluster are for the hopper-* schedules" in capsys.readouterr().err
 
 
-def test_a_cluster_is_shown_as_its_first_workgroup_with_shared_multicast_loads(capsys):
-    """Clusters of two: one row per K step of workgroup 0 (the other repeats it), the producer's load is A and half
-    of B, multicast; the hand-off is checked across both workgroups."""
-    assert main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", "2", "--stages", "3",
+@pytest.mark.parametrize("cluster, load", [("2", "TMA A,B/2 (multicast)"), ("2,2", "TMA A/2,B/2 (multicast)")])
+def test_a_cluster_is_shown_as_its_first_workgroup_with_shared_multicast_loads(capsys, cluster, load):
+    """Clusters of two (along M) or 2x2: one row per K step of workgroup 0 (the others repeat it), the producer's
+    load is A (half of it with 2x2, to its row) and half of B (to its column), multicast; the hand-off is checked
+    across every workgroup of the cluster."""
+    assert main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", cluster, "--stages", "3",
                  "--k-steps", "2"]) == 0
     out = capsys.readouterr().out
     rows = [line.split(" | ") for line in out.splitlines() if line.startswith("tile ")]
-    assert out.startswith("hopper-cooperative-persistent 128x256x64, 3 stages, clusters of 2")
-    assert len(rows) == 8 and all(p.strip() == f"TMA A,B/2 (multicast) -> stage {i % 3}"
-                                  for i, (_, p, _, _) in enumerate(rows))
+    assert out.startswith("hopper-cooperative-persistent 128x256x64, 3 stages, clusters of "
+                          + cluster.replace(",", "x") + ":")
+    assert len(rows) == 8 and all(p.strip() == f"{load} -> stage {i % 3}" for i, (_, p, _, _) in enumerate(rows))
     assert all("wgmma x4" in c0 and "wgmma x4" in c1 for _, _, c0, c1 in rows)
-    assert "no stale read, overwrite or deadlock" in out
-
-
-def test_a_2x2_cluster_loads_half_of_a_and_half_of_b(capsys):
-    """Clusters of 2x2: the producer loads half of A (to its row) and half of B (to its column), multicast; the
-    hand-off is checked across the four workgroups."""
-    assert main(["explain", "--schedule", "hopper-cooperative-persistent", "--cluster", "2,2", "--stages", "3",
-                 "--k-steps", "2"]) == 0
-    out = capsys.readouterr().out
-    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("tile ")]
-    assert out.startswith("hopper-cooperative-persistent 128x256x64, 3 stages, clusters of 2x2")
-    assert len(rows) == 8 and all(p.strip() == f"TMA A/2,B/2 (multicast) -> stage {i % 3}"
-                                  for i, (_, p, _, _) in enumerate(rows))
     assert "no stale read, overwrite or deadlock" in out
 
 

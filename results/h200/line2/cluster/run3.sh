@@ -14,21 +14,6 @@ for round in 1 2; do
 done
 timeout 150 python3 results/h200/line2/cluster/energy.py .plans/cl3 c21 c21k --seconds 4 --problems 3 \
   > $OUT/energy.jsonl 2>> $OUT/err.txt || echo "energy stopped ($?)" >> $OUT/err.txt
-tool=$(python3 -c "from pipelines.runner import benchmark_tool; print(benchmark_tool())")
-for v in c21 c21k; do
-  python3 -c "
-import json
-from pathlib import Path
-from pipelines.runner import make_inputs
-p = json.load(open('.plans/cl3/$v/plan.json'))
-c = next(c for c in p['cases'] if (c['problem']['m'], c['problem']['n'], c['problem']['dtype'], c['problem']['layout']) == (8192, 8192, 'bf16', 'nt'))
-folder = Path('/tmp/in_' + c['id']); folder.mkdir(exist_ok=True)
-print('.plans/cl3/$v/' + c['vmfb'], *[f'--input={f}' for f in make_inputs(c, folder).files])
-" > /tmp/case.txt
-  read vmfb in_a in_b < /tmp/case.txt
-  timeout 100 ncu --csv --metrics dram__bytes_read.sum,lts__t_bytes.sum,gpu__time_duration.sum,lts__t_sector_hit_rate.pct \
-    --launch-skip 2 --launch-count 1 --cache-control none --clock-control base $tool --module=$vmfb --device=cuda \
-    --function=gemm $in_a $in_b --benchmark_min_time=1x > $OUT/ncu_$v.csv 2>> $OUT/err.txt || echo "ncu $v stopped" >> $OUT/err.txt
-done
+bash results/h200/line2/cluster/ncu_bytes.sh .plans/cl3 c21 c21k
 nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,temperature.gpu --format=csv >> $OUT/gpu.txt
 cd $OUT && tar czf /tmp/all.tgz . && find . -type f -delete && mv /tmp/all.tgz all.tgz
